@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Utility layer interface: status codes, logging, assertions and the tunables runtime.
+ * This is the bottom layer; it depends on nothing else in Manifold and every other layer
+ * (and the launcher) may include it.
+ */
+#ifndef MF_UTIL_H
+#define MF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Internal status codes: 0 is success, errors are negative. The binding layer is the only
+ * place that turns them into MPI error classes. Keep this set small and documented. */
+typedef enum {
+    MF_OK = 0,
+    MF_ERR_NO_MEMORY = -1,   /* an allocation failed */
+    MF_ERR_INVALID = -2,     /* an argument or configuration value is not acceptable */
+    MF_ERR_IO = -3,          /* a read/write/connect on a socket or file failed */
+    MF_ERR_PROTOCOL = -4,    /* a peer (launcher, remote process) sent something unexpected */
+    MF_ERR_NOT_FOUND = -5,   /* a key, name or object does not exist */
+    MF_ERR_TRUNCATE = -6,    /* a message is longer than the buffer that receives it */
+    MF_ERR_TRANSPORT = -7,   /* the network layer reported an error */
+    MF_ERR_PEER_FAILED = -8, /* a peer process is gone */
+    MF_ERR_UNSUPPORTED = -9, /* the request is valid but not implemented */
+    MF_ERR_CANCELED = -10,   /* the operation was cancelled */
+    MF_ERR_OTHER = -11,
+} mf_status_t;
+
+/* A short lower-case name for a status ("no memory", "truncated" ...). Never NULL. */
+const char *mf_status_str(mf_status_t status);
+
+/* Logging. Levels are ordered; MANIFOLD_LOG=<level>[,<category>] selects what is printed.
+ * Messages go to stderr prefixed with the process id (and world rank once known). */
+typedef enum {
+    MF_LOG_ERROR = 0,
+    MF_LOG_WARN = 1,
+    MF_LOG_INFO = 2,
+    MF_LOG_DEBUG = 3,
+    MF_LOG_TRACE = 4,
+} mf_log_level_t;
+
+extern int mf_log_level_current;
+
+void mf_log_init(void);
+void mf_log_set_rank(int rank);
+void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline int mf_log_enabled(mf_log_level_t level)
+{
+    return (int)level <= mf_log_level_current;
+}
+
+/* Use as: mf_log(MF_LOG_WARN, "pmi", "bad reply '%s'", line); cheap when disabled. */
+#define mf_log(level, category, ...)                                                               \
+    do {                                                                                           \
+        if (mf_log_enabled(level))                                                                 \
+            mf_log_emit((level), (category), __VA_ARGS__);                                         \
+    } while (0)
+
+/* Internal invariant checks; compiled in debug builds only (user input is never checked here). */
+void mf_assert_fail(const char *expr, const char *file, int line) __attribute__((noreturn));
+#ifdef MF_DEBUG
+#define MF_ASSERT(expr) ((expr) ? (void)0 : mf_assert_fail(#expr, __FILE__, __LINE__))
+#else
+#define MF_ASSERT(expr) ((void)0)
+#endif
+
+#define MF_CACHE_LINE  64
+#define MF_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Allocation helpers that log on failure. */
+void *mf_malloc(size_t size, const char *what);
+void *mf_calloc(size_t n, size_t size, const char *what);
+
+#endif /* MF_UTIL_H */

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Utility layer: status strings, logging to stderr, assertion failures and allocation helpers.
+ */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+int mf_log_level_current = MF_LOG_WARN;
+static char log_category[32];
+static int log_rank = -1;
+
+const char *mf_status_str(mf_status_t status)
+{
+    switch (status) {
+    case MF_OK: return "success";
+    case MF_ERR_NO_MEMORY: return "out of memory";
+    case MF_ERR_INVALID: return "invalid argument";
+    case MF_ERR_IO: return "input/output error";
+    case MF_ERR_PROTOCOL: return "protocol error";
+    case MF_ERR_NOT_FOUND: return "not found";
+    case MF_ERR_TRUNCATE: return "message truncated";
+    case MF_ERR_TRANSPORT: return "transport error";
+    case MF_ERR_PEER_FAILED: return "peer process failed";
+    case MF_ERR_UNSUPPORTED: return "unsupported";
+    case MF_ERR_CANCELED: return "canceled";
+    case MF_ERR_OTHER: break;
+    }
+    return "other error";
+}
+
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
+
+void mf_log_init(void)
+{
+    const char *env = getenv("MANIFOLD_LOG");
+    if (env == NULL || env[0] == '\0')
+        return;
+    char buf[64];
+    snprintf(buf, sizeof(buf), "%s", env);
+    char *comma = strchr(buf, ',');
+    if (comma != NULL) {
+        *comma = '\0';
+        snprintf(log_category, sizeof(log_category), "%s", comma + 1);
+    }
+    for (int i = 0; i < (int)(sizeof(level_names) / sizeof(level_names[0])); i++) {
+        if (strcasecmp(buf, level_names[i]) == 0) {
+            mf_log_level_current = i;
+            return;
+        }
+    }
+    fprintf(stderr,
+            "manifold: warning: MANIFOLD_LOG level '%s' is unknown (use error, warn, "
+            "info, debug or trace)\n",
+            buf);
+}
+
+void mf_log_set_rank(int rank)
+{
+    log_rank = rank;
+}
+
+void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
+{
+    /* A category filter only restricts the chatty levels; errors and warnings always show. */
+    if (level > MF_LOG_WARN && log_category[0] != '\0' && strcmp(category, log_category) != 0)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (log_rank >= 0)
+        fprintf(stderr, "manifold[%d:%d] %s %s: %s\n", log_rank, (int)getpid(), level_names[level],
+                category, msg);
+    else
+        fprintf(stderr, "manifold[%d] %s %s: %s\n", (int)getpid(), level_names[level], category,
+                msg);
+}
+
+void mf_assert_fail(const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "manifold[%d]: assertion '%s' failed at %s:%d\n", (int)getpid(), expr, file,
+            line);
+    abort();
+}
+
+void *mf_malloc(size_t size, const char *what)
+{
+    void *p = malloc(size);
+    if (p == NULL)
+        mf_log(MF_LOG_ERROR, "util", "cannot allocate %zu bytes for %s", size, what);
+    return p;
+}
+
+void *mf_calloc(size_t n, size_t size, const char *what)
+{
+    void *p = calloc(n, size);
+    if (p == NULL)
+        mf_log(MF_LOG_ERROR, "util", "cannot allocate %zu x %zu bytes for %s", n, size, what);
+    return p;
+}
