@@ -76,4 +76,20 @@ void mf_assert_fail(const char *expr, const char *file, int line) __attribute__(
 void *mf_malloc(size_t size, const char *what);
 void *mf_calloc(size_t n, size_t size, const char *what);
 
+/* Tunables. Every MANIFOLD_* environment variable is declared once, in util_params.c; the
+ * values are parsed at init (mf_params_load) and an invalid value is an error, an unknown
+ * MANIFOLD_* variable a warning. */
+typedef struct mf_params {
+    int param_check;       /* MANIFOLD_PARAM_CHECK */
+    int vci_count;         /* MANIFOLD_VCI_COUNT */
+    int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
+    int print_params;      /* MANIFOLD_PRINT_PARAMS */
+} mf_params_t;
+
+extern mf_params_t mf_params;
+
+mf_status_t mf_params_load(void);
+/* Print every tunable (name, value, default, description) to `out`. */
+void mf_params_print(FILE *out, int only_non_default);
+
 #endif /* MF_UTIL_H */

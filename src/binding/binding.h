@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer interface: argument checks, error codes with messages, and error-handler
+ * invocation shared by the hand-written MPI_/PMPI_ entry points and the generated stubs.
+ *
+ * Every check returns MPI_SUCCESS or an error code that has already been passed through the
+ * right error handler, so an entry point does `if (rc != MPI_SUCCESS) return rc;`. Error codes
+ * carry a message naming the function, the argument and the reason (MPI_Error_string shows it).
+ */
+#ifndef MF_BINDING_H
+#define MF_BINDING_H
+
+#include "core.h"
+
+typedef enum {
+    MF_ERRH_NONE,
+    MF_ERRH_COMM,
+    MF_ERRH_WIN,
+    MF_ERRH_FILE,
+    MF_ERRH_SESSION
+} mf_errh_scope_t;
+
+/* The body of every generated stub: reports MPI_ERR_UNSUPPORTED_OPERATION naming `func`. */
+int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle);
+
+/* A new error code of `error_class` whose string is "<func>: <formatted reason>". */
+int mf_err_code(int error_class, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Hand `code` to the communicator's error handler (comm NULL: MPI_COMM_SELF's, as MPI-4 says for
+ * errors not tied to an object). Returns the code when the handler returns. */
+int mf_err_raise(mf_comm_t *comm, int code);
+/* Convert an internal status to an error code of the matching class and raise it on comm. */
+int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what);
+
+int mf_check_initialized(const char *func);
+int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
+int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
+/* Validates a datatype (committed predefined types only for now) and computes the byte length
+ * of `count` items. */
+int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
+                      MPI_Count count, size_t *bytes_p);
+int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
+                    size_t bytes);
+int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank);
+int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank);
+int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag);
+int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag);
+int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg);
+
+#endif /* MF_BINDING_H */

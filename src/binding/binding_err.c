@@ -1,0 +1,433 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: error codes and their strings, error-handler invocation, the shared argument
+ * checks, and the MPI error functions (Error_string, Error_class, communicator error handlers).
+ *
+ * An error code is its class plus 64 times a slot number; the slot holds the detailed message.
+ * Slots are reused round-robin (255 of them), so the message of a very old code may have been
+ * replaced; the class of any code is always exact. All codes stay <= MPI_ERR_LASTCODE.
+ */
+#include "binding.h"
+
+#include "pt2pt.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ERR_CLASS_BITS 6
+#define ERR_SLOTS 255
+
+static struct {
+    pthread_mutex_t lock;
+    unsigned next;
+    char text[ERR_SLOTS + 1][MPI_MAX_ERROR_STRING];
+} errs = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *const class_strings[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_PENDING] = "operation pending",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_ACCESS] = "permission denied",
+    [MPI_ERR_AMODE] = "invalid access mode",
+    [MPI_ERR_ASSERT] = "invalid assert argument",
+    [MPI_ERR_BAD_FILE] = "invalid file name",
+    [MPI_ERR_BASE] = "invalid base address",
+    [MPI_ERR_CONVERSION] = "data conversion error",
+    [MPI_ERR_DISP] = "invalid displacement",
+    [MPI_ERR_DUP_DATAREP] = "data representation already defined",
+    [MPI_ERR_ERRHANDLER] = "invalid error handler",
+    [MPI_ERR_FILE] = "invalid file handle",
+    [MPI_ERR_FILE_EXISTS] = "file exists",
+    [MPI_ERR_FILE_IN_USE] = "file in use",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_INFO_KEY] = "invalid info key",
+    [MPI_ERR_INFO_NOKEY] = "info key not defined",
+    [MPI_ERR_INFO_VALUE] = "invalid info value",
+    [MPI_ERR_IO] = "input/output error",
+    [MPI_ERR_KEYVAL] = "invalid attribute key",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_NAME] = "name not published",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_NO_SPACE] = "not enough space",
+    [MPI_ERR_NO_SUCH_FILE] = "file does not exist",
+    [MPI_ERR_NOT_SAME] = "collective argument not identical on all processes",
+    [MPI_ERR_PORT] = "invalid port name",
+    [MPI_ERR_PROC_ABORTED] = "peer process aborted",
+    [MPI_ERR_QUOTA] = "quota exceeded",
+    [MPI_ERR_READ_ONLY] = "read-only file or file system",
+    [MPI_ERR_RMA_ATTACH] = "memory cannot be attached",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to window",
+    [MPI_ERR_RMA_RANGE] = "target memory outside the window",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronisation of RMA calls",
+    [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
+    [MPI_ERR_SERVICE] = "invalid service name",
+    [MPI_ERR_SESSION] = "invalid session",
+    [MPI_ERR_SIZE] = "invalid size",
+    [MPI_ERR_SPAWN] = "error spawning processes",
+    [MPI_ERR_UNSUPPORTED_DATAREP] = "unsupported data representation",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "unsupported operation",
+    [MPI_ERR_VALUE_TOO_LARGE] = "value too large",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_ERRHANDLER] = "invalid error handler",
+    [MPI_ERR_ABI] = "ABI information already set or inconsistent",
+};
+
+#define NCLASSES ((int)(sizeof(class_strings) / sizeof(class_strings[0])))
+
+static int class_valid(int c)
+{
+    return c >= 0 && c < NCLASSES && class_strings[c] != NULL;
+}
+
+int mf_err_code(int error_class, const char *func, const char *fmt, ...)
+{
+    char reason[MPI_MAX_ERROR_STRING];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof(reason), fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&errs.lock);
+    unsigned slot = errs.next % ERR_SLOTS + 1;
+    errs.next++;
+    snprintf(errs.text[slot], MPI_MAX_ERROR_STRING, "%s: %s (%s)", func, reason,
+             class_strings[error_class]);
+    pthread_mutex_unlock(&errs.lock);
+    return error_class | (int)(slot << ERR_CLASS_BITS);
+}
+
+static int code_class(int code)
+{
+    if (code < 0 || code > MPI_ERR_LASTCODE)
+        return -1;
+    int c = code & ((1 << ERR_CLASS_BITS) - 1);
+    return class_valid(c) ? c : -1;
+}
+
+static void code_string(int code, char *out, size_t size)
+{
+    int slot = code >> ERR_CLASS_BITS;
+    if (slot == 0) {
+        snprintf(out, size, "%s", class_strings[code]);
+        return;
+    }
+    pthread_mutex_lock(&errs.lock);
+    snprintf(out, size, "%s", errs.text[slot]);
+    pthread_mutex_unlock(&errs.lock);
+}
+
+static void fatal(mf_comm_t *comm, int code, const char *how)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    code_string(code, text, sizeof(text));
+    fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank,
+            comm != NULL && comm->name[0] ? comm->name : "MPI_COMM_SELF", text);
+    (void)how;
+    if (!mf_is_initialized()) {
+        fflush(stderr);
+        _exit(1);
+    }
+    mf_abort(code_class(code) > 0 ? code_class(code) : 1, text);
+}
+
+int mf_err_raise(mf_comm_t *comm, int code)
+{
+    if (!mf_is_initialized()) {
+        fatal(NULL, code, "before init");
+        return code;
+    }
+    if (comm == NULL)
+        comm = &mf_comm_self;
+    MPI_Errhandler eh = atomic_load_explicit(&comm->errhandler, memory_order_acquire);
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
+        fatal(comm, code, "abort");
+        return code;
+    }
+    MPI_Comm handle = mf_comm_handle(comm);
+    eh->comm_fn(&handle, &code);
+    return code;
+}
+
+int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what)
+{
+    int cls;
+    switch (status) {
+    case MF_ERR_NO_MEMORY: cls = MPI_ERR_NO_MEM; break;
+    case MF_ERR_TRUNCATE: cls = MPI_ERR_TRUNCATE; break;
+    case MF_ERR_PEER_FAILED: cls = MPI_ERR_PROC_ABORTED; break;
+    case MF_ERR_UNSUPPORTED: cls = MPI_ERR_UNSUPPORTED_OPERATION; break;
+    case MF_ERR_INVALID: cls = MPI_ERR_ARG; break;
+    default: cls = MPI_ERR_OTHER; break;
+    }
+    return mf_err_raise(comm, mf_err_code(cls, func, "%s: %s", what, mf_status_str(status)));
+}
+
+int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle)
+{
+    mf_comm_t *comm = NULL;
+    if (scope == MF_ERRH_COMM && mf_is_initialized())
+        comm = mf_comm_get((MPI_Comm)(uintptr_t)handle);
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func,
+                                          "this function is not implemented yet"));
+}
+
+/* ---- checks ------------------------------------------------------------------------------ */
+
+int mf_check_initialized(const char *func)
+{
+    int state = atomic_load_explicit(&mf_global.state, memory_order_acquire);
+    if (MF_LIKELY(state == MF_STATE_READY))
+        return MPI_SUCCESS;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_OTHER, func, "called %s",
+                                          state == MF_STATE_UNINIT ? "before MPI_Init"
+                                                                   : "after MPI_Finalize"));
+}
+
+int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+{
+    mf_comm_t *comm = mf_comm_get(handle);
+    if (MF_LIKELY(comm != NULL)) {
+        *comm_p = comm;
+        return MPI_SUCCESS;
+    }
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_COMM, func, "argument comm: %s",
+                                          handle == MPI_COMM_NULL
+                                              ? "MPI_COMM_NULL is not a communicator"
+                                              : "not a valid communicator (freed or never "
+                                                "created)"));
+}
+
+int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count)
+{
+    if (MF_LIKELY(count >= 0))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func, "argument %s=%lld is negative",
+                                          arg, (long long)count));
+}
+
+int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
+                      MPI_Count count, size_t *bytes_p)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (MF_LIKELY(info != NULL && info->size > 0)) {
+        *bytes_p = (size_t)count * (size_t)info->extent;
+        return MPI_SUCCESS;
+    }
+    if (dt == MPI_DATATYPE_NULL)
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                              "argument %s is MPI_DATATYPE_NULL", arg));
+    if (info != NULL)
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                              "argument %s: %s is not supported by this build",
+                                              arg, info->name));
+    if (!mf_handle_is_predefined(dt))
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                              "argument %s: derived datatypes are not "
+                                              "supported yet",
+                                              arg));
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                          "argument %s: not a valid datatype handle", arg));
+}
+
+int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
+                    size_t bytes)
+{
+    if (MF_LIKELY(buf != NULL || bytes == 0))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_BUFFER, func,
+                                          "argument %s is NULL but %zu bytes are to be "
+                                          "transferred",
+                                          arg, bytes));
+}
+
+int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank)
+{
+    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
+                                          "argument %s=%d is not a rank of the communicator "
+                                          "(size %d) nor MPI_PROC_NULL",
+                                          arg, rank, comm->size));
+}
+
+int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank)
+{
+    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL ||
+                  rank == MPI_ANY_SOURCE))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
+                                          "argument %s=%d is not a rank of the communicator "
+                                          "(size %d), MPI_ANY_SOURCE nor MPI_PROC_NULL",
+                                          arg, rank, comm->size));
+}
+
+int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag)
+{
+    if (MF_LIKELY(tag >= 0 && tag <= MF_PT2PT_TAG_UB))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
+                                          "argument tag=%d is outside [0, MPI_TAG_UB=%d]", tag,
+                                          MF_PT2PT_TAG_UB));
+}
+
+int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag)
+{
+    if (MF_LIKELY((tag >= 0 && tag <= MF_PT2PT_TAG_UB) || tag == MPI_ANY_TAG))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
+                                          "argument tag=%d is outside [0, MPI_TAG_UB=%d] and "
+                                          "not MPI_ANY_TAG",
+                                          tag, MF_PT2PT_TAG_UB));
+}
+
+int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg)
+{
+    if (MF_LIKELY(p != NULL))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL", arg));
+}
+
+/* ---- MPI error functions ----------------------------------------------------------------- */
+
+#pragma weak MPI_Error_string = PMPI_Error_string
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    if (string == NULL || resultlen == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_string",
+                                              "argument string or resultlen is NULL"));
+    if (code_class(errorcode) < 0)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_string",
+                                              "argument errorcode=%d is not an error code",
+                                              errorcode));
+    code_string(errorcode, string, MPI_MAX_ERROR_STRING);
+    *resultlen = (int)strlen(string);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Error_class = PMPI_Error_class
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    int c = code_class(errorcode);
+    if (c < 0)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_class",
+                                              "argument errorcode=%d is not an error code",
+                                              errorcode));
+    if (errorclass == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Error_class", "argument errorclass is NULL"));
+    *errorclass = c;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    static const char func[] = "MPI_Comm_create_errhandler";
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (fn == NULL || errhandler == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument %s is NULL",
+                                              fn == NULL ? "comm_errhandler_fn" : "errhandler"));
+    struct MPI_ABI_Errhandler *eh = mf_calloc(1, sizeof(*eh), "error handler");
+    if (eh == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    eh->kind = MF_KIND_ERRHANDLER;
+    atomic_store(&eh->refs, 1);
+    eh->comm_fn = fn;
+    *errhandler = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_set_errhandler = PMPI_Comm_set_errhandler
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    static const char func[] = "MPI_Comm_set_errhandler";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_errhandler_valid(errhandler))
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
+                                           "argument errhandler is not a valid error handler"));
+    mf_errhandler_retain(errhandler);
+    MPI_Errhandler old = atomic_exchange(&c->errhandler, errhandler);
+    mf_errhandler_release(old);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_errhandler = PMPI_Comm_get_errhandler
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    static const char func[] = "MPI_Comm_get_errhandler";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, errhandler, "errhandler");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The caller gets a new reference, released by MPI_Errhandler_free. */
+    MPI_Errhandler eh = atomic_load(&c->errhandler);
+    mf_errhandler_retain(eh);
+    *errhandler = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Errhandler_free = PMPI_Errhandler_free
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    static const char func[] = "MPI_Errhandler_free";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, errhandler, "errhandler");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_errhandler_valid(*errhandler))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument errhandler is not a valid error handler"));
+    mf_errhandler_release(*errhandler);
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_call_errhandler = PMPI_Comm_call_errhandler
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    static const char func[] = "MPI_Comm_call_errhandler";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_err_raise(c, errorcode);
+    /* The standard: returns MPI_SUCCESS when the handler returns. */
+    return MPI_SUCCESS;
+}

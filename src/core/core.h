@@ -1,0 +1,251 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer interface: the MPI objects (communicators, requests, error handlers, messages,
+ * predefined datatypes), their lifetimes, the library's global state, and handle decoding.
+ *
+ * Handles follow the MPI-5.0 standard ABI: a user handle is a pointer to the object struct
+ * (the structs below complete the header's incomplete `struct MPI_ABI_*` types); predefined
+ * handles are small constants (< 4096) resolved through static tables here. Every object starts
+ * with a `kind` word so a stale or foreign handle is recognised instead of used. Freed
+ * communicators and requests go back to pools and keep a "freed" kind, so a handle the user
+ * already freed is reported as invalid rather than read after free.
+ */
+#ifndef MF_CORE_H
+#define MF_CORE_H
+
+#include <mpi.h>
+
+#include "util.h"
+#include "vci.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define MF_HANDLE_PREDEFINED_MAX 4096
+
+typedef enum {
+    MF_KIND_FREED = 0x6672ee00,
+    MF_KIND_COMM = 0x6672ee01,
+    MF_KIND_REQUEST = 0x6672ee02,
+    MF_KIND_ERRHANDLER = 0x6672ee03,
+    MF_KIND_MESSAGE = 0x6672ee04,
+} mf_kind_t;
+
+static inline int mf_handle_is_predefined(const void *handle)
+{
+    return (uintptr_t)handle < MF_HANDLE_PREDEFINED_MAX;
+}
+
+/* ---- global state ------------------------------------------------------------------------ */
+
+typedef enum {
+    MF_STATE_UNINIT = 0,
+    MF_STATE_READY = 1,
+    MF_STATE_FINALIZED = 2,
+} mf_state_t;
+
+typedef struct mf_global {
+    atomic_int state;
+    int thread_level;
+    pthread_t main_thread;
+    int world_rank, world_size;
+    int appnum;
+    int singleton;
+    int param_check; /* validate user arguments (MANIFOLD_PARAM_CHECK) */
+    int sweep_polls; /* unsuccessful polls before a global progress sweep */
+    int nvcis;
+} mf_global_t;
+
+extern mf_global_t mf_global;
+
+static inline int mf_is_initialized(void)
+{
+    return atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
+}
+
+/* init/finalize: mf_init is called once (MPI_Init, MPI_Init_thread). */
+mf_status_t mf_init(int required, int *provided_p);
+mf_status_t mf_finalize(void);
+void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
+
+/* ---- error handlers ---------------------------------------------------------------------- */
+
+struct MPI_ABI_Errhandler {
+    uint32_t kind;
+    atomic_int refs;
+    MPI_Comm_errhandler_function *comm_fn;
+};
+
+/* Take/drop a reference on an error handler handle (predefined handles are not counted). */
+void mf_errhandler_retain(MPI_Errhandler eh);
+void mf_errhandler_release(MPI_Errhandler eh);
+/* Decode: returns the object, NULL for invalid; *predef_p set to the predefined handle or NULL. */
+int mf_errhandler_valid(MPI_Errhandler eh);
+
+/* ---- communicators ----------------------------------------------------------------------- */
+
+#define MF_CONTEXT_MAX 4096 /* live communicators per process */
+#define MF_CONTEXT_WORLD 0
+#define MF_CONTEXT_SELF 1
+
+struct MPI_ABI_Comm {
+    uint32_t kind;
+    atomic_int refs; /* the user's handle + pending operations */
+    int rank, size;
+    unsigned context_id; /* index < MF_CONTEXT_MAX; transport context = index*2 (+1 internal) */
+    int *world_ranks;    /* world rank of each member; NULL means identity (world) */
+    mf_vci_t *vci;
+    _Atomic(MPI_Errhandler) errhandler;
+    uint32_t create_seq; /* communicators created from this one: identical on all members */
+    pthread_mutex_t name_lock;
+    char name[MPI_MAX_OBJECT_NAME];
+    struct MPI_ABI_Comm *next_free;
+};
+
+typedef struct MPI_ABI_Comm mf_comm_t;
+
+extern mf_comm_t mf_comm_world, mf_comm_self;
+
+/* Decode a communicator handle; NULL when it is not a live communicator. */
+static inline mf_comm_t *mf_comm_get(MPI_Comm handle)
+{
+    if (handle == MPI_COMM_WORLD)
+        return &mf_comm_world;
+    if (handle == MPI_COMM_SELF)
+        return &mf_comm_self;
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_COMM ? handle : NULL;
+}
+
+static inline MPI_Comm mf_comm_handle(mf_comm_t *comm)
+{
+    if (comm == &mf_comm_world)
+        return MPI_COMM_WORLD;
+    if (comm == &mf_comm_self)
+        return MPI_COMM_SELF;
+    return comm;
+}
+
+static inline int mf_comm_world_rank(const mf_comm_t *comm, int rank)
+{
+    return comm->world_ranks == NULL ? rank : comm->world_ranks[rank];
+}
+
+static inline unsigned mf_comm_ctx_user(const mf_comm_t *comm)
+{
+    return comm->context_id << 1;
+}
+
+static inline unsigned mf_comm_ctx_internal(const mf_comm_t *comm)
+{
+    return (comm->context_id << 1) | 1;
+}
+
+void mf_comm_retain(mf_comm_t *comm);
+void mf_comm_release(mf_comm_t *comm);
+mf_status_t mf_comm_init_builtin(void);
+void mf_comm_fini_builtin(void);
+/* Collective over `parent`: a new communicator of the given members (world ranks, ordered by new
+ * rank). `my_new_rank` < 0 means this process only takes part in the agreement. */
+mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank,
+                                const int *world_ranks, mf_comm_t **comm_p);
+mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p);
+mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p);
+void mf_comm_free(mf_comm_t *comm);
+
+/* ---- requests ---------------------------------------------------------------------------- */
+
+typedef enum {
+    MF_REQ_SEND = 1,
+    MF_REQ_RECV,
+    MF_REQ_PRECOMPLETE, /* shared, immutable: an operation that finished at once */
+    MF_REQ_NULL_PROC,   /* receive from MPI_PROC_NULL: completes with the empty status */
+} mf_req_type_t;
+
+typedef enum {
+    MF_SEND_STANDARD = 0,
+    MF_SEND_SYNC,
+    MF_SEND_BUFFERED,
+    MF_SEND_READY,
+} mf_send_mode_t;
+
+struct MPI_ABI_Request {
+    uint32_t kind;
+    uint8_t type;       /* mf_req_type_t */
+    uint8_t persistent; /* created by *_init */
+    uint8_t active;     /* persistent: started and not yet completed */
+    uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
+    uint8_t cancelled;
+    uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
+    mf_vci_op_t op;
+    mf_vci_t *vci;
+    mf_comm_t *comm; /* counted reference while the request exists */
+    size_t buf_len;  /* receive buffer size in bytes, for the status count */
+    /* Arguments kept by persistent requests (and buffered sends) for MPI_Start. */
+    void *buf;
+    int peer, tag;
+    uint8_t mode;
+    void *bsend_copy;
+    struct MPI_ABI_Request *next_free;
+};
+
+typedef struct MPI_ABI_Request mf_request_t;
+
+static inline mf_request_t *mf_request_get(MPI_Request handle)
+{
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_REQUEST ? handle : NULL;
+}
+
+mf_status_t mf_request_pool_init(int nvcis);
+void mf_request_pool_fini(void);
+/* Allocate from the VCI's cache; the VCI lock must be held. Returns NULL on out-of-memory. */
+mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
+void mf_request_release_locked(mf_request_t *req);
+mf_request_t *mf_request_precomplete(mf_vci_t *vci);
+mf_request_t *mf_request_proc_null(mf_vci_t *vci);
+
+/* Completion. `status` may be MPI_STATUS_IGNORE. Wait/test free non-persistent requests and set
+ * *handle_p to MPI_REQUEST_NULL (inactive persistent requests stay). Both return the MPI error
+ * class/code of the operation (MPI_SUCCESS, MPI_ERR_TRUNCATE ...) as int. */
+int mf_request_is_complete(mf_request_t *req);
+void mf_request_wait_done(mf_request_t *req);
+int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it);
+int mf_request_error(mf_request_t *req);
+void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
+/* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */
+void mf_progress_poke(mf_vci_t *vci, int *polls_p);
+
+/* ---- status helpers (the 5 private ints: count as 64 bits, cancelled flag) ---------------- */
+
+void mf_status_set(MPI_Status *status, int source, int tag, int error, MPI_Count bytes,
+                   int cancelled);
+MPI_Count mf_status_bytes(const MPI_Status *status);
+int mf_status_cancelled(const MPI_Status *status);
+void mf_status_set_empty(MPI_Status *status);
+
+/* ---- predefined datatypes ---------------------------------------------------------------- */
+
+typedef struct mf_dtype_info {
+    int size;    /* bytes of data; MPI_UNDEFINED when the type is not supported */
+    int extent;  /* bytes spanned, including padding of pair types */
+    int nbasic;  /* basic elements per item (2 for pair types) */
+    const char *name;
+} mf_dtype_info_t;
+
+/* NULL when `dt` is not a valid predefined datatype. Derived datatypes come later. */
+const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt);
+
+/* ---- messages (matched probe) ------------------------------------------------------------ */
+
+struct MPI_ABI_Message {
+    uint32_t kind;
+    mf_comm_t *comm;
+    mf_vci_t *vci;
+    mf_vci_msg_t msg;
+};
+
+#endif /* MF_CORE_H */

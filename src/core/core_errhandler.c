@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: error handler objects. The predefined handlers (MPI_ERRORS_ARE_FATAL,
+ * MPI_ERRORS_ABORT, MPI_ERRORS_RETURN) are ABI constants and are never counted; user handlers
+ * are reference counted so a communicator keeps its handler alive after MPI_Errhandler_free.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+
+int mf_errhandler_valid(MPI_Errhandler eh)
+{
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh == MPI_ERRORS_RETURN)
+        return 1;
+    if (mf_handle_is_predefined(eh))
+        return 0;
+    return eh->kind == MF_KIND_ERRHANDLER;
+}
+
+void mf_errhandler_retain(MPI_Errhandler eh)
+{
+    if (!mf_handle_is_predefined(eh))
+        atomic_fetch_add_explicit(&eh->refs, 1, memory_order_relaxed);
+}
+
+void mf_errhandler_release(MPI_Errhandler eh)
+{
+    if (mf_handle_is_predefined(eh))
+        return;
+    if (atomic_fetch_sub_explicit(&eh->refs, 1, memory_order_acq_rel) == 1) {
+        eh->kind = MF_KIND_FREED;
+        free(eh);
+    }
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: library start-up and shut-down. Init reads the tunables, joins the job through
+ * PMI (or starts as a singleton), brings up the VCI pool, publishes the transport addresses and
+ * fences once; connections to peers are made later, on first use. Finalize waits for all
+ * processes (a PMI fence) so no peer still needs our endpoints, then tears everything down.
+ */
+#include "core.h"
+
+#include "pmi.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+mf_global_t mf_global;
+static mf_pmi_job_t job;
+
+mf_status_t mf_init(int required, int *provided_p)
+{
+    (void)required;
+    mf_log_init();
+    mf_status_t status = mf_params_load();
+    if (status != MF_OK)
+        return status;
+    mf_global.param_check = mf_params.param_check;
+    mf_global.sweep_polls = mf_params.progress_sweep;
+    mf_global.nvcis = mf_params.vci_count;
+    mf_global.main_thread = pthread_self();
+    /* Every thread level is served by the same fine-grained locking, so we always provide
+     * MPI_THREAD_MULTIPLE (the standard allows providing more than required). */
+    mf_global.thread_level = MPI_THREAD_MULTIPLE;
+
+    status = mf_pmi_init(&job);
+    if (status != MF_OK)
+        return status;
+    mf_global.world_rank = job.rank;
+    mf_global.world_size = job.size;
+    mf_global.appnum = job.appnum;
+    mf_global.singleton = job.singleton;
+    mf_log_set_rank(job.rank);
+    if (mf_params.print_params && job.rank == 0)
+        mf_params_print(stderr, 1);
+
+    status = mf_vci_pool_init(job.rank, job.size, mf_global.nvcis);
+    if (status != MF_OK)
+        goto err_pmi;
+    status = mf_request_pool_init(mf_global.nvcis);
+    if (status != MF_OK)
+        goto err_vci;
+    status = mf_pmi_fence();
+    if (status != MF_OK)
+        goto err_requests;
+    status = mf_comm_init_builtin();
+    if (status != MF_OK)
+        goto err_requests;
+    *provided_p = mf_global.thread_level;
+    atomic_store_explicit(&mf_global.state, MF_STATE_READY, memory_order_release);
+    return MF_OK;
+
+err_requests:
+    mf_request_pool_fini();
+err_vci:
+    mf_vci_pool_fini();
+err_pmi:
+    mf_pmi_finalize();
+    return status;
+}
+
+mf_status_t mf_finalize(void)
+{
+    /* Every process must be done communicating before endpoints close. */
+    mf_status_t status = mf_pmi_fence();
+    atomic_store_explicit(&mf_global.state, MF_STATE_FINALIZED, memory_order_release);
+    mf_comm_fini_builtin();
+    mf_vci_pool_fini();
+    mf_request_pool_fini();
+    mf_pmi_finalize();
+    return status;
+}
+
+void mf_abort(int errorcode, const char *msg)
+{
+    mf_pmi_abort(errorcode, msg);
+}

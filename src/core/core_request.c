@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: request objects. Each VCI owns a cache of free requests and two immutable
+ * pre-completed requests (a finished send, a receive from MPI_PROC_NULL), all protected by that
+ * VCI's lock, so threads on different VCIs never share a free list. Waiting polls the request's
+ * own VCI and, after a run of unsuccessful polls, sweeps the other VCIs once (the global progress
+ * the standard requires; see docs/design/progress.md).
+ */
+#include "core.h"
+
+#include "pt2pt.h"
+
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct request_cache {
+    mf_request_t *free_list;
+    mf_request_t precomplete;
+    mf_request_t proc_null;
+    unsigned allocated, misses;
+} __attribute__((aligned(MF_CACHE_LINE))) request_cache_t;
+
+static request_cache_t *caches;
+static int ncaches;
+
+#define CACHE_CHUNK 64
+
+static void builtin_init(mf_request_t *req, mf_req_type_t type, mf_vci_t *vci)
+{
+    memset(req, 0, sizeof(*req));
+    req->kind = MF_KIND_REQUEST;
+    req->type = (uint8_t)type;
+    req->vci = vci;
+    atomic_store_explicit(&req->op.done, 1, memory_order_relaxed);
+}
+
+mf_status_t mf_request_pool_init(int nvcis)
+{
+    caches = aligned_alloc(MF_CACHE_LINE, sizeof(request_cache_t) * (size_t)nvcis);
+    if (caches == NULL)
+        return MF_ERR_NO_MEMORY;
+    memset(caches, 0, sizeof(request_cache_t) * (size_t)nvcis);
+    for (int i = 0; i < nvcis; i++) {
+        builtin_init(&caches[i].precomplete, MF_REQ_PRECOMPLETE, mf_vci_get(i));
+        builtin_init(&caches[i].proc_null, MF_REQ_NULL_PROC, mf_vci_get(i));
+    }
+    ncaches = nvcis;
+    return MF_OK;
+}
+
+void mf_request_pool_fini(void)
+{
+    /* Requests are carved out of chunks that stay allocated for the life of the process: a
+     * stale handle then still points at readable memory marked MF_KIND_FREED. */
+    free(caches);
+    caches = NULL;
+    ncaches = 0;
+}
+
+static int cache_refill(request_cache_t *cache)
+{
+    mf_request_t *chunk = calloc(CACHE_CHUNK, sizeof(mf_request_t));
+    if (chunk == NULL)
+        return 0;
+    for (int i = 0; i < CACHE_CHUNK; i++) {
+        chunk[i].kind = MF_KIND_FREED;
+        chunk[i].next_free = cache->free_list;
+        cache->free_list = &chunk[i];
+    }
+    cache->misses++;
+    return 1;
+}
+
+mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+{
+    request_cache_t *cache = &caches[mf_vci_index(vci)];
+    if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache)) {
+        mf_log(MF_LOG_ERROR, "request", "cannot allocate a request");
+        return NULL;
+    }
+    mf_request_t *req = cache->free_list;
+    cache->free_list = req->next_free;
+    cache->allocated++;
+    memset(req, 0, sizeof(*req));
+    req->kind = MF_KIND_REQUEST;
+    req->type = (uint8_t)type;
+    req->vci = vci;
+    req->comm = comm;
+    if (comm != NULL)
+        mf_comm_retain(comm);
+    return req;
+}
+
+void mf_request_release_locked(mf_request_t *req)
+{
+    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
+        return;
+    request_cache_t *cache = &caches[mf_vci_index(req->vci)];
+    if (req->comm != NULL)
+        mf_comm_release(req->comm);
+    free(req->bsend_copy);
+    req->kind = MF_KIND_FREED;
+    req->next_free = cache->free_list;
+    cache->free_list = req;
+    cache->allocated--;
+}
+
+mf_request_t *mf_request_precomplete(mf_vci_t *vci)
+{
+    return &caches[mf_vci_index(vci)].precomplete;
+}
+
+mf_request_t *mf_request_proc_null(mf_vci_t *vci)
+{
+    return &caches[mf_vci_index(vci)].proc_null;
+}
+
+int mf_request_is_complete(mf_request_t *req)
+{
+    return mf_vci_op_is_done(&req->op);
+}
+
+void mf_progress_poke(mf_vci_t *vci, int *polls_p)
+{
+    if (mf_vci_progress(vci) > 0) {
+        *polls_p = 0;
+        return;
+    }
+    if (++*polls_p >= mf_global.sweep_polls) {
+        /* Nothing moved on our own VCI for a while: the message we wait for may depend on
+         * traffic on another VCI (MPI's progress rule). Sweep once, then let other threads run:
+         * with more threads than cores the one that can make progress needs the CPU. */
+        mf_vci_progress_others(vci);
+        *polls_p = 0;
+        sched_yield();
+    }
+}
+
+void mf_request_wait_done(mf_request_t *req)
+{
+    int polls = 0;
+    while (!mf_vci_op_is_done(&req->op))
+        mf_progress_poke(req->vci, &polls);
+}
+
+static int class_from_status(mf_status_t status)
+{
+    switch (status) {
+    case MF_OK:
+    case MF_ERR_CANCELED: return MPI_SUCCESS;
+    case MF_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case MF_ERR_PEER_FAILED: return MPI_ERR_PROC_ABORTED;
+    case MF_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
+int mf_request_error(mf_request_t *req)
+{
+    return class_from_status(req->op.status);
+}
+
+void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    if (req->persistent && !req->active) {
+        mf_status_set_empty(status); /* an inactive persistent request */
+        return;
+    }
+    if (req->persistent && req->peer == MPI_PROC_NULL) {
+        if (req->type == MF_REQ_RECV)
+            mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        else
+            mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        return;
+    }
+    switch (req->type) {
+    case MF_REQ_RECV: {
+        int cancelled = req->op.status == MF_ERR_CANCELED;
+        MPI_Count bytes = (MPI_Count)req->op.length;
+        if (req->op.status == MF_ERR_TRUNCATE || bytes > (MPI_Count)req->buf_len)
+            bytes = (MPI_Count)req->buf_len;
+        if (cancelled) {
+            status->MPI_SOURCE = MPI_ANY_SOURCE;
+            status->MPI_TAG = MPI_ANY_TAG;
+            mf_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, 0, 1);
+        } else {
+            mf_status_set(status, mf_pt2pt_tag_source(req->op.sender_tag),
+                          mf_pt2pt_tag_tag(req->op.sender_tag), status->MPI_ERROR, bytes, 0);
+        }
+        break;
+    }
+    case MF_REQ_NULL_PROC:
+        mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        break;
+    default:
+        /* Sends: only the cancelled flag and the count (0) are meaningful. */
+        mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        break;
+    }
+}
+
+int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it)
+{
+    mf_request_t *req = *handle_p;
+    mf_request_fill_status(req, status);
+    int err = mf_request_error(req);
+    if (req->persistent) {
+        req->active = 0;
+        return err;
+    }
+    if (free_it) {
+        if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
+            mf_vci_lock(req->vci);
+            mf_request_release_locked(req);
+            mf_vci_unlock(req->vci);
+        }
+        *handle_p = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+void mf_status_set(MPI_Status *status, int source, int tag, int error, MPI_Count bytes,
+                   int cancelled)
+{
+    status->MPI_SOURCE = source;
+    status->MPI_TAG = tag;
+    status->MPI_ERROR = error;
+    /* The ABI gives status only int alignment: store the 64-bit count bytewise. */
+    memcpy(&status->MPI_internal[0], &bytes, sizeof(bytes));
+    status->MPI_internal[2] = cancelled;
+}
+
+MPI_Count mf_status_bytes(const MPI_Status *status)
+{
+    MPI_Count bytes;
+    memcpy(&bytes, &status->MPI_internal[0], sizeof(bytes));
+    return bytes;
+}
+
+int mf_status_cancelled(const MPI_Status *status)
+{
+    return status->MPI_internal[2];
+}
+
+void mf_status_set_empty(MPI_Status *status)
+{
+    if (status != MPI_STATUS_IGNORE)
+        mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, 0, 0);
+}

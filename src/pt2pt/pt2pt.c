@@ -1,0 +1,483 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Point-to-point protocol: MPI sends and receives on communicators, mapped onto the VCI's
+ * tagged transport. Matching, wildcards and ordering are the transport's tag matching (see
+ * pt2pt.h for the tag layout); the transport chooses eager or rendezvous by size, so there is no
+ * protocol switch here that could add a cliff. Also buffered sends, persistent requests, probes
+ * and cancellation.
+ */
+#include "pt2pt.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+static mf_request_t *req_of_op(mf_vci_op_t *op)
+{
+    return (mf_request_t *)((char *)op - offsetof(mf_request_t, op));
+}
+
+/* ---- buffered sends ---------------------------------------------------------------------- */
+
+static struct {
+    pthread_mutex_t lock;
+    void *buf;       /* what the user attached (or MPI_BUFFER_AUTOMATIC) */
+    size_t size;     /* attached size in bytes */
+    size_t used;     /* bytes charged by buffered sends in flight */
+    int attached;
+} bsend = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t bsend_charge(size_t len)
+{
+    return len + MPI_BSEND_OVERHEAD;
+}
+
+static mf_status_t bsend_reserve(size_t len)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&bsend.lock);
+    if (!bsend.attached) {
+        mf_log(MF_LOG_INFO, "pt2pt", "buffered send of %zu bytes with no buffer attached", len);
+        status = MF_ERR_NOT_FOUND;
+    } else if (bsend.buf != MPI_BUFFER_AUTOMATIC && bsend.used + bsend_charge(len) > bsend.size) {
+        status = MF_ERR_NO_MEMORY;
+    } else {
+        bsend.used += bsend_charge(len);
+    }
+    pthread_mutex_unlock(&bsend.lock);
+    return status;
+}
+
+static void bsend_unreserve(size_t len)
+{
+    pthread_mutex_lock(&bsend.lock);
+    bsend.used -= bsend_charge(len);
+    pthread_mutex_unlock(&bsend.lock);
+}
+
+mf_status_t mf_bsend_attach(void *buf, size_t size)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&bsend.lock);
+    if (bsend.attached) {
+        status = MF_ERR_INVALID;
+    } else {
+        bsend.buf = buf;
+        bsend.size = size;
+        bsend.used = 0;
+        bsend.attached = 1;
+    }
+    pthread_mutex_unlock(&bsend.lock);
+    return status;
+}
+
+static size_t bsend_used(void)
+{
+    pthread_mutex_lock(&bsend.lock);
+    size_t used = bsend.used;
+    pthread_mutex_unlock(&bsend.lock);
+    return used;
+}
+
+mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
+{
+    pthread_mutex_lock(&bsend.lock);
+    int attached = bsend.attached;
+    pthread_mutex_unlock(&bsend.lock);
+    if (!attached)
+        return MF_ERR_NOT_FOUND;
+    /* The standard: detach blocks until every message in the buffer has been transmitted. */
+    int polls = 0;
+    while (bsend_used() != 0)
+        mf_progress_poke(mf_vci_get(0), &polls);
+    pthread_mutex_lock(&bsend.lock);
+    *buf_p = bsend.buf;
+    *size_p = bsend.size;
+    bsend.attached = 0;
+    bsend.buf = NULL;
+    bsend.size = 0;
+    pthread_mutex_unlock(&bsend.lock);
+    return MF_OK;
+}
+
+/* ---- completion -------------------------------------------------------------------------- */
+
+/* Runs inside progress with the VCI lock held. Library-owned requests (buffered sends) and
+ * requests the user already freed are released here; nobody else will look at them. */
+static void req_on_complete(mf_vci_op_t *op)
+{
+    mf_request_t *req = req_of_op(op);
+    if (req->internal)
+        bsend_unreserve(req->buf_len);
+    if (req->internal || req->user_freed)
+        mf_request_release_locked(req);
+}
+
+static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest,
+                                     int tag, unsigned ctx, int synchronous)
+{
+    mf_comm_t *comm = req->comm;
+    mf_vci_op_reset(&req->op, req_on_complete);
+    return mf_vci_tag_send_locked(req->vci, mf_comm_world_rank(comm, dest), buf, len,
+                                  mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous, &req->op);
+}
+
+/* A buffered send: copy the data, send the copy with a library-owned request, done. */
+static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                               unsigned ctx)
+{
+    mf_status_t status = bsend_reserve(len);
+    if (status != MF_OK)
+        return status;
+    void *copy = malloc(len > 0 ? len : 1);
+    if (copy == NULL) {
+        bsend_unreserve(len);
+        return MF_ERR_NO_MEMORY;
+    }
+    memcpy(copy, buf, len);
+    mf_vci_t *vci = comm->vci;
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        free(copy);
+        bsend_unreserve(len);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->bsend_copy = copy;
+    req->buf_len = len;
+    /* Marked internal before issuing: if the send completes inside the call, the completion
+     * hook already releases the request and its reservation. */
+    req->internal = 1;
+    status = send_issue_locked(req, copy, len, dest, tag, ctx, 0);
+    if (status != MF_OK) {
+        mf_request_release_locked(req); /* frees the copy */
+        bsend_unreserve(len);
+    }
+    mf_vci_unlock(vci);
+    return status;
+}
+
+mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                           unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p)
+{
+    mf_vci_t *vci = comm->vci;
+    if (dest == MPI_PROC_NULL) {
+        *req_p = mf_request_precomplete(vci);
+        return MF_OK;
+    }
+    if (mode == MF_SEND_BUFFERED) {
+        mf_status_t status = bsend_start(buf, len, dest, tag, comm, ctx);
+        if (status == MF_OK)
+            *req_p = mf_request_precomplete(vci);
+        return status;
+    }
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, mode == MF_SEND_SYNC);
+    if (status != MF_OK || (mf_vci_op_is_done(&req->op) && req->op.status == MF_OK)) {
+        mf_request_release_locked(req);
+        req = mf_request_precomplete(vci);
+    }
+    mf_vci_unlock(vci);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
+}
+
+static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source,
+                                     int tag, unsigned ctx)
+{
+    uint64_t match, mask;
+    mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
+                   tag == MPI_ANY_TAG ? MF_PT2PT_ANY : tag, &match, &mask);
+    req->buf_len = len;
+    mf_vci_op_reset(&req->op, req_on_complete);
+    return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, &req->op);
+}
+
+mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                           unsigned ctx, mf_request_t **req_p)
+{
+    mf_vci_t *vci = comm->vci;
+    if (source == MPI_PROC_NULL) {
+        *req_p = mf_request_proc_null(vci);
+        return MF_OK;
+    }
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    mf_status_t status = recv_issue_locked(req, buf, len, source, tag, ctx);
+    if (status != MF_OK)
+        mf_request_release_locked(req);
+    mf_vci_unlock(vci);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
+}
+
+/* ---- persistent requests ----------------------------------------------------------------- */
+
+static mf_status_t persistent_create(mf_req_type_t type, void *buf, size_t len, int peer,
+                                     int tag, mf_comm_t *comm, mf_send_mode_t mode,
+                                     mf_request_t **req_p)
+{
+    mf_vci_t *vci = comm->vci;
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, type, comm);
+    mf_vci_unlock(vci);
+    if (req == NULL)
+        return MF_ERR_NO_MEMORY;
+    req->persistent = 1;
+    req->buf = buf;
+    req->buf_len = len;
+    req->peer = peer;
+    req->tag = tag;
+    req->mode = (uint8_t)mode;
+    /* An inactive persistent request completes at once with an empty status. */
+    atomic_store_explicit(&req->op.done, 1, memory_order_release);
+    *req_p = req;
+    return MF_OK;
+}
+
+mf_status_t mf_pt2pt_send_init(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                               mf_send_mode_t mode, mf_request_t **req_p)
+{
+    return persistent_create(MF_REQ_SEND, (void *)buf, len, dest, tag, comm, mode, req_p);
+}
+
+mf_status_t mf_pt2pt_recv_init(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                               mf_request_t **req_p)
+{
+    return persistent_create(MF_REQ_RECV, buf, len, source, tag, comm, MF_SEND_STANDARD, req_p);
+}
+
+mf_status_t mf_pt2pt_start(mf_request_t *req)
+{
+    mf_comm_t *comm = req->comm;
+    unsigned ctx = mf_comm_ctx_user(comm);
+    mf_status_t status;
+    if (req->peer == MPI_PROC_NULL || req->mode == MF_SEND_BUFFERED) {
+        status = MF_OK;
+        if (req->peer != MPI_PROC_NULL)
+            status = bsend_start(req->buf, req->buf_len, req->peer, req->tag, comm, ctx);
+        mf_vci_op_reset(&req->op, NULL);
+        req->op.length = 0;
+        req->active = 1;
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+        return status;
+    }
+    mf_vci_lock(req->vci);
+    if (req->type == MF_REQ_SEND)
+        status = send_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx,
+                                   req->mode == MF_SEND_SYNC);
+    else
+        status = recv_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx);
+    if (status == MF_OK)
+        req->active = 1;
+    else
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+    mf_vci_unlock(req->vci);
+    return status;
+}
+
+/* ---- internal blocking helpers ----------------------------------------------------------- */
+
+static mf_status_t wait_and_release(mf_request_t *req)
+{
+    mf_request_wait_done(req);
+    mf_status_t status = req->op.status;
+    if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
+        mf_vci_lock(req->vci);
+        mf_request_release_locked(req);
+        mf_vci_unlock(req->vci);
+    }
+    return status;
+}
+
+mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag,
+                                   mf_comm_t *comm)
+{
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
+                                        MF_SEND_STANDARD, &req);
+    return status != MF_OK ? status : wait_and_release(req);
+}
+
+mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm)
+{
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm),
+                                        &req);
+    return status != MF_OK ? status : wait_and_release(req);
+}
+
+mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
+                                       size_t rlen, int source, int tag, mf_comm_t *comm)
+{
+    mf_request_t *rreq, *sreq;
+    mf_status_t status = mf_pt2pt_irecv(rbuf, rlen, source, tag, comm,
+                                        mf_comm_ctx_internal(comm), &rreq);
+    if (status != MF_OK)
+        return status;
+    status = mf_pt2pt_isend(sbuf, slen, dest, tag, comm, mf_comm_ctx_internal(comm),
+                            MF_SEND_STANDARD, &sreq);
+    if (status != MF_OK) {
+        /* The receive cannot be abandoned safely: wait for it. */
+        wait_and_release(rreq);
+        return status;
+    }
+    mf_status_t rstatus = wait_and_release(rreq);
+    status = wait_and_release(sreq);
+    return rstatus != MF_OK ? rstatus : status;
+}
+
+/* ---- probes ------------------------------------------------------------------------------ */
+
+static void probe_status(MPI_Status *status, uint64_t tag, size_t len)
+{
+    if (status != MPI_STATUS_IGNORE)
+        mf_status_set(status, mf_pt2pt_tag_source(tag), mf_pt2pt_tag_tag(tag), status->MPI_ERROR,
+                      (MPI_Count)len, 0);
+}
+
+static void probe_match(mf_comm_t *comm, int source, int tag, uint64_t *match, uint64_t *mask)
+{
+    mf_pt2pt_match(mf_comm_ctx_user(comm), source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
+                   tag == MPI_ANY_TAG ? MF_PT2PT_ANY : tag, match, mask);
+}
+
+mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
+                           MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL) {
+        *flag_p = 1;
+        if (status != MPI_STATUS_IGNORE)
+            mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        return MF_OK;
+    }
+    uint64_t match, mask, found_tag = 0;
+    size_t len = 0;
+    int polls = 0;
+    mf_vci_t *vci = comm->vci;
+    probe_match(comm, source, tag, &match, &mask);
+    for (;;) {
+        mf_vci_lock(vci);
+        int found = mf_vci_tag_probe_locked(vci, match, mask, &found_tag, &len);
+        if (!found) {
+            mf_vci_progress_locked(vci);
+            found = mf_vci_tag_probe_locked(vci, match, mask, &found_tag, &len);
+        }
+        mf_vci_unlock(vci);
+        if (found) {
+            *flag_p = 1;
+            probe_status(status, found_tag, len);
+            return MF_OK;
+        }
+        if (!blocking) {
+            *flag_p = 0;
+            return MF_OK;
+        }
+        mf_progress_poke(vci, &polls);
+    }
+}
+
+mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
+                            MPI_Message *message_p, MPI_Status *status)
+{
+    if (source == MPI_PROC_NULL) {
+        *flag_p = 1;
+        *message_p = MPI_MESSAGE_NO_PROC;
+        if (status != MPI_STATUS_IGNORE)
+            mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
+        return MF_OK;
+    }
+    struct MPI_ABI_Message *msg = mf_malloc(sizeof(*msg), "matched message");
+    if (msg == NULL)
+        return MF_ERR_NO_MEMORY;
+    uint64_t match, mask;
+    int polls = 0;
+    mf_vci_t *vci = comm->vci;
+    probe_match(comm, source, tag, &match, &mask);
+    for (;;) {
+        mf_vci_lock(vci);
+        int found = mf_vci_tag_mprobe_locked(vci, match, mask, &msg->msg);
+        if (!found) {
+            mf_vci_progress_locked(vci);
+            found = mf_vci_tag_mprobe_locked(vci, match, mask, &msg->msg);
+        }
+        mf_vci_unlock(vci);
+        if (found)
+            break;
+        if (!blocking) {
+            free(msg);
+            *flag_p = 0;
+            return MF_OK;
+        }
+        mf_progress_poke(vci, &polls);
+    }
+    msg->kind = MF_KIND_MESSAGE;
+    msg->comm = comm;
+    msg->vci = vci;
+    mf_comm_retain(comm);
+    *flag_p = 1;
+    *message_p = msg;
+    probe_status(status, msg->msg.sender_tag, msg->msg.length);
+    return MF_OK;
+}
+
+mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
+                            mf_request_t **req_p)
+{
+    mf_vci_t *vci = msg->vci;
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, msg->comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->buf_len = len;
+    mf_vci_op_reset(&req->op, req_on_complete);
+    mf_status_t status = mf_vci_tag_mrecv_locked(vci, buf, len, &msg->msg, &req->op);
+    if (status != MF_OK)
+        mf_request_release_locked(req);
+    mf_vci_unlock(vci);
+    /* The message is consumed either way: the transport owns it now. */
+    msg->kind = MF_KIND_FREED;
+    mf_comm_release(msg->comm);
+    free(msg);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
+}
+
+/* ---- cancel and free --------------------------------------------------------------------- */
+
+void mf_pt2pt_cancel(mf_request_t *req)
+{
+    if (req->type != MF_REQ_RECV)
+        return;
+    mf_vci_lock(req->vci);
+    if (!mf_vci_op_is_done(&req->op))
+        mf_vci_cancel_locked(req->vci, &req->op);
+    mf_vci_unlock(req->vci);
+}
+
+void mf_pt2pt_request_free(mf_request_t *req)
+{
+    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
+        return;
+    mf_vci_lock(req->vci);
+    if (mf_vci_op_is_done(&req->op))
+        mf_request_release_locked(req);
+    else
+        req->user_freed = 1;
+    mf_vci_unlock(req->vci);
+}

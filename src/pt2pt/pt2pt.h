@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Point-to-point protocol interface: how an MPI message envelope (context, source, tag) maps
+ * onto the transport's 64-bit tag and mask, so that matching, wildcards and MPI's non-overtaking
+ * order are the transport's tag matching. Knows nothing about communicator objects: callers pass
+ * the VCI, the context id and ranks already resolved.
+ *
+ * Tag layout (most significant first):  context id : 16 | source rank : 24 | MPI tag : 24
+ * The context id carries the communicator's index shifted left by one and a low bit that
+ * separates library-internal (collective) traffic from user point-to-point traffic.
+ */
+#ifndef MF_PT2PT_H
+#define MF_PT2PT_H
+
+#include "vci.h"
+
+#include <stdint.h>
+
+#define MF_PT2PT_TAG_BITS 24
+#define MF_PT2PT_SRC_BITS 24
+#define MF_PT2PT_CTX_BITS 16
+#define MF_PT2PT_TAG_UB ((1 << MF_PT2PT_TAG_BITS) - 1)
+#define MF_PT2PT_MAX_RANKS (1 << MF_PT2PT_SRC_BITS)
+#define MF_PT2PT_ANY (-1) /* wildcard for source or tag in receives and probes */
+
+static inline uint64_t mf_pt2pt_tag_make(unsigned ctx, int src, int tag)
+{
+    return ((uint64_t)ctx << (MF_PT2PT_SRC_BITS + MF_PT2PT_TAG_BITS)) |
+           ((uint64_t)(uint32_t)src << MF_PT2PT_TAG_BITS) | (uint64_t)(uint32_t)tag;
+}
+
+static inline int mf_pt2pt_tag_source(uint64_t tag)
+{
+    return (int)((tag >> MF_PT2PT_TAG_BITS) & ((1u << MF_PT2PT_SRC_BITS) - 1));
+}
+
+static inline int mf_pt2pt_tag_tag(uint64_t tag)
+{
+    return (int)(tag & ((1u << MF_PT2PT_TAG_BITS) - 1));
+}
+
+/* The (tag, mask) pair a receive matches with; src/tag may be MF_PT2PT_ANY. */
+static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_p,
+                                  uint64_t *mask_p)
+{
+    uint64_t mask = ~(uint64_t)0;
+    if (src == MF_PT2PT_ANY) {
+        mask &= ~(((uint64_t)1 << MF_PT2PT_SRC_BITS) - 1) << MF_PT2PT_TAG_BITS;
+        src = 0;
+    }
+    if (tag == MF_PT2PT_ANY) {
+        mask &= ~(((uint64_t)1 << MF_PT2PT_TAG_BITS) - 1);
+        tag = 0;
+    }
+    *tag_p = mf_pt2pt_tag_make(ctx, src, tag);
+    *mask_p = mask;
+}
+
+/* ---- operations on communicators (pt2pt.c) ---------------------------------------------- */
+
+#include "core.h"
+
+/* Start a send/receive of `len` contiguous bytes. `ctx` is mf_comm_ctx_user(comm) for user
+ * traffic or mf_comm_ctx_internal(comm) for the library's own. dest/source are ranks in comm
+ * (source may be MPI_ANY_SOURCE, tag MPI_ANY_TAG; MPI_PROC_NULL completes at once).
+ * On success *req_p is a request to wait on (possibly a shared pre-completed one). */
+mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                           unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p);
+mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                           unsigned ctx, mf_request_t **req_p);
+/* (Re)start a persistent request created by mf_pt2pt_*_init. */
+mf_status_t mf_pt2pt_start(mf_request_t *req);
+mf_status_t mf_pt2pt_send_init(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                               mf_send_mode_t mode, mf_request_t **req_p);
+mf_status_t mf_pt2pt_recv_init(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                               mf_request_t **req_p);
+/* Blocking helpers for library-internal traffic (collectives used by communicator creation). */
+mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag,
+                                   mf_comm_t *comm);
+mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm);
+mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
+                                       size_t rlen, int source, int tag, mf_comm_t *comm);
+/* Probe (blocking when `blocking`), matched probe; *flag_p tells whether a message was found. */
+mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
+                           MPI_Status *status);
+mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
+                            MPI_Message *message_p, MPI_Status *status);
+mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
+                            mf_request_t **req_p);
+/* Cancel a receive (sends are not cancelled: the request completes normally). */
+void mf_pt2pt_cancel(mf_request_t *req);
+/* Free a request that may still be in flight: it is released when it completes. */
+void mf_pt2pt_request_free(mf_request_t *req);
+
+/* Buffered sends (MPI_Buffer_attach/detach); the attached buffer bounds the space in use. */
+mf_status_t mf_bsend_attach(void *buf, size_t size);
+mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p);
+
+#endif /* MF_PT2PT_H */

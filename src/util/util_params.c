@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Utility layer: the table of tunables. This file is the single place that declares every
+ * MANIFOLD_* environment variable: its type, default, range and a description. The library
+ * reads the table at init; the launcher's own variables are listed so they are not reported as
+ * unknown.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+mf_params_t mf_params;
+
+typedef struct param_def {
+    const char *name; /* without the MANIFOLD_ prefix */
+    int *value;       /* NULL for variables read by other programs (the launcher) */
+    int default_value, min, max;
+    const char *description;
+} param_def_t;
+
+extern char **environ;
+
+static const param_def_t param_table[] = {
+    {"PARAM_CHECK", &mf_params.param_check, 1, 0, 1,
+     "check the arguments of every MPI call and report bad ones through the error handler"},
+    {"VCI_COUNT", &mf_params.vci_count, 1, 1, 64,
+     "number of virtual communication interfaces (network channels) in the pool"},
+    {"PROGRESS_SWEEP_POLLS", &mf_params.progress_sweep, 64, 1, 1 << 20,
+     "unsuccessful polls of a request's own channel before all other channels are progressed"},
+    {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
+     "print every tunable that differs from its default at init (rank 0)"},
+    {"PMI", NULL, 2, 1, 2, "process-manager wire protocol version to speak (1 or 2)"},
+    {"MPIEXEC_TIMEOUT", NULL, 0, 0, INT_MAX, "mpiexec: kill the job after this many seconds"},
+    {"LOG", NULL, 0, 0, 0, "logging: <level>[,<category>] with level error, warn, info, debug"},
+};
+
+#define PARAM_COUNT (sizeof(param_table) / sizeof(param_table[0]))
+
+static const param_def_t *param_find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < PARAM_COUNT; i++) {
+        if (strlen(param_table[i].name) == len && strncmp(param_table[i].name, name, len) == 0)
+            return &param_table[i];
+    }
+    return NULL;
+}
+
+static mf_status_t param_parse(const param_def_t *def, const char *text)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 0);
+    if (errno != 0 || end == text || *end != '\0' || v < def->min || v > def->max) {
+        mf_log(MF_LOG_ERROR, "params", "MANIFOLD_%s='%s' is invalid: expected an integer in [%d, %d]",
+               def->name, text, def->min, def->max);
+        return MF_ERR_INVALID;
+    }
+    *def->value = (int)v;
+    return MF_OK;
+}
+
+mf_status_t mf_params_load(void)
+{
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; i < PARAM_COUNT; i++) {
+        if (param_table[i].value != NULL)
+            *param_table[i].value = param_table[i].default_value;
+    }
+    for (char **env = environ; *env != NULL; env++) {
+        if (strncmp(*env, "MANIFOLD_", 9) != 0)
+            continue;
+        const char *name = *env + 9;
+        const char *eq = strchr(name, '=');
+        if (eq == NULL)
+            continue;
+        const param_def_t *def = param_find(name, (size_t)(eq - name));
+        if (def == NULL) {
+            mf_log(MF_LOG_WARN, "params", "MANIFOLD_%.*s is not a known variable (ignored)",
+                   (int)(eq - name), name);
+            continue;
+        }
+        if (def->value != NULL && param_parse(def, eq + 1) != MF_OK)
+            status = MF_ERR_INVALID;
+    }
+    return status;
+}
+
+void mf_params_print(FILE *out, int only_non_default)
+{
+    for (size_t i = 0; i < PARAM_COUNT; i++) {
+        const param_def_t *def = &param_table[i];
+        if (def->value == NULL) {
+            if (!only_non_default)
+                fprintf(out, "MANIFOLD_%-22s (read by other components)  %s\n", def->name,
+                        def->description);
+            continue;
+        }
+        if (only_non_default && *def->value == def->default_value)
+            continue;
+        fprintf(out, "MANIFOLD_%-22s = %-8d (default %d, range %d..%d)  %s\n", def->name,
+                *def->value, def->default_value, def->min, def->max, def->description);
+    }
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * VCI layer interface. A VCI (virtual communication interface) is one independent channel to
+ * the network: a UCX worker, its endpoints to peers (created lazily on first use), and a lock
+ * that serialises the worker. This is the only layer that includes UCX headers; it converts UCX
+ * status codes to mf_status_t and reports completions through mf_vci_op_t, which upper layers
+ * embed in their request objects.
+ *
+ * Locking: every function named *_locked must be called with the VCI's lock held (mf_vci_lock).
+ * Completion hooks run inside progress with the lock held: they must not take another VCI lock
+ * and must not block.
+ */
+#ifndef MF_VCI_H
+#define MF_VCI_H
+
+#include "util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct mf_vci mf_vci_t;
+
+/* One transport operation in flight. Upper layers embed it (zeroed by mf_vci_op_reset) and
+ * poll `done`. On completion the VCI layer fills status/sender_tag/length, then runs
+ * `on_complete` (if set, lock held), then stores done = 1 with release order. */
+typedef struct mf_vci_op {
+    atomic_int done;
+    mf_status_t status;
+    uint64_t sender_tag; /* receives and probes: the matched message's tag */
+    size_t length;       /* receives: bytes delivered (the message length when truncated) */
+    void *transport_req; /* in-flight transport request, for cancel; NULL once complete */
+    void (*on_complete)(struct mf_vci_op *op);
+} mf_vci_op_t;
+
+static inline void mf_vci_op_reset(mf_vci_op_t *op, void (*on_complete)(mf_vci_op_t *op))
+{
+    atomic_store_explicit(&op->done, 0, memory_order_relaxed);
+    op->status = MF_OK;
+    op->sender_tag = 0;
+    op->length = 0;
+    op->transport_req = NULL;
+    op->on_complete = on_complete;
+}
+
+static inline int mf_vci_op_is_done(mf_vci_op_t *op)
+{
+    return atomic_load_explicit(&op->done, memory_order_acquire);
+}
+
+/* A message found by a matched probe (mf_vci_tag_mprobe_locked); received with
+ * mf_vci_tag_mrecv_locked exactly once. */
+typedef struct mf_vci_msg {
+    void *transport_msg;
+    uint64_t sender_tag;
+    size_t length;
+} mf_vci_msg_t;
+
+/* Bring up the pool. world_rank/world_size come from PMI; nvcis workers are created and their
+ * addresses published under PMI (the caller fences afterwards). */
+mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis);
+/* Flush and close all endpoints, destroy the workers and the context. Call after the PMI fence
+ * that ends the job's communication. */
+void mf_vci_pool_fini(void);
+
+int mf_vci_pool_size(void);
+mf_vci_t *mf_vci_get(int index);
+int mf_vci_index(const mf_vci_t *vci);
+
+void mf_vci_lock(mf_vci_t *vci);
+void mf_vci_unlock(mf_vci_t *vci);
+int mf_vci_trylock(mf_vci_t *vci); /* 1 when acquired */
+
+/* Tagged operations. `peer` is a world rank. The op is complete on return when done is set. */
+mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
+                                   uint64_t tag, int synchronous, mf_vci_op_t *op);
+mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
+                                   uint64_t tag_mask, mf_vci_op_t *op);
+/* Non-destructive probe; returns 1 and fills tag/length when a matching message is waiting. */
+int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint64_t *tag_p,
+                            size_t *len_p);
+/* Matched probe: removes the message from matching; returns 1 when found. */
+int mf_vci_tag_mprobe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, mf_vci_msg_t *msg);
+mf_status_t mf_vci_tag_mrecv_locked(mf_vci_t *vci, void *buf, size_t len, mf_vci_msg_t *msg,
+                                    mf_vci_op_t *op);
+/* Ask the transport to cancel a posted receive; completion reports MF_ERR_CANCELED if it was. */
+void mf_vci_cancel_locked(mf_vci_t *vci, mf_vci_op_t *op);
+
+/* Progress one VCI: returns the number of events handled. Takes and releases the lock. */
+unsigned mf_vci_progress(mf_vci_t *vci);
+unsigned mf_vci_progress_locked(mf_vci_t *vci);
+/* Progress every other VCI whose lock is free (trylock; busy ones are skipped): the global
+ * progress the MPI standard requires when a thread waits on one VCI while a message it depends
+ * on travels on another. Counted in the per-VCI statistics. */
+unsigned mf_vci_progress_others(mf_vci_t *self);
+
+/* Per-VCI counters, read without the lock (approximate while traffic runs). */
+typedef struct mf_vci_stats {
+    uint64_t sends, recvs, lock_acquired, lock_contended, global_sweeps;
+} mf_vci_stats_t;
+void mf_vci_stats_get(const mf_vci_t *vci, mf_vci_stats_t *stats);
+
+#endif /* MF_VCI_H */
