@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Shared helpers of the point-to-point benchmarks: command-line options, the list of message
+ * sizes, iteration counts adapted to the size, statistics over repetitions, aligned buffers
+ * with a verifiable byte pattern, and the JSON output (one line per size on stdout plus an
+ * optional JSON document). The benchmarks use only the standard MPI API, so this file compiles
+ * with any MPI's compiler wrapper (Manifold, MPICH's mpicc_abi, Open MPI's mpicc).
+ */
+#ifndef MF_BENCH_UTIL_H
+#define MF_BENCH_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Options shared by all benchmarks. A benchmark fills in its defaults, then parses argv. */
+typedef struct mf_bench_opts {
+    size_t min_size;       /* smallest message size in bytes (0 allowed) */
+    size_t max_size;       /* largest message size in bytes */
+    int iters;             /* timed iterations for small messages; fewer for large ones */
+    int reps;              /* timed repetitions per size; median, min and max are reported */
+    int warmup;            /* untimed, data-checked iterations before the timed ones */
+    int window;            /* messages in flight per round (windowed benchmarks only) */
+    size_t byte_budget;    /* bytes one repetition should move; caps iterations of large sizes */
+    const char *json_path; /* where to write the JSON document, or NULL */
+} mf_bench_opts_t;
+
+/* One measured message size: the statistic over opts.reps repetitions. */
+typedef struct mf_bench_result {
+    size_t size;
+    int iters;
+    double median;
+    double min;
+    double max;
+} mf_bench_result_t;
+
+/* What a benchmark reports and how its numbers read (for the JSON output). */
+typedef struct mf_bench_info {
+    const char *name;   /* program name, e.g. "p2p_latency" */
+    const char *metric; /* what the number is, e.g. "one-way latency" */
+    const char *unit;   /* e.g. "us", "MB/s", "msg/s" */
+    int uses_window;    /* print opts.window in the output */
+} mf_bench_info_t;
+
+/* Starts MPI and checks the job has exactly two processes. Returns this process's rank, or -1
+ * after printing an error (rank 0 only) and finalizing MPI when the job has another size. */
+int mf_bench_init(int *argc, char ***argv, const char *name);
+
+/* What mf_bench_parse_args found. */
+typedef enum {
+    MF_BENCH_ARGS_RUN = 0,  /* options are valid: run the benchmark */
+    MF_BENCH_ARGS_HELP = 1, /* --help: usage was printed, exit successfully */
+    MF_BENCH_ARGS_BAD = 2,  /* a bad option: the error was printed, exit with status 2 */
+} mf_bench_args_t;
+
+/* Parses the common options into opts (which holds the defaults on entry). Only rank 0 prints
+ * usage or errors. Every rank parses the same argv, so every rank gets the same answer. */
+mf_bench_args_t mf_bench_parse_args(int argc, char **argv, const char *name, int rank,
+                                    mf_bench_opts_t *opts);
+
+/* The sizes to measure: min_size, then powers of two up to max_size (0 is followed by 1).
+ * Returns the number of sizes and stores a malloc'ed array in *sizes_p (aborts if memory is
+ * short, since the other rank would otherwise wait forever). */
+int mf_bench_sizes(const mf_bench_opts_t *opts, size_t **sizes_p);
+
+/* Timed iterations for one size: opts.iters, reduced so that one repetition moves about
+ * opts.byte_budget bytes when each iteration sends msgs_per_iter messages, but never below 4. */
+int mf_bench_iters_for_size(const mf_bench_opts_t *opts, size_t size, int msgs_per_iter);
+
+/* Untimed, checked warm-up iterations for a size measured with iters timed iterations: at most
+ * opts.warmup, fewer for large messages whose check is slow, at least one unless opts.warmup
+ * is 0. */
+int mf_bench_warmup_for_size(const mf_bench_opts_t *opts, int iters);
+
+/* Measures one size: fills samples[0 .. opts.reps) with one number per timed repetition and
+ * returns the timed iterations per repetition it used. */
+typedef int (*mf_bench_measure_fn)(void *ctx, const mf_bench_opts_t *opts, size_t size,
+                                   double *samples);
+
+/* Runs measure for every size of opts, prints a JSON line per size and writes the JSON
+ * document (rank 0). Returns 0, or 1 if memory is short or the JSON file cannot be written. */
+int mf_bench_run_sizes(const mf_bench_info_t *info, const mf_bench_opts_t *opts, int rank,
+                       mf_bench_measure_fn measure, void *ctx);
+
+/* Median (sorts values in place), minimum and maximum of n > 0 values into *result. */
+void mf_bench_summarize(double *values, int n, mf_bench_result_t *result);
+
+/* Page-aligned allocation of at least size bytes (one byte if size is 0), zero-filled so the
+ * pages are mapped before timing. Aborts the job if memory is short. */
+void *mf_bench_alloc(size_t size);
+
+/* Fills buf with a byte pattern that depends on seed and on each byte's offset. */
+void mf_bench_fill(void *buf, size_t size, unsigned seed);
+
+/* Checks buf holds the pattern mf_bench_fill(buf, size, seed) wrote; on a mismatch prints the
+ * first bad byte and aborts the job, since every later number would be meaningless. */
+void mf_bench_verify(const void *buf, size_t size, unsigned seed, const char *name);
+
+/* Aborts the job (MPI_Abort, then exit in case MPI_Abort returns). */
+void mf_bench_abort(void) __attribute__((noreturn));
+
+/* Aborts the job with a message naming the MPI call when rc is not MPI_SUCCESS. Benchmarks
+ * keep the default error handler too; this also covers MPIs that return instead of abort. */
+void mf_bench_mpi_ok(int rc, const char *call);
+
+/* Prints one JSON line for result on stdout (rank 0 calls this as each size finishes). */
+void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opts,
+                         const mf_bench_result_t *result);
+
+/* Writes the JSON document with every result to opts.json_path (if set). Returns 0 or -1 after
+ * printing why the file could not be written. */
+int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts,
+                        const mf_bench_result_t *results, int nresults);
+
+#endif /* MF_BENCH_UTIL_H */
