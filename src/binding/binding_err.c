@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #define ERR_CLASS_BITS 6
-#define ERR_SLOTS 255
+#define ERR_SLOTS      255
 
 static struct {
     pthread_mutex_t lock;
@@ -89,7 +89,6 @@ static const char *const class_strings[] = {
     [MPI_ERR_UNSUPPORTED_OPERATION] = "unsupported operation",
     [MPI_ERR_VALUE_TOO_LARGE] = "value too large",
     [MPI_ERR_WIN] = "invalid window",
-    [MPI_ERR_ERRHANDLER] = "invalid error handler",
     [MPI_ERR_ABI] = "ABI information already set or inconsistent",
 };
 
@@ -102,7 +101,7 @@ static int class_valid(int c)
 
 int mf_err_code(int error_class, const char *func, const char *fmt, ...)
 {
-    char reason[MPI_MAX_ERROR_STRING];
+    char reason[MPI_MAX_ERROR_STRING / 2];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
@@ -200,9 +199,9 @@ int mf_check_initialized(const char *func)
     int state = atomic_load_explicit(&mf_global.state, memory_order_acquire);
     if (MF_LIKELY(state == MF_STATE_READY))
         return MPI_SUCCESS;
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_OTHER, func, "called %s",
-                                          state == MF_STATE_UNINIT ? "before MPI_Init"
-                                                                   : "after MPI_Finalize"));
+    return mf_err_raise(
+        NULL, mf_err_code(MPI_ERR_OTHER, func, "called %s",
+                          state == MF_STATE_UNINIT ? "before MPI_Init" : "after MPI_Finalize"));
 }
 
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
@@ -223,8 +222,8 @@ int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count
 {
     if (MF_LIKELY(count >= 0))
         return MPI_SUCCESS;
-    return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func, "argument %s=%lld is negative",
-                                          arg, (long long)count));
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func, "argument %s=%lld is negative", arg,
+                                          (long long)count));
 }
 
 int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
@@ -236,19 +235,19 @@ int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Da
         return MPI_SUCCESS;
     }
     if (dt == MPI_DATATYPE_NULL)
-        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
-                                              "argument %s is MPI_DATATYPE_NULL", arg));
+        return mf_err_raise(
+            comm, mf_err_code(MPI_ERR_TYPE, func, "argument %s is MPI_DATATYPE_NULL", arg));
     if (info != NULL)
         return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
-                                              "argument %s: %s is not supported by this build",
-                                              arg, info->name));
+                                              "argument %s: %s is not supported by this build", arg,
+                                              info->name));
     if (!mf_handle_is_predefined(dt))
         return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
                                               "argument %s: derived datatypes are not "
                                               "supported yet",
                                               arg));
-    return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
-                                          "argument %s: not a valid datatype handle", arg));
+    return mf_err_raise(
+        comm, mf_err_code(MPI_ERR_TYPE, func, "argument %s: not a valid datatype handle", arg));
 }
 
 int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
@@ -318,9 +317,9 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_string",
                                               "argument string or resultlen is NULL"));
     if (code_class(errorcode) < 0)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_string",
-                                              "argument errorcode=%d is not an error code",
-                                              errorcode));
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Error_string",
+                                        "argument errorcode=%d is not an error code", errorcode));
     code_string(errorcode, string, MPI_MAX_ERROR_STRING);
     *resultlen = (int)strlen(string);
     return MPI_SUCCESS;
@@ -331,12 +330,12 @@ int PMPI_Error_class(int errorcode, int *errorclass)
 {
     int c = code_class(errorcode);
     if (c < 0)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_class",
-                                              "argument errorcode=%d is not an error code",
-                                              errorcode));
-    if (errorclass == NULL)
         return mf_err_raise(NULL,
-                            mf_err_code(MPI_ERR_ARG, "MPI_Error_class", "argument errorclass is NULL"));
+                            mf_err_code(MPI_ERR_ARG, "MPI_Error_class",
+                                        "argument errorcode=%d is not an error code", errorcode));
+    if (errorclass == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_ARG, "MPI_Error_class", "argument errorclass is NULL"));
     *errorclass = c;
     return MPI_SUCCESS;
 }
@@ -349,8 +348,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
     if (rc != MPI_SUCCESS)
         return rc;
     if (fn == NULL || errhandler == NULL)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                              "argument %s is NULL",
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
                                               fn == NULL ? "comm_errhandler_fn" : "errhandler"));
     struct MPI_ABI_Errhandler *eh = mf_calloc(1, sizeof(*eh), "error handler");
     if (eh == NULL)
@@ -373,8 +371,8 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(errhandler))
-        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
-                                           "argument errhandler is not a valid error handler"));
+        return mf_err_raise(
+            c, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
     mf_errhandler_retain(errhandler);
     MPI_Errhandler old = atomic_exchange(&c->errhandler, errhandler);
     mf_errhandler_release(old);

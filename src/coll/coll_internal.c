@@ -18,9 +18,9 @@ mf_status_t mf_coll_barrier(mf_comm_t *comm)
     int size = comm->size, rank = comm->rank;
     char token = 0, in;
     for (int dist = 1; dist < size; dist <<= 1) {
-        mf_status_t status = mf_pt2pt_sendrecv_internal(&token, 1, (rank + dist) % size, &in, 1,
-                                                        (rank - dist + size) % size, TAG_BARRIER,
-                                                        comm);
+        mf_status_t status =
+            mf_pt2pt_sendrecv_internal(&token, 1, (rank + dist) % size, &in, 1,
+                                       (rank - dist + size) % size, TAG_BARRIER, comm);
         if (status != MF_OK)
             return status;
     }
@@ -83,9 +83,9 @@ mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, 
     for (int i = 0; i < size - 1; i++) {
         int send_block = (rank - i + size) % size;
         int recv_block = (rank - i - 1 + size) % size;
-        mf_status_t status = mf_pt2pt_sendrecv_internal(
-            out + (size_t)send_block * len, len, right, out + (size_t)recv_block * len, len, left,
-            TAG_ALLGATHER, comm);
+        mf_status_t status = mf_pt2pt_sendrecv_internal(out + (size_t)send_block * len, len, right,
+                                                        out + (size_t)recv_block * len, len, left,
+                                                        TAG_ALLGATHER, comm);
         if (status != MF_OK)
             return status;
     }

@@ -85,9 +85,9 @@ int mf_errhandler_valid(MPI_Errhandler eh);
 
 /* ---- communicators ----------------------------------------------------------------------- */
 
-#define MF_CONTEXT_MAX 4096 /* live communicators per process */
+#define MF_CONTEXT_MAX   4096 /* live communicators per process */
 #define MF_CONTEXT_WORLD 0
-#define MF_CONTEXT_SELF 1
+#define MF_CONTEXT_SELF  1
 
 struct MPI_ABI_Comm {
     uint32_t kind;
@@ -178,7 +178,7 @@ struct MPI_ABI_Request {
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
     uint8_t cancelled;
-    uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
+    uint8_t internal; /* owned by the library (buffered sends); never seen by the user */
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */
@@ -230,9 +230,9 @@ void mf_status_set_empty(MPI_Status *status);
 /* ---- predefined datatypes ---------------------------------------------------------------- */
 
 typedef struct mf_dtype_info {
-    int size;    /* bytes of data; MPI_UNDEFINED when the type is not supported */
-    int extent;  /* bytes spanned, including padding of pair types */
-    int nbasic;  /* basic elements per item (2 for pair types) */
+    int size;   /* bytes of data; MPI_UNDEFINED when the type is not supported */
+    int extent; /* bytes spanned, including padding of pair types */
+    int nbasic; /* basic elements per item (2 for pair types) */
     const char *name;
 } mf_dtype_info_t;
 

@@ -44,8 +44,7 @@ mf_status_t mf_comm_init_builtin(void)
 {
     memset(comms.used, 0, sizeof(comms.used));
     comms.used[0] |= (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF);
-    comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, mf_global.world_rank, mf_global.world_size,
-               NULL);
+    comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, mf_global.world_rank, mf_global.world_size, NULL);
     snprintf(mf_comm_world.name, sizeof(mf_comm_world.name), "MPI_COMM_WORLD");
     int *self_rank = mf_malloc(sizeof(int), "self communicator");
     if (self_rank == NULL)
@@ -133,12 +132,15 @@ static mf_status_t ctx_agree(mf_comm_t *parent, unsigned *id_p)
         mf_status_t status = mf_coll_allreduce_band(parent, mask, CTX_WORDS);
         if (status != MF_OK)
             return status;
-        unsigned start = (parent->context_id * 2654435761u + parent->create_seq * 40503u +
-                          attempt * 977u) % MF_CONTEXT_MAX;
+        unsigned start =
+            (parent->context_id * 2654435761u + parent->create_seq * 40503u + attempt * 977u) %
+            MF_CONTEXT_MAX;
         int id = ctx_pick(mask, start);
         if (id < 0) {
-            mf_log(MF_LOG_ERROR, "comm", "no context id is free on all %d processes (at most %d "
-                   "communicators may exist at once)", parent->size, MF_CONTEXT_MAX);
+            mf_log(MF_LOG_ERROR, "comm",
+                   "no context id is free on all %d processes (at most %d "
+                   "communicators may exist at once)",
+                   parent->size, MF_CONTEXT_MAX);
             return MF_ERR_NO_MEMORY;
         }
         /* Another thread of this process may have taken the id since the snapshot. */

@@ -12,11 +12,28 @@
 #include <stddef.h>
 #include <wchar.h>
 
-#define PAIR_EXTENT(t1, t2) ((int)sizeof(struct { t1 a; t2 b; }))
-#define T(handle, sz, ext, n) [(handle)&0xff] = {(sz), (ext), (n), #handle}
+#define PAIR_EXTENT(t1, t2)                                                                        \
+    ((int)sizeof(struct {                                                                          \
+        t1 a;                                                                                      \
+        t2 b;                                                                                      \
+    }))
+typedef struct dtype_entry {
+    MPI_Datatype handle;
+    mf_dtype_info_t info;
+} dtype_entry_t;
+
+#define T(handle, sz, ext, n)                                                                      \
+    {                                                                                              \
+        (handle),                                                                                  \
+        {                                                                                          \
+            (sz), (ext), (n), #handle                                                              \
+        }                                                                                          \
+    }
 #define S(handle, type) T(handle, (int)sizeof(type), (int)sizeof(type), 1)
 
-static const mf_dtype_info_t predefined[256] = {
+/* Handles are pointer constants, so the lookup table indexed by handle is filled from this
+ * list when the library is loaded. */
+static const dtype_entry_t entries[] = {
     S(MPI_AINT, MPI_Aint),
     S(MPI_COUNT, MPI_Count),
     S(MPI_OFFSET, MPI_Offset),
@@ -52,8 +69,8 @@ static const mf_dtype_info_t predefined[256] = {
     T(MPI_LONG_INT, (int)(sizeof(long) + sizeof(int)), PAIR_EXTENT(long, int), 2),
     T(MPI_2INT, (int)(2 * sizeof(int)), PAIR_EXTENT(int, int), 2),
     T(MPI_SHORT_INT, (int)(sizeof(short) + sizeof(int)), PAIR_EXTENT(short, int), 2),
-    T(MPI_LONG_DOUBLE_INT, (int)(sizeof(long double) + sizeof(int)),
-      PAIR_EXTENT(long double, int), 2),
+    T(MPI_LONG_DOUBLE_INT, (int)(sizeof(long double) + sizeof(int)), PAIR_EXTENT(long double, int),
+      2),
     T(MPI_2REAL, 8, 8, 2),
     T(MPI_2DOUBLE_PRECISION, 16, 16, 2),
     T(MPI_2INTEGER, 8, 8, 2),
@@ -91,6 +108,14 @@ static const mf_dtype_info_t predefined[256] = {
     T(MPI_COMPLEX16, 16, 16, 1),
     T(MPI_COMPLEX32, 32, 32, 1),
 };
+
+static mf_dtype_info_t predefined[256];
+
+__attribute__((constructor)) static void dtype_table_init(void)
+{
+    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+        predefined[(uintptr_t)entries[i].handle & 0xff] = entries[i].info;
+}
 
 const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt)
 {

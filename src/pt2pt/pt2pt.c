@@ -21,9 +21,9 @@ static mf_request_t *req_of_op(mf_vci_op_t *op)
 
 static struct {
     pthread_mutex_t lock;
-    void *buf;       /* what the user attached (or MPI_BUFFER_AUTOMATIC) */
-    size_t size;     /* attached size in bytes */
-    size_t used;     /* bytes charged by buffered sends in flight */
+    void *buf;   /* what the user attached (or MPI_BUFFER_AUTOMATIC) */
+    size_t size; /* attached size in bytes */
+    size_t used; /* bytes charged by buffered sends in flight */
     int attached;
 } bsend = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -189,8 +189,8 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
     return status;
 }
 
-static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source,
-                                     int tag, unsigned ctx)
+static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source, int tag,
+                                     unsigned ctx)
 {
     uint64_t match, mask;
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
@@ -225,9 +225,8 @@ mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t
 
 /* ---- persistent requests ----------------------------------------------------------------- */
 
-static mf_status_t persistent_create(mf_req_type_t type, void *buf, size_t len, int peer,
-                                     int tag, mf_comm_t *comm, mf_send_mode_t mode,
-                                     mf_request_t **req_p)
+static mf_status_t persistent_create(mf_req_type_t type, void *buf, size_t len, int peer, int tag,
+                                     mf_comm_t *comm, mf_send_mode_t mode, mf_request_t **req_p)
 {
     mf_vci_t *vci = comm->vci;
     mf_vci_lock(vci);
@@ -302,8 +301,7 @@ static mf_status_t wait_and_release(mf_request_t *req)
     return status;
 }
 
-mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag,
-                                   mf_comm_t *comm)
+mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm)
 {
     mf_request_t *req;
     mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
@@ -314,8 +312,8 @@ mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int ta
 mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm)
 {
     mf_request_t *req;
-    mf_status_t status = mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm),
-                                        &req);
+    mf_status_t status =
+        mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
     return status != MF_OK ? status : wait_and_release(req);
 }
 
@@ -323,8 +321,8 @@ mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, 
                                        size_t rlen, int source, int tag, mf_comm_t *comm)
 {
     mf_request_t *rreq, *sreq;
-    mf_status_t status = mf_pt2pt_irecv(rbuf, rlen, source, tag, comm,
-                                        mf_comm_ctx_internal(comm), &rreq);
+    mf_status_t status =
+        mf_pt2pt_irecv(rbuf, rlen, source, tag, comm, mf_comm_ctx_internal(comm), &rreq);
     if (status != MF_OK)
         return status;
     status = mf_pt2pt_isend(sbuf, slen, dest, tag, comm, mf_comm_ctx_internal(comm),

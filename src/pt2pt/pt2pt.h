@@ -16,12 +16,12 @@
 
 #include <stdint.h>
 
-#define MF_PT2PT_TAG_BITS 24
-#define MF_PT2PT_SRC_BITS 24
-#define MF_PT2PT_CTX_BITS 16
-#define MF_PT2PT_TAG_UB ((1 << MF_PT2PT_TAG_BITS) - 1)
+#define MF_PT2PT_TAG_BITS  24
+#define MF_PT2PT_SRC_BITS  24
+#define MF_PT2PT_CTX_BITS  16
+#define MF_PT2PT_TAG_UB    ((1 << MF_PT2PT_TAG_BITS) - 1)
 #define MF_PT2PT_MAX_RANKS (1 << MF_PT2PT_SRC_BITS)
-#define MF_PT2PT_ANY (-1) /* wildcard for source or tag in receives and probes */
+#define MF_PT2PT_ANY       (-1) /* wildcard for source or tag in receives and probes */
 
 static inline uint64_t mf_pt2pt_tag_make(unsigned ctx, int src, int tag)
 {
@@ -40,8 +40,7 @@ static inline int mf_pt2pt_tag_tag(uint64_t tag)
 }
 
 /* The (tag, mask) pair a receive matches with; src/tag may be MF_PT2PT_ANY. */
-static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_p,
-                                  uint64_t *mask_p)
+static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_p, uint64_t *mask_p)
 {
     uint64_t mask = ~(uint64_t)0;
     if (src == MF_PT2PT_ANY) {
@@ -75,8 +74,7 @@ mf_status_t mf_pt2pt_send_init(const void *buf, size_t len, int dest, int tag, m
 mf_status_t mf_pt2pt_recv_init(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                                mf_request_t **req_p);
 /* Blocking helpers for library-internal traffic (collectives used by communicator creation). */
-mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag,
-                                   mf_comm_t *comm);
+mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm);
 mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm);
 mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
                                        size_t rlen, int source, int tag, mf_comm_t *comm);

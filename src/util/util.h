@@ -80,10 +80,10 @@ void *mf_calloc(size_t n, size_t size, const char *what);
  * values are parsed at init (mf_params_load) and an invalid value is an error, an unknown
  * MANIFOLD_* variable a warning. */
 typedef struct mf_params {
-    int param_check;       /* MANIFOLD_PARAM_CHECK */
-    int vci_count;         /* MANIFOLD_VCI_COUNT */
-    int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
-    int print_params;      /* MANIFOLD_PRINT_PARAMS */
+    int param_check;    /* MANIFOLD_PARAM_CHECK */
+    int vci_count;      /* MANIFOLD_VCI_COUNT */
+    int progress_sweep; /* MANIFOLD_PROGRESS_SWEEP_POLLS */
+    int print_params;   /* MANIFOLD_PRINT_PARAMS */
 } mf_params_t;
 
 extern mf_params_t mf_params;

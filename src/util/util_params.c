@@ -54,8 +54,9 @@ static mf_status_t param_parse(const param_def_t *def, const char *text)
     errno = 0;
     long v = strtol(text, &end, 0);
     if (errno != 0 || end == text || *end != '\0' || v < def->min || v > def->max) {
-        mf_log(MF_LOG_ERROR, "params", "MANIFOLD_%s='%s' is invalid: expected an integer in [%d, %d]",
-               def->name, text, def->min, def->max);
+        mf_log(MF_LOG_ERROR, "params",
+               "MANIFOLD_%s='%s' is invalid: expected an integer in [%d, %d]", def->name, text,
+               def->min, def->max);
         return MF_ERR_INVALID;
     }
     *def->value = (int)v;

@@ -224,8 +224,7 @@ static ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
     };
     ucs_status_t st = ucp_ep_create(vci->worker, &params, &vci->eps[peer]);
     if (st != UCS_OK) {
-        mf_log(MF_LOG_ERROR, "vci", "cannot connect to rank %d: %s", peer,
-               ucs_status_string(st));
+        mf_log(MF_LOG_ERROR, "vci", "cannot connect to rank %d: %s", peer, ucs_status_string(st));
         *status_p = status_from_ucs(st);
         return NULL;
     }
@@ -298,8 +297,8 @@ mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_
 {
     ucp_tag_recv_info_t info;
     ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FIELD_RECV_INFO,
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
         .cb.recv = recv_done_cb,
         .user_data = op,
         .recv_info.tag_info = &info,
@@ -394,4 +393,9 @@ void mf_vci_stats_get(const mf_vci_t *vci, mf_vci_stats_t *stats)
     stats->lock_acquired = atomic_load_explicit(&vci->lock_acquired, memory_order_relaxed);
     stats->lock_contended = atomic_load_explicit(&vci->lock_contended, memory_order_relaxed);
     stats->global_sweeps = atomic_load_explicit(&vci->global_sweeps, memory_order_relaxed);
+}
+
+void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release)
+{
+    ucp_get_version(major, minor, release);
 }

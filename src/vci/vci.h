@@ -94,6 +94,9 @@ unsigned mf_vci_progress_locked(mf_vci_t *vci);
  * on travels on another. Counted in the per-VCI statistics. */
 unsigned mf_vci_progress_others(mf_vci_t *self);
 
+/* Version of the transport library, for MPI_Get_library_version. */
+void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release);
+
 /* Per-VCI counters, read without the lock (approximate while traffic runs). */
 typedef struct mf_vci_stats {
     uint64_t sends, recvs, lock_acquired, lock_contended, global_sweeps;

@@ -1,0 +1,523 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: environment entry points (init/finalize, queries, timers, version, abort),
+ * basic communicator management (rank, size, dup, split, free, names, predefined attributes,
+ * barrier) and the sizes of predefined datatypes.
+ */
+#include "binding.h"
+
+#include "coll.h"
+#include "pt2pt.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int init_common(const char *func, int required, int *provided)
+{
+    pthread_mutex_lock(&init_lock);
+    int state = atomic_load(&mf_global.state);
+    if (state != MF_STATE_UNINIT) {
+        pthread_mutex_unlock(&init_lock);
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_OTHER, func, "MPI is already %s",
+                                        state == MF_STATE_READY ? "initialized" : "finalized"));
+    }
+    int level;
+    mf_status_t status = mf_init(required, &level);
+    pthread_mutex_unlock(&init_lock);
+    if (status != MF_OK) {
+        /* Nothing can report the error through a handler yet: say why and fail. */
+        fprintf(stderr, "manifold: %s failed: %s\n", func, mf_status_str(status));
+        return MPI_ERR_OTHER;
+    }
+    if (provided != NULL)
+        *provided = level;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Init = PMPI_Init
+int PMPI_Init(int *argc, char ***argv)
+{
+    return init_common("MPI_Init", MPI_THREAD_SINGLE, NULL);
+}
+
+#pragma weak MPI_Init_thread = PMPI_Init_thread
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    if (required != MPI_THREAD_SINGLE && required != MPI_THREAD_FUNNELED &&
+        required != MPI_THREAD_SERIALIZED && required != MPI_THREAD_MULTIPLE) {
+        fprintf(stderr,
+                "manifold: MPI_Init_thread: argument required=%d is not a thread "
+                "level\n",
+                required);
+        return MPI_ERR_ARG;
+    }
+    if (provided == NULL) {
+        fprintf(stderr, "manifold: MPI_Init_thread: argument provided is NULL\n");
+        return MPI_ERR_ARG;
+    }
+    return init_common("MPI_Init_thread", required, provided);
+}
+
+#pragma weak MPI_Finalize = PMPI_Finalize
+int PMPI_Finalize(void)
+{
+    static const char func[] = "MPI_Finalize";
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&init_lock);
+    mf_status_t status = mf_finalize();
+    pthread_mutex_unlock(&init_lock);
+    if (status != MF_OK) {
+        fprintf(stderr, "manifold: %s: %s\n", func, mf_status_str(status));
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Initialized = PMPI_Initialized
+int PMPI_Initialized(int *flag)
+{
+    if (flag == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Initialized", "argument flag is NULL"));
+    *flag = atomic_load(&mf_global.state) != MF_STATE_UNINIT;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Finalized = PMPI_Finalized
+int PMPI_Finalized(int *flag)
+{
+    if (flag == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Finalized", "argument flag is NULL"));
+    *flag = atomic_load(&mf_global.state) == MF_STATE_FINALIZED;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Query_thread = PMPI_Query_thread
+int PMPI_Query_thread(int *provided)
+{
+    int rc = mf_check_initialized("MPI_Query_thread");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Query_thread", NULL, provided, "provided");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *provided = mf_global.thread_level;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Is_thread_main = PMPI_Is_thread_main
+int PMPI_Is_thread_main(int *flag)
+{
+    int rc = mf_check_initialized("MPI_Is_thread_main");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Is_thread_main", NULL, flag, "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *flag = pthread_equal(pthread_self(), mf_global.main_thread);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abort = PMPI_Abort
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "MPI_Abort called by rank %d with error code %d",
+             mf_global.world_rank, errorcode);
+    if (!mf_is_initialized()) {
+        fprintf(stderr, "manifold: %s\n", msg);
+        _exit(errorcode & 0xff ? errorcode & 0xff : 1);
+    }
+    /* Aborting a sub-communicator ends the whole job, which the standard allows. */
+    mf_abort(errorcode, msg);
+}
+
+#pragma weak MPI_Wtime = PMPI_Wtime
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#pragma weak MPI_Wtick = PMPI_Wtick
+double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (name == NULL || resultlen == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Get_processor_name",
+                                              "argument name or resultlen is NULL"));
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) != 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_version = PMPI_Get_version
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (version == NULL || subversion == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Get_version",
+                                              "argument version or subversion is NULL"));
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    if (version == NULL || resultlen == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Get_library_version",
+                                              "argument version or resultlen is NULL"));
+    unsigned major, minor, release;
+    mf_vci_transport_version(&major, &minor, &release);
+    *resultlen = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                          "Manifold MPI %s (MPI %d.%d, standard ABI %d.%d, UCX %u.%u.%u)",
+                          MF_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION, MPI_ABI_VERSION,
+                          MPI_ABI_SUBVERSION, major, minor, release);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abi_get_version = PMPI_Abi_get_version
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    if (abi_major == NULL || abi_minor == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Abi_get_version",
+                                              "argument abi_major or abi_minor is NULL"));
+    *abi_major = MPI_ABI_VERSION;
+    *abi_minor = MPI_ABI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+/* ---- communicators ----------------------------------------------------------------------- */
+
+#pragma weak MPI_Comm_rank = PMPI_Comm_rank
+int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+{
+    static const char func[] = "MPI_Comm_rank";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, rank, "rank");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_size = PMPI_Comm_size
+int PMPI_Comm_size(MPI_Comm comm, int *size)
+{
+    static const char func[] = "MPI_Comm_size";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, size, "size");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_dup = PMPI_Comm_dup
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_dup";
+    mf_comm_t *c, *out;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, newcomm, "newcomm");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_status_t status = mf_comm_dup(c, &out);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot create the communicator");
+    *newcomm = out;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_split = PMPI_Comm_split
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    static const char func[] = "MPI_Comm_split";
+    mf_comm_t *c, *out;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, newcomm, "newcomm");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (color < 0 && color != MPI_UNDEFINED)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
+                                           "argument color=%d is negative and not "
+                                           "MPI_UNDEFINED",
+                                           color));
+    mf_status_t status = mf_comm_split(c, color, key, &out);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot create the communicator");
+    *newcomm = out != NULL ? out : MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_free = PMPI_Comm_free
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    static const char func[] = "MPI_Comm_free";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, comm, "comm");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, *comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (c == &mf_comm_world || c == &mf_comm_self)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_COMM, func,
+                                           "argument comm: %s is predefined and cannot be freed",
+                                           c->name));
+    mf_comm_free(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    static const char func[] = "MPI_Comm_set_name";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, comm_name, "comm_name");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&c->name_lock);
+    snprintf(c->name, sizeof(c->name), "%s", comm_name);
+    pthread_mutex_unlock(&c->name_lock);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    static const char func[] = "MPI_Comm_get_name";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, comm_name, "comm_name");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, resultlen, "resultlen");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&c->name_lock);
+    *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    pthread_mutex_unlock(&c->name_lock);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_compare = PMPI_Comm_compare
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    static const char func[] = "MPI_Comm_compare";
+    mf_comm_t *a, *b;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm1, &a);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm2, &b);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, a, result, "result");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    int same_order = a->size == b->size, same_set = a->size == b->size;
+    for (int i = 0; same_set && i < a->size; i++) {
+        int w = mf_comm_world_rank(a, i), found = 0;
+        if (w != mf_comm_world_rank(b, i))
+            same_order = 0;
+        for (int j = 0; j < b->size && !found; j++)
+            found = mf_comm_world_rank(b, j) == w;
+        same_set = found;
+    }
+    *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Barrier = PMPI_Barrier
+int PMPI_Barrier(MPI_Comm comm)
+{
+    static const char func[] = "MPI_Barrier";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_status_t status = mf_coll_barrier(c);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "barrier failed");
+    return MPI_SUCCESS;
+}
+
+/* Values of the predefined attributes: the standard hands out pointers to them. */
+static int attr_tag_ub = MF_PT2PT_TAG_UB, attr_host = MPI_PROC_NULL, attr_io = MPI_ANY_SOURCE,
+           attr_wtime_global = 0, attr_appnum, attr_universe, attr_lastusedcode = MPI_ERR_LASTCODE;
+
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    static const char func[] = "MPI_Comm_get_attr";
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, attribute_val, "attribute_val");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, flag, "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int *value = NULL;
+    switch (comm_keyval) {
+    case MPI_TAG_UB: value = &attr_tag_ub; break;
+    case MPI_HOST: value = &attr_host; break;
+    case MPI_IO: value = &attr_io; break;
+    case MPI_WTIME_IS_GLOBAL: value = &attr_wtime_global; break;
+    case MPI_APPNUM:
+        attr_appnum = mf_global.appnum;
+        value = mf_global.appnum >= 0 ? &attr_appnum : NULL;
+        break;
+    case MPI_UNIVERSE_SIZE:
+        attr_universe = mf_global.world_size;
+        value = &attr_universe;
+        break;
+    case MPI_LASTUSEDCODE: value = &attr_lastusedcode; break;
+    default:
+        return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
+                                           "argument comm_keyval=%d: user attributes are not "
+                                           "supported yet",
+                                           comm_keyval));
+    }
+    /* Predefined attributes are cached on MPI_COMM_WORLD only. */
+    *flag = value != NULL && c == &mf_comm_world;
+    if (*flag)
+        *(int **)attribute_val = value;
+    return MPI_SUCCESS;
+}
+
+/* ---- predefined datatype sizes ----------------------------------------------------------- */
+
+static int type_info(const char *func, MPI_Datatype dt, const mf_dtype_info_t **info_p)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (info != NULL) {
+        *info_p = info;
+        return MPI_SUCCESS;
+    }
+    size_t unused;
+    return mf_check_datatype(func, NULL, "datatype", dt, 0, &unused);
+}
+
+#pragma weak MPI_Type_size = PMPI_Type_size
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    const mf_dtype_info_t *info;
+    int rc = type_info("MPI_Type_size", datatype, &info);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Type_size", NULL, size, "size");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = info->size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    const mf_dtype_info_t *info;
+    int rc = type_info("MPI_Type_size_c", datatype, &info);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Type_size_c", NULL, size, "size");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = info->size;
+    return MPI_SUCCESS;
+}
+
+static int extent_common(const char *func, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *ext)
+{
+    const mf_dtype_info_t *info;
+    int rc = type_info(func, datatype, &info);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *lb = 0;
+    *ext = info->size > 0 ? info->extent : 0;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    MPI_Count l, e;
+    int rc = extent_common("MPI_Type_get_extent", datatype, &l, &e);
+    if (rc == MPI_SUCCESS && (lb == NULL || extent == NULL))
+        rc = mf_check_ptr("MPI_Type_get_extent", NULL, NULL, "lb or extent");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *lb = (MPI_Aint)l;
+    *extent = (MPI_Aint)e;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    int rc = MPI_SUCCESS;
+    if (lb == NULL || extent == NULL)
+        rc = mf_check_ptr("MPI_Type_get_extent_c", NULL, NULL, "lb or extent");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return extent_common("MPI_Type_get_extent_c", datatype, lb, extent);
+}
+
+#pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    MPI_Count l, e;
+    int rc = extent_common("MPI_Type_get_true_extent", datatype, &l, &e);
+    if (rc == MPI_SUCCESS && (true_lb == NULL || true_extent == NULL))
+        rc = mf_check_ptr("MPI_Type_get_true_extent", NULL, NULL, "true_lb or true_extent");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *true_lb = (MPI_Aint)l;
+    *true_extent = (MPI_Aint)e;
+    return MPI_SUCCESS;
+}

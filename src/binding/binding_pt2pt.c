@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: point-to-point entry points. Each family (send modes; blocking, immediate and
+ * persistent forms; int and large-count variants) shares one checked implementation; the entry
+ * points only name themselves and pass their arguments on.
+ */
+#include "binding.h"
+
+#include "pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { OP_BLOCKING, OP_IMMEDIATE, OP_PERSISTENT } op_form_t;
+
+static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_Count count,
+                          MPI_Datatype dt, int rank, int tag, int is_send, mf_comm_t **comm_p,
+                          size_t *bytes_p)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, comm_p);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_comm_t *c = *comm_p;
+    if (!mf_global.param_check) {
+        const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+        *bytes_p = info != NULL ? (size_t)count * (size_t)info->extent : 0;
+        return info != NULL ? MPI_SUCCESS : mf_check_datatype(func, c, "datatype", dt, 0, bytes_p);
+    }
+    rc = mf_check_count(func, c, "count", count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, "datatype", dt, count, bytes_p);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_buffer(func, c, "buf", buf, *bytes_p);
+    if (rc == MPI_SUCCESS)
+        rc = is_send ? mf_check_dest(func, c, "dest", rank)
+                     : mf_check_source(func, c, "source", rank);
+    if (rc == MPI_SUCCESS)
+        rc = is_send ? mf_check_send_tag(func, c, tag) : mf_check_recv_tag(func, c, tag);
+    return rc;
+}
+
+/* Wait for a request the binding created itself and report its outcome. */
+static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, MPI_Status *status)
+{
+    mf_request_wait_done(req);
+    int err = mf_request_complete(&req, status, 1);
+    if (err == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(err, func, "the operation failed"));
+}
+
+static int send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
+                       int dest, int tag, MPI_Comm comm, mf_send_mode_t mode, op_form_t form,
+                       MPI_Request *request)
+{
+    mf_comm_t *c;
+    size_t bytes;
+    int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
+    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_request_t *req;
+    mf_status_t status;
+    if (form == OP_PERSISTENT)
+        status = mf_pt2pt_send_init(buf, bytes, dest, tag, c, mode, &req);
+    else
+        status = mf_pt2pt_isend(buf, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+    if (status == MF_ERR_NOT_FOUND && mode == MF_SEND_BUFFERED)
+        return mf_err_raise(
+            c, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached (MPI_Buffer_attach)"));
+    if (status == MF_ERR_NO_MEMORY && mode == MF_SEND_BUFFERED)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
+                                           "the attached buffer has no room for %zu bytes "
+                                           "(plus MPI_BSEND_OVERHEAD)",
+                                           bytes));
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot start the send");
+    if (form == OP_BLOCKING)
+        return finish_blocking(func, c, req, MPI_STATUS_IGNORE);
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+                       int tag, MPI_Comm comm, op_form_t form, MPI_Request *request, MPI_Status *st)
+{
+    mf_comm_t *c;
+    size_t bytes;
+    int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
+    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_request_t *req;
+    mf_status_t status;
+    if (form == OP_PERSISTENT)
+        status = mf_pt2pt_recv_init(buf, bytes, source, tag, c, &req);
+    else
+        status = mf_pt2pt_irecv(buf, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    if (form == OP_BLOCKING)
+        return finish_blocking(func, c, req, st);
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* ---- sends ------------------------------------------------------------------------------- */
+
+#define SEND_ARGS                                                                                  \
+    const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm
+#define SEND_ARGS_C                                                                                \
+    const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm
+#define SEND_PASS buf, count, datatype, dest, tag, comm
+
+#pragma weak MPI_Send = PMPI_Send
+int PMPI_Send(SEND_ARGS)
+{
+    return send_common("MPI_Send", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Send_c = PMPI_Send_c
+int PMPI_Send_c(SEND_ARGS_C)
+{
+    return send_common("MPI_Send_c", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Ssend = PMPI_Ssend
+int PMPI_Ssend(SEND_ARGS)
+{
+    return send_common("MPI_Ssend", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Ssend_c = PMPI_Ssend_c
+int PMPI_Ssend_c(SEND_ARGS_C)
+{
+    return send_common("MPI_Ssend_c", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Bsend = PMPI_Bsend
+int PMPI_Bsend(SEND_ARGS)
+{
+    return send_common("MPI_Bsend", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Bsend_c = PMPI_Bsend_c
+int PMPI_Bsend_c(SEND_ARGS_C)
+{
+    return send_common("MPI_Bsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Rsend = PMPI_Rsend
+int PMPI_Rsend(SEND_ARGS)
+{
+    return send_common("MPI_Rsend", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Rsend_c = PMPI_Rsend_c
+int PMPI_Rsend_c(SEND_ARGS_C)
+{
+    return send_common("MPI_Rsend_c", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL);
+}
+#pragma weak MPI_Isend = PMPI_Isend
+int PMPI_Isend(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Isend", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Isend_c = PMPI_Isend_c
+int PMPI_Isend_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Isend_c", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Issend = PMPI_Issend
+int PMPI_Issend(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Issend", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Issend_c = PMPI_Issend_c
+int PMPI_Issend_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Issend_c", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Ibsend = PMPI_Ibsend
+int PMPI_Ibsend(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Ibsend", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
+int PMPI_Ibsend_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Ibsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Irsend = PMPI_Irsend
+int PMPI_Irsend(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Irsend", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Irsend_c = PMPI_Irsend_c
+int PMPI_Irsend_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Irsend_c", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request);
+}
+#pragma weak MPI_Send_init = PMPI_Send_init
+int PMPI_Send_init(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Send_init", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Send_init_c = PMPI_Send_init_c
+int PMPI_Send_init_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Send_init_c", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Ssend_init = PMPI_Ssend_init
+int PMPI_Ssend_init(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Ssend_init", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
+int PMPI_Ssend_init_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Ssend_init_c", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Bsend_init = PMPI_Bsend_init
+int PMPI_Bsend_init(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Bsend_init", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
+int PMPI_Bsend_init_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Bsend_init_c", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Rsend_init = PMPI_Rsend_init
+int PMPI_Rsend_init(SEND_ARGS, MPI_Request *request)
+{
+    return send_common("MPI_Rsend_init", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request);
+}
+#pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
+int PMPI_Rsend_init_c(SEND_ARGS_C, MPI_Request *request)
+{
+    return send_common("MPI_Rsend_init_c", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request);
+}
+
+/* ---- receives ---------------------------------------------------------------------------- */
+
+#define RECV_ARGS void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm
+#define RECV_ARGS_C                                                                                \
+    void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm
+#define RECV_PASS buf, count, datatype, source, tag, comm
+
+#pragma weak MPI_Recv = PMPI_Recv
+int PMPI_Recv(RECV_ARGS, MPI_Status *status)
+{
+    return recv_common("MPI_Recv", RECV_PASS, OP_BLOCKING, NULL, status);
+}
+#pragma weak MPI_Recv_c = PMPI_Recv_c
+int PMPI_Recv_c(RECV_ARGS_C, MPI_Status *status)
+{
+    return recv_common("MPI_Recv_c", RECV_PASS, OP_BLOCKING, NULL, status);
+}
+#pragma weak MPI_Irecv = PMPI_Irecv
+int PMPI_Irecv(RECV_ARGS, MPI_Request *request)
+{
+    return recv_common("MPI_Irecv", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+}
+#pragma weak MPI_Irecv_c = PMPI_Irecv_c
+int PMPI_Irecv_c(RECV_ARGS_C, MPI_Request *request)
+{
+    return recv_common("MPI_Irecv_c", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+}
+#pragma weak MPI_Recv_init = PMPI_Recv_init
+int PMPI_Recv_init(RECV_ARGS, MPI_Request *request)
+{
+    return recv_common("MPI_Recv_init", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE);
+}
+#pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
+int PMPI_Recv_init_c(RECV_ARGS_C, MPI_Request *request)
+{
+    return recv_common("MPI_Recv_init_c", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE);
+}
+
+/* ---- sendrecv ---------------------------------------------------------------------------- */
+
+static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count sendcount,
+                           MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                           MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status *status)
+{
+    mf_comm_t *c;
+    size_t sbytes, rbytes;
+    int rc =
+        check_envelope(func, comm, sendbuf, sendcount, sendtype, dest, sendtag, 1, &c, &sbytes);
+    if (rc == MPI_SUCCESS)
+        rc = check_envelope(func, comm, recvbuf, recvcount, recvtype, source, recvtag, 0, &c,
+                            &rbytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_request_t *rreq, *sreq;
+    mf_status_t st =
+        mf_pt2pt_irecv(recvbuf, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    if (st != MF_OK)
+        return mf_err_from_status(c, st, func, "cannot post the receive");
+    st = mf_pt2pt_isend(sendbuf, sbytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
+                        &sreq);
+    if (st != MF_OK) {
+        finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
+        return mf_err_from_status(c, st, func, "cannot start the send");
+    }
+    rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
+    int rrc = finish_blocking(func, c, rreq, status);
+    return rrc != MPI_SUCCESS ? rrc : rc;
+}
+
+#pragma weak MPI_Sendrecv = PMPI_Sendrecv
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, status);
+}
+
+#pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_common("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, status);
+}
+
+static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
+                                   MPI_Datatype datatype, int dest, int sendtag, int source,
+                                   int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    mf_comm_t *c;
+    size_t bytes;
+    int rc = check_envelope(func, comm, buf, count, datatype, dest, sendtag, 1, &c, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &c, &bytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Receive into a temporary buffer while the send reads the user's, then copy over. */
+    void *tmp = malloc(bytes > 0 ? bytes : 1);
+    if (tmp == NULL)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
+                                           "cannot allocate %zu bytes for the exchange", bytes));
+    mf_request_t *rreq, *sreq;
+    mf_status_t st = mf_pt2pt_irecv(tmp, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    if (st != MF_OK) {
+        free(tmp);
+        return mf_err_from_status(c, st, func, "cannot post the receive");
+    }
+    st = mf_pt2pt_isend(buf, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, &sreq);
+    if (st != MF_OK) {
+        finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
+        free(tmp);
+        return mf_err_from_status(c, st, func, "cannot start the send");
+    }
+    rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
+    MPI_Status local;
+    int rrc = finish_blocking(func, c, rreq, &local);
+    if (rrc == MPI_SUCCESS || rrc == MPI_ERR_TRUNCATE) {
+        MPI_Count got = mf_status_bytes(&local);
+        memcpy(buf, tmp, (size_t)got);
+    }
+    if (status != MPI_STATUS_IGNORE) {
+        int err = status->MPI_ERROR;
+        *status = local;
+        status->MPI_ERROR = err;
+    }
+    free(tmp);
+    return rrc != MPI_SUCCESS ? rrc : rc;
+}
+
+#pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_common("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, status);
+}
+
+#pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    return sendrecv_replace_common("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, status);
+}
+
+/* ---- probes ------------------------------------------------------------------------------ */
+
+static int probe_common(const char *func, int source, int tag, MPI_Comm comm, int blocking,
+                        int *flag, MPI_Message *message, MPI_Status *status)
+{
+    mf_comm_t *c;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_source(func, c, "source", source);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_recv_tag(func, c, tag);
+    if (rc == MPI_SUCCESS && !blocking)
+        rc = mf_check_ptr(func, c, flag, "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int found;
+    mf_status_t st = message != NULL
+                         ? mf_pt2pt_mprobe(source, tag, c, blocking, &found, message, status)
+                         : mf_pt2pt_probe(source, tag, c, blocking, &found, status);
+    if (st != MF_OK)
+        return mf_err_from_status(c, st, func, "probe failed");
+    if (flag != NULL)
+        *flag = found;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Probe = PMPI_Probe
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe_common("MPI_Probe", source, tag, comm, 1, NULL, NULL, status);
+}
+
+#pragma weak MPI_Iprobe = PMPI_Iprobe
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return probe_common("MPI_Iprobe", source, tag, comm, 0, flag, NULL, status);
+}
+
+#pragma weak MPI_Mprobe = PMPI_Mprobe
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    if (message == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Mprobe", "argument message is NULL"));
+    return probe_common("MPI_Mprobe", source, tag, comm, 1, NULL, message, status);
+}
+
+#pragma weak MPI_Improbe = PMPI_Improbe
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                 MPI_Status *status)
+{
+    if (message == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, "MPI_Improbe", "argument message is NULL"));
+    int found = 0;
+    int rc = probe_common("MPI_Improbe", source, tag, comm, 0, &found, message, status);
+    if (rc == MPI_SUCCESS) {
+        *flag = found;
+        if (!found)
+            *message = MPI_MESSAGE_NULL;
+    }
+    return rc;
+}
+
+static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Message *message, int blocking, MPI_Request *request,
+                        MPI_Status *status)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, message, "message");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Message m = *message;
+    if (m == MPI_MESSAGE_NO_PROC) {
+        *message = MPI_MESSAGE_NULL;
+        mf_request_t *req = mf_request_proc_null(mf_vci_get(0));
+        if (blocking) {
+            mf_request_fill_status(req, status);
+            return MPI_SUCCESS;
+        }
+        *request = req;
+        return MPI_SUCCESS;
+    }
+    if (mf_handle_is_predefined(m) || m->kind != MF_KIND_MESSAGE)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
+                                              "argument message is not a matched message "
+                                              "(MPI_Mprobe/MPI_Improbe)"));
+    mf_comm_t *c = m->comm;
+    size_t bytes;
+    rc = mf_check_count(func, c, "count", count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, "datatype", datatype, count, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_buffer(func, c, "buf", buf, bytes);
+    if (rc == MPI_SUCCESS && !blocking)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_comm_retain(c); /* the message's reference goes away in imrecv */
+    mf_request_t *req;
+    mf_status_t st = mf_pt2pt_imrecv(buf, bytes, m, &req);
+    *message = MPI_MESSAGE_NULL;
+    if (st != MF_OK) {
+        rc = mf_err_from_status(c, st, func, "cannot receive the message");
+    } else if (blocking) {
+        rc = finish_blocking(func, c, req, status);
+    } else {
+        *request = req;
+    }
+    mf_comm_release(c);
+    return rc;
+}
+
+#pragma weak MPI_Mrecv = PMPI_Mrecv
+int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Status *status)
+{
+    return mrecv_common("MPI_Mrecv", buf, count, datatype, message, 1, NULL, status);
+}
+
+#pragma weak MPI_Mrecv_c = PMPI_Mrecv_c
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Status *status)
+{
+    return mrecv_common("MPI_Mrecv_c", buf, count, datatype, message, 1, NULL, status);
+}
+
+#pragma weak MPI_Imrecv = PMPI_Imrecv
+int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Request *request)
+{
+    return mrecv_common("MPI_Imrecv", buf, count, datatype, message, 0, request, MPI_STATUS_IGNORE);
+}
+
+#pragma weak MPI_Imrecv_c = PMPI_Imrecv_c
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                  MPI_Request *request)
+{
+    return mrecv_common("MPI_Imrecv_c", buf, count, datatype, message, 0, request,
+                        MPI_STATUS_IGNORE);
+}
+
+/* ---- buffer attach/detach ---------------------------------------------------------------- */
+
+static int attach_common(const char *func, void *buffer, MPI_Count size)
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (buffer != MPI_BUFFER_AUTOMATIC && (size < 0 || (buffer == NULL && size > 0)))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_BUFFER, func, "argument buffer/size: %s",
+                                              size < 0 ? "size is negative" : "buffer is NULL"));
+    if (mf_bsend_attach(buffer, (size_t)size) != MF_OK)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_BUFFER, func, "a buffer is already attached"));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Buffer_attach = PMPI_Buffer_attach
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return attach_common("MPI_Buffer_attach", buffer, size);
+}
+
+#pragma weak MPI_Buffer_attach_c = PMPI_Buffer_attach_c
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return attach_common("MPI_Buffer_attach_c", buffer, size);
+}
+
+static int detach_common(const char *func, void *buffer_addr, MPI_Count *size_p)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS && (buffer_addr == NULL || size_p == NULL))
+        rc = mf_check_ptr(func, NULL, NULL, "buffer_addr or size");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    void *buf;
+    size_t size;
+    if (mf_bsend_detach(&buf, &size) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached"));
+    *(void **)buffer_addr = buf;
+    *size_p = (MPI_Count)size;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count s;
+    int rc = detach_common("MPI_Buffer_detach", buffer_addr, size != NULL ? &s : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = (int)s;
+    return rc;
+}
+
+#pragma weak MPI_Buffer_detach_c = PMPI_Buffer_detach_c
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return detach_common("MPI_Buffer_detach_c", buffer_addr, size);
+}

@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: request completion (Wait/Test and their any/all/some forms, Request_get_status),
+ * Start/Startall, Request_free, Cancel, and the status queries (Get_count, Get_elements, the
+ * Status_set/get functions).
+ */
+#include "binding.h"
+
+#include "pt2pt.h"
+
+#include <stdlib.h>
+
+/* Inactive: MPI_REQUEST_NULL or a persistent request that was not started. */
+static int req_inactive(MPI_Request r)
+{
+    return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
+}
+
+static int check_request(const char *func, MPI_Request r, const char *arg)
+{
+    if (r == MPI_REQUEST_NULL || mf_request_get(r) != NULL)
+        return MPI_SUCCESS;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
+                                          "argument %s is not a valid request (freed or never "
+                                          "created)",
+                                          arg));
+}
+
+static int check_requests(const char *func, int count, MPI_Request reqs[])
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (count < 0)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_COUNT, func, "argument count=%d is negative", count));
+    if (count > 0 && reqs == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument array_of_requests is NULL"));
+    for (int i = 0; i < count; i++) {
+        rc = check_request(func, reqs[i], "array_of_requests[i]");
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+static int raise_request_error(const char *func, MPI_Request r, int err)
+{
+    return mf_err_raise(r->comm, mf_err_code(err, func, "the request's operation failed"));
+}
+
+/* Complete request *rp (known to be done), fill status, free it. Returns the error class. */
+static int complete_one(MPI_Request *rp, MPI_Status *status)
+{
+    if (req_inactive(*rp)) {
+        mf_status_set_empty(status);
+        return MPI_SUCCESS;
+    }
+    return mf_request_complete(rp, status, 1);
+}
+
+#pragma weak MPI_Wait = PMPI_Wait
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    static const char func[] = "MPI_Wait";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, request, "request");
+    if (rc == MPI_SUCCESS)
+        rc = check_request(func, *request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Request r = *request;
+    if (!req_inactive(r))
+        mf_request_wait_done(r);
+    int err = complete_one(request, status);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+}
+
+#pragma weak MPI_Test = PMPI_Test
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    static const char func[] = "MPI_Test";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS && (request == NULL || flag == NULL))
+        rc = mf_check_ptr(func, NULL, NULL, "request or flag");
+    if (rc == MPI_SUCCESS)
+        rc = check_request(func, *request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Request r = *request;
+    if (!req_inactive(r) && !mf_request_is_complete(r)) {
+        mf_vci_progress(r->vci);
+        if (!mf_request_is_complete(r)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    int err = complete_one(request, status);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+}
+
+#pragma weak MPI_Request_get_status = PMPI_Request_get_status
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    static const char func[] = "MPI_Request_get_status";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
+    if (rc == MPI_SUCCESS)
+        rc = check_request(func, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (req_inactive(request)) {
+        *flag = 1;
+        mf_status_set_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!mf_request_is_complete(request))
+        mf_vci_progress(request->vci);
+    *flag = mf_request_is_complete(request);
+    if (*flag)
+        mf_request_fill_status(request, status);
+    return MPI_SUCCESS;
+}
+
+/* One pass over the array: index of a completed active request, or -1; *nactive_p counts the
+ * active ones. */
+static int find_done(int count, MPI_Request reqs[], int *nactive_p)
+{
+    int nactive = 0;
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(reqs[i]))
+            continue;
+        nactive++;
+        if (mf_request_is_complete(reqs[i])) {
+            *nactive_p = nactive;
+            return i;
+        }
+    }
+    *nactive_p = nactive;
+    return -1;
+}
+
+/* Progress the VCIs of the active requests in the array (each once per call). */
+static void progress_requests(int count, MPI_Request reqs[], int *polls)
+{
+    mf_vci_t *last = NULL;
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(reqs[i]) || reqs[i]->vci == last)
+            continue;
+        last = reqs[i]->vci;
+        mf_progress_poke(last, polls);
+    }
+}
+
+static int any_common(const char *func, int count, MPI_Request reqs[], int *index, int *flag,
+                      MPI_Status *status, int blocking)
+{
+    int rc = check_requests(func, count, reqs);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, index, "index");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int polls = 0;
+    for (;;) {
+        int nactive, i = find_done(count, reqs, &nactive);
+        if (nactive == 0) {
+            *index = MPI_UNDEFINED;
+            if (flag != NULL)
+                *flag = 1;
+            mf_status_set_empty(status);
+            return MPI_SUCCESS;
+        }
+        if (i >= 0) {
+            MPI_Request r = reqs[i];
+            *index = i;
+            if (flag != NULL)
+                *flag = 1;
+            int err = mf_request_complete(&reqs[i], status, 1);
+            return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+        }
+        progress_requests(count, reqs, &polls);
+        if (!blocking && find_done(count, reqs, &nactive) < 0) {
+            *flag = 0;
+            *index = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+    }
+}
+
+#pragma weak MPI_Waitany = PMPI_Waitany
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    return any_common("MPI_Waitany", count, array_of_requests, index, NULL, status, 1);
+}
+
+#pragma weak MPI_Testany = PMPI_Testany
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                 MPI_Status *status)
+{
+    if (flag == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Testany", "argument flag is NULL"));
+    return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
+}
+
+/* Complete every done request in the array; with `all`, only if all are done. Fills statuses
+ * (MPI_ERROR included) and returns MPI_ERR_IN_STATUS when any operation failed. */
+static int complete_all(const char *func, int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    int failed = 0;
+    MPI_Request first_failed = NULL;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        MPI_Request r = reqs[i];
+        int err = complete_one(&reqs[i], st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        if (err != MPI_SUCCESS && !failed) {
+            failed = 1;
+            first_failed = r;
+        }
+    }
+    if (!failed)
+        return MPI_SUCCESS;
+    return mf_err_raise(
+        first_failed->comm,
+        mf_err_code(MPI_ERR_IN_STATUS, func, "at least one operation failed; see the statuses"));
+}
+
+#pragma weak MPI_Waitall = PMPI_Waitall
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
+{
+    static const char func[] = "MPI_Waitall";
+    int rc = check_requests(func, count, array_of_requests);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    for (int i = 0; i < count; i++) {
+        if (!req_inactive(array_of_requests[i]))
+            mf_request_wait_done(array_of_requests[i]);
+    }
+    return complete_all(func, count, array_of_requests, array_of_statuses);
+}
+
+#pragma weak MPI_Testall = PMPI_Testall
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status array_of_statuses[])
+{
+    static const char func[] = "MPI_Testall";
+    int rc = check_requests(func, count, array_of_requests);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int polls = 0;
+    progress_requests(count, array_of_requests, &polls);
+    for (int i = 0; i < count; i++) {
+        if (!req_inactive(array_of_requests[i]) && !mf_request_is_complete(array_of_requests[i])) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    return complete_all(func, count, array_of_requests, array_of_statuses);
+}
+
+static int some_common(const char *func, int incount, MPI_Request reqs[], int *outcount,
+                       int indices[], MPI_Status statuses[], int blocking)
+{
+    int rc = check_requests(func, incount, reqs);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, outcount, "outcount");
+    if (rc == MPI_SUCCESS && incount > 0)
+        rc = mf_check_ptr(func, NULL, indices, "array_of_indices");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int polls = 0;
+    for (;;) {
+        int nactive, n = 0, failed = 0;
+        MPI_Request first_failed = NULL;
+        find_done(incount, reqs, &nactive);
+        if (nactive == 0) {
+            *outcount = MPI_UNDEFINED;
+            return MPI_SUCCESS;
+        }
+        for (int i = 0; i < incount; i++) {
+            MPI_Request r = reqs[i];
+            if (req_inactive(r) || !mf_request_is_complete(r))
+                continue;
+            MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+            int err = mf_request_complete(&reqs[i], st, 1);
+            if (st != MPI_STATUS_IGNORE)
+                st->MPI_ERROR = err;
+            if (err != MPI_SUCCESS && !failed) {
+                failed = 1;
+                first_failed = r;
+            }
+            indices[n++] = i;
+        }
+        if (n > 0 || !blocking) {
+            *outcount = n;
+            if (failed)
+                return mf_err_raise(first_failed->comm,
+                                    mf_err_code(MPI_ERR_IN_STATUS, func,
+                                                "at least one operation failed; see the "
+                                                "statuses"));
+            if (n == 0)
+                progress_requests(incount, reqs, &polls);
+            return MPI_SUCCESS;
+        }
+        progress_requests(incount, reqs, &polls);
+    }
+}
+
+#pragma weak MPI_Waitsome = PMPI_Waitsome
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return some_common("MPI_Waitsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 1);
+}
+
+#pragma weak MPI_Testsome = PMPI_Testsome
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    return some_common("MPI_Testsome", incount, array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, 0);
+}
+
+/* ---- start, free, cancel ----------------------------------------------------------------- */
+
+static int start_one(const char *func, MPI_Request r)
+{
+    if (r == MPI_REQUEST_NULL || mf_request_get(r) == NULL || !r->persistent)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
+                                              "argument request is not a persistent request"));
+    if (r->active)
+        return mf_err_raise(
+            r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument request is already active"));
+    mf_status_t st = mf_pt2pt_start(r);
+    if (st != MF_OK)
+        return mf_err_from_status(r->comm, st, func, "cannot start the operation");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Start = PMPI_Start
+int PMPI_Start(MPI_Request *request)
+{
+    int rc = mf_check_initialized("MPI_Start");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Start", NULL, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return start_one("MPI_Start", *request);
+}
+
+#pragma weak MPI_Startall = PMPI_Startall
+int PMPI_Startall(int count, MPI_Request array_of_requests[])
+{
+    static const char func[] = "MPI_Startall";
+    int rc = check_requests(func, count, array_of_requests);
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
+        rc = start_one(func, array_of_requests[i]);
+    return rc;
+}
+
+#pragma weak MPI_Request_free = PMPI_Request_free
+int PMPI_Request_free(MPI_Request *request)
+{
+    static const char func[] = "MPI_Request_free";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (*request == MPI_REQUEST_NULL || mf_request_get(*request) == NULL)
+        return mf_err_raise(
+            NULL,
+            mf_err_code(MPI_ERR_REQUEST, func, "argument request is %s",
+                        *request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL" : "not a valid request"));
+    mf_pt2pt_request_free(*request);
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Cancel = PMPI_Cancel
+int PMPI_Cancel(MPI_Request *request)
+{
+    static const char func[] = "MPI_Cancel";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (*request == MPI_REQUEST_NULL || mf_request_get(*request) == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is not a valid request"));
+    if (!req_inactive(*request))
+        mf_pt2pt_cancel(*request);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (status == NULL || flag == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Test_cancelled",
+                                              "argument status or flag is NULL"));
+    *flag = mf_status_cancelled(status);
+    return MPI_SUCCESS;
+}
+
+/* ---- status queries ---------------------------------------------------------------------- */
+
+static int count_common(const char *func, const MPI_Status *status, MPI_Datatype datatype,
+                        int elements, MPI_Count *count)
+{
+    if (status == NULL || count == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                              status == NULL ? "status" : "count"));
+    const mf_dtype_info_t *info = mf_dtype_predefined(datatype);
+    if (info == NULL || info->size <= 0) {
+        size_t unused;
+        return mf_check_datatype(func, NULL, "datatype", datatype, 0, &unused);
+    }
+    MPI_Count bytes = mf_status_bytes(status);
+    if (elements && info->nbasic == 2) {
+        /* Pair types: whole pairs count 2, a trailing first half counts 1. */
+        MPI_Count pairs = bytes / info->extent, rest = bytes % info->extent;
+        *count = 2 * pairs + (rest > 0 ? 1 : 0);
+        return MPI_SUCCESS;
+    }
+    *count = bytes % info->extent == 0 ? bytes / info->extent : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+static int count_to_int(MPI_Count c, int *out)
+{
+    *out = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Get_count = PMPI_Get_count
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count c;
+    int rc = count_common("MPI_Get_count", status, datatype, 0, count != NULL ? &c : NULL);
+    return rc == MPI_SUCCESS ? count_to_int(c, count) : rc;
+}
+
+#pragma weak MPI_Get_count_c = PMPI_Get_count_c
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_common("MPI_Get_count_c", status, datatype, 0, count);
+}
+
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    MPI_Count c;
+    int rc = count_common("MPI_Get_elements", status, datatype, 1, count != NULL ? &c : NULL);
+    return rc == MPI_SUCCESS ? count_to_int(c, count) : rc;
+}
+
+#pragma weak MPI_Get_elements_c = PMPI_Get_elements_c
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_common("MPI_Get_elements_c", status, datatype, 1, count);
+}
+
+static int set_elements_common(const char *func, MPI_Status *status, MPI_Datatype datatype,
+                               MPI_Count count)
+{
+    if (status == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument status is NULL"));
+    size_t bytes;
+    int rc = mf_check_count(func, NULL, "count", count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, NULL, "datatype", datatype, count, &bytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const mf_dtype_info_t *info = mf_dtype_predefined(datatype);
+    if (info->nbasic == 2)
+        bytes = (size_t)(count / 2) * (size_t)info->extent;
+    mf_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, (MPI_Count)bytes,
+                  mf_status_cancelled(status));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_set_elements = PMPI_Status_set_elements
+int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    return set_elements_common("MPI_Status_set_elements", status, datatype, count);
+}
+
+#pragma weak MPI_Status_set_elements_c = PMPI_Status_set_elements_c
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements_common("MPI_Status_set_elements_c", status, datatype, count);
+}
+
+#pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (status == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_ARG, "MPI_Status_set_cancelled", "argument status is NULL"));
+    status->MPI_internal[2] = flag != 0;
+    return MPI_SUCCESS;
+}
