@@ -21,7 +21,7 @@ function(mf_generate_header)
             ${MF_API_JSON} ${MF_ABI_CONSTANTS} ${template}
     COMMENT "Generating include/mpi.h"
     VERBATIM)
-  add_custom_target(mf_mpi_h DEPENDS ${output})
+  add_custom_target(mf_mpi_h ALL DEPENDS ${output})
 
   add_library(mf_mpi_headers INTERFACE)
   target_include_directories(mf_mpi_headers INTERFACE ${CMAKE_BINARY_DIR}/include)
