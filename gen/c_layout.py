@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Line layout helpers shared by the C generators in gen/, so that generated C looks the way
+"""Line layout functions shared by the C generators in gen/, so that generated C looks the way
 clang-format (with the repository's .clang-format) would lay it out: 100 columns, 4-space
 indent, wrapped parameter lists aligned after the opening parenthesis.
 """

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Helpers shared by the ABI test scripts in tests/abi: locating the reference MPICH
+"""Functions shared by the ABI test scripts in tests/abi: locating the reference MPICH
 installation (a Python venv with the PyPI mpich wheel), running tools, and failing with one
 clear message. Python standard library only.
 """

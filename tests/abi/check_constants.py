@@ -36,7 +36,7 @@ def strip_c_comments(text):
 
 
 def reference_constants(header_path):
-    """Names of the object-like macros and enumerators in a header, minus helper macros that
+    """Names of the object-like macros and enumerators in a header, minus the temporary macros that
     the header #undefs again and its include guard (a macro with no value)."""
     with open(header_path, encoding="utf-8") as header:
         text = strip_c_comments(header.read())

@@ -32,7 +32,7 @@ PMPI_Wtime(void)
 """
 
 DECLARATION_ONLY = """int PMPI_Barrier(MPI_Comm comm);
-static int helper(void)
+static int barrier_twice(void)
 {
     return PMPI_Barrier(MPI_COMM_WORLD);
 }
