@@ -30,6 +30,7 @@ typedef enum {
     MF_KIND_REQUEST = 0x6672ee02,
     MF_KIND_ERRHANDLER = 0x6672ee03,
     MF_KIND_MESSAGE = 0x6672ee04,
+    MF_KIND_INFO = 0x6672ee05,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
@@ -247,5 +248,32 @@ struct MPI_ABI_Message {
     mf_vci_t *vci;
     mf_vci_msg_t msg;
 };
+
+/* ---- info objects ----------------------------------------------------------------------- */
+
+struct MPI_ABI_Info {
+    uint32_t kind;
+    pthread_mutex_t lock;
+    int nkeys;
+    char **keys, **values;
+};
+
+static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
+{
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_INFO ? handle : NULL;
+}
+
+mf_status_t mf_info_create(struct MPI_ABI_Info **info_p);
+void mf_info_free(struct MPI_ABI_Info *info);
+mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value);
+mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key);
+/* 1 when key is present: *len_p = value length; value (if not NULL) gets up to size-1 bytes. */
+int mf_info_get(struct MPI_ABI_Info *info, const char *key, char *value, size_t size,
+                size_t *len_p);
+int mf_info_nkeys(struct MPI_ABI_Info *info);
+int mf_info_nthkey(struct MPI_ABI_Info *info, int n, char *key, size_t size);
+mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p);
 
 #endif /* MF_CORE_H */

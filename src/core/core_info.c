@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: info objects, an ordered list of (key, value) strings behind a lock. Keys keep
+ * their insertion order, which MPI_Info_get_nthkey exposes.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+mf_status_t mf_info_create(struct MPI_ABI_Info **info_p)
+{
+    struct MPI_ABI_Info *info = mf_calloc(1, sizeof(*info), "info object");
+    if (info == NULL)
+        return MF_ERR_NO_MEMORY;
+    info->kind = MF_KIND_INFO;
+    pthread_mutex_init(&info->lock, NULL);
+    *info_p = info;
+    return MF_OK;
+}
+
+void mf_info_free(struct MPI_ABI_Info *info)
+{
+    for (int i = 0; i < info->nkeys; i++) {
+        free(info->keys[i]);
+        free(info->values[i]);
+    }
+    free(info->keys);
+    free(info->values);
+    pthread_mutex_destroy(&info->lock);
+    info->kind = MF_KIND_FREED;
+    free(info);
+}
+
+static int find_locked(struct MPI_ABI_Info *info, const char *key)
+{
+    for (int i = 0; i < info->nkeys; i++) {
+        if (strcmp(info->keys[i], key) == 0)
+            return i;
+    }
+    return -1;
+}
+
+mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value)
+{
+    char *v = strdup(value);
+    if (v == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&info->lock);
+    int i = find_locked(info, key);
+    if (i >= 0) {
+        free(info->values[i]);
+        info->values[i] = v;
+        goto out_unlock;
+    }
+    char *k = strdup(key);
+    char **keys = realloc(info->keys, sizeof(char *) * (size_t)(info->nkeys + 1));
+    if (keys != NULL)
+        info->keys = keys;
+    char **values = realloc(info->values, sizeof(char *) * (size_t)(info->nkeys + 1));
+    if (values != NULL)
+        info->values = values;
+    if (k == NULL || keys == NULL || values == NULL) {
+        free(k);
+        free(v);
+        status = MF_ERR_NO_MEMORY;
+        goto out_unlock;
+    }
+    info->keys[info->nkeys] = k;
+    info->values[info->nkeys] = v;
+    info->nkeys++;
+out_unlock:
+    pthread_mutex_unlock(&info->lock);
+    return status;
+}
+
+mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&info->lock);
+    int i = find_locked(info, key);
+    if (i < 0) {
+        status = MF_ERR_NOT_FOUND;
+    } else {
+        free(info->keys[i]);
+        free(info->values[i]);
+        memmove(&info->keys[i], &info->keys[i + 1], sizeof(char *) * (size_t)(info->nkeys - i - 1));
+        memmove(&info->values[i], &info->values[i + 1],
+                sizeof(char *) * (size_t)(info->nkeys - i - 1));
+        info->nkeys--;
+    }
+    pthread_mutex_unlock(&info->lock);
+    return status;
+}
+
+int mf_info_get(struct MPI_ABI_Info *info, const char *key, char *value, size_t size, size_t *len_p)
+{
+    pthread_mutex_lock(&info->lock);
+    int i = find_locked(info, key);
+    if (i >= 0) {
+        *len_p = strlen(info->values[i]);
+        if (value != NULL && size > 0)
+            snprintf(value, size, "%s", info->values[i]);
+    }
+    pthread_mutex_unlock(&info->lock);
+    return i >= 0;
+}
+
+int mf_info_nkeys(struct MPI_ABI_Info *info)
+{
+    pthread_mutex_lock(&info->lock);
+    int n = info->nkeys;
+    pthread_mutex_unlock(&info->lock);
+    return n;
+}
+
+int mf_info_nthkey(struct MPI_ABI_Info *info, int n, char *key, size_t size)
+{
+    pthread_mutex_lock(&info->lock);
+    int ok = n >= 0 && n < info->nkeys;
+    if (ok)
+        snprintf(key, size, "%s", info->keys[n]);
+    pthread_mutex_unlock(&info->lock);
+    return ok;
+}
+
+mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p)
+{
+    struct MPI_ABI_Info *out;
+    mf_status_t status = mf_info_create(&out);
+    if (status != MF_OK)
+        return status;
+    pthread_mutex_lock(&info->lock);
+    for (int i = 0; i < info->nkeys && status == MF_OK; i++)
+        status = mf_info_set(out, info->keys[i], info->values[i]);
+    pthread_mutex_unlock(&info->lock);
+    if (status != MF_OK) {
+        mf_info_free(out);
+        return status;
+    }
+    *out_p = out;
+    return MF_OK;
+}

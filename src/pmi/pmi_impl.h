@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * PMI layer internals shared by pmi_client.c (connection, init, finalize, abort) and pmi_kvs.c
+ * (key-value operations): the single connection state and the request/reply helper. All of it
+ * is protected by mf_pmi_state.lock; functions named *_locked expect the caller to hold it.
+ */
+#ifndef MF_PMI_IMPL_H
+#define MF_PMI_IMPL_H
+
+#include "pmi.h"
+#include "pmi_wire.h"
+
+#include <pthread.h>
+
+/* One entry of the in-memory key space a singleton uses instead of a launcher. */
+typedef struct mf_pmi_kv {
+    struct mf_pmi_kv *next;
+    char *key;
+    char *value;
+} mf_pmi_kv_t;
+
+typedef struct mf_pmi_state {
+    pthread_mutex_t lock;
+    int init_count;  /* nested mf_pmi_init calls still to be finalized */
+    int version;     /* 0 singleton, 1 or 2 */
+    int fd;          /* connection to the launcher, -1 for a singleton */
+    int broken;      /* a transfer failed half-way: the stream can no longer be trusted */
+    int launcher_reports_abort; /* our mpiexec prints abort messages itself */
+    int fenced;                 /* a fence completed: lookups are meaningful from now on */
+    size_t key_max;   /* longest key, in characters */
+    size_t value_max; /* longest value, in characters */
+    mf_pmi_job_t job;
+    int *node_ranks; /* ranks on this node (job.local_size of them), NULL if unknown */
+    char node_tag[24];        /* key prefix that emulates node attributes under PMI-1 */
+    mf_pmi_kv_t *local_kvs;   /* singleton key space */
+    size_t in_len;            /* bytes received but not yet consumed */
+    char in_buf[2 * MF_PMI_WIRE_MAX];
+    mf_pmi_msg_t reply;       /* last reply; its strings live in reply_buf */
+    char reply_buf[MF_PMI_WIRE_MAX + 1];
+} mf_pmi_state_t;
+
+extern mf_pmi_state_t mf_pmi_state;
+
+/* Sends req and reads one reply into mf_pmi_state.reply, checking that its command is expect
+ * and that rc is 0. When missing_ok is set, a non-zero rc or found=FALSE returns
+ * MF_ERR_NOT_FOUND without logging (the caller asked for a key that may not exist). */
+mf_status_t mf_pmi_call_locked(mf_pmi_out_t *req, const char *expect, int missing_ok);
+
+/* Reads a job attribute such as PMI_process_mapping (PMI-1: a reserved key; PMI-2:
+ * info-getjobattr) into value. */
+mf_status_t mf_pmi_get_job_attr_locked(const char *key, char *value, size_t value_size);
+
+/* Singleton key space: replace or add, find. */
+mf_status_t mf_pmi_local_put_locked(const char *key, const char *value);
+const char *mf_pmi_local_get_locked(const char *key);
+void mf_pmi_local_clear_locked(void);
+
+#endif /* MF_PMI_IMPL_H */
