@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PMI1_KEYLEN_DEFAULT 64   /* PMI-2 has no get_maxes: use the limits hydra and Slurm use */
+#define PMI1_KEYLEN_DEFAULT 64 /* PMI-2 has no get_maxes: use the limits hydra and Slurm use */
 #define PMI1_VALLEN_DEFAULT 1024
 #define ABORT_LOCK_WAIT_SEC 1
 #define KEY_MAX_CAP         128
@@ -33,8 +33,8 @@ static mf_status_t conn_send(const char *buf, size_t len)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            mf_log(MF_LOG_ERROR, "pmi", "cannot send to the launcher on fd %d: %s",
-                   mf_pmi_state.fd, strerror(errno));
+            mf_log(MF_LOG_ERROR, "pmi", "cannot send to the launcher on fd %d: %s", mf_pmi_state.fd,
+                   strerror(errno));
             return MF_ERR_IO;
         }
         buf += n;
@@ -222,8 +222,7 @@ static mf_status_t connect_port(const char *port_env, int *fd_p)
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *list;
     int rc = getaddrinfo(host, colon + 1, &hints, &list);
     if (rc != 0) {
-        mf_log(MF_LOG_ERROR, "pmi", "cannot resolve PMI_PORT='%s': %s", port_env,
-               gai_strerror(rc));
+        mf_log(MF_LOG_ERROR, "pmi", "cannot resolve PMI_PORT='%s': %s", port_env, gai_strerror(rc));
         return MF_ERR_IO;
     }
     int fd = -1, err = 0;
@@ -621,8 +620,8 @@ void mf_pmi_abort(int exit_code, const char *msg)
         int len = snprintf(line, sizeof(line), "manifold: rank %d aborted the job (code %d): %s\n",
                            st->init_count > 0 ? st->job.rank : -1, exit_code, msg);
         if (len > 0)
-            (void)!write(STDERR_FILENO, line, (size_t)len < sizeof(line) ? (size_t)len
-                                                                         : sizeof(line) - 1);
+            (void)!write(STDERR_FILENO, line,
+                         (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
     }
     if (connected)
         send_abort(exit_code, msg);

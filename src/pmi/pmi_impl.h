@@ -21,21 +21,21 @@ typedef struct mf_pmi_kv {
 
 typedef struct mf_pmi_state {
     pthread_mutex_t lock;
-    int init_count;  /* nested mf_pmi_init calls still to be finalized */
-    int version;     /* 0 singleton, 1 or 2 */
-    int fd;          /* connection to the launcher, -1 for a singleton */
-    int broken;      /* a transfer failed half-way: the stream can no longer be trusted */
+    int init_count; /* nested mf_pmi_init calls still to be finalized */
+    int version;    /* 0 singleton, 1 or 2 */
+    int fd;         /* connection to the launcher, -1 for a singleton */
+    int broken;     /* a transfer failed half-way: the stream can no longer be trusted */
     int launcher_reports_abort; /* our mpiexec prints abort messages itself */
     int fenced;                 /* a fence completed: lookups are meaningful from now on */
-    size_t key_max;   /* longest key, in characters */
-    size_t value_max; /* longest value, in characters */
+    size_t key_max;             /* longest key, in characters */
+    size_t value_max;           /* longest value, in characters */
     mf_pmi_job_t job;
-    int *node_ranks; /* ranks on this node (job.local_size of them), NULL if unknown */
-    char node_tag[24];        /* key prefix that emulates node attributes under PMI-1 */
-    mf_pmi_kv_t *local_kvs;   /* singleton key space */
-    size_t in_len;            /* bytes received but not yet consumed */
+    int *node_ranks;        /* ranks on this node (job.local_size of them), NULL if unknown */
+    char node_tag[24];      /* key prefix that emulates node attributes under PMI-1 */
+    mf_pmi_kv_t *local_kvs; /* singleton key space */
+    size_t in_len;          /* bytes received but not yet consumed */
     char in_buf[2 * MF_PMI_WIRE_MAX];
-    mf_pmi_msg_t reply;       /* last reply; its strings live in reply_buf */
+    mf_pmi_msg_t reply; /* last reply; its strings live in reply_buf */
     char reply_buf[MF_PMI_WIRE_MAX + 1];
 } mf_pmi_state_t;
 

@@ -19,8 +19,8 @@ static mf_status_t check_key(const char *key)
     size_t len = strlen(key);
     if (len == 0 || len > mf_pmi_state.key_max || strncmp(key, "PMI_", 4) == 0 ||
         strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/") != len) {
-        mf_log(MF_LOG_ERROR, "pmi", "bad key '%s': use 1 to %zu of [A-Za-z0-9_/-], no PMI_",
-               key, mf_pmi_state.key_max);
+        mf_log(MF_LOG_ERROR, "pmi", "bad key '%s': use 1 to %zu of [A-Za-z0-9_/-], no PMI_", key,
+               mf_pmi_state.key_max);
         return MF_ERR_INVALID;
     }
     return MF_OK;
@@ -136,8 +136,8 @@ mf_status_t mf_pmi_get_job_attr_locked(const char *key, char *value, size_t valu
     if (st->version == 1)
         mf_pmi_out_add(&req, "kvsname", st->job.kvsname);
     mf_pmi_out_add(&req, "key", key);
-    mf_status_t status = mf_pmi_call_locked(
-        &req, st->version == 2 ? "info-getjobattr-response" : "get_result", 1);
+    mf_status_t status =
+        mf_pmi_call_locked(&req, st->version == 2 ? "info-getjobattr-response" : "get_result", 1);
     if (status != MF_OK)
         return status;
     return copy_reply_value(value, value_size);
@@ -171,8 +171,8 @@ mf_status_t mf_pmi_fence(void)
     mf_status_t status = check_ready_locked("mf_pmi_fence");
     if (status == MF_OK && st->version > 0) {
         mf_pmi_out_begin(&req, st->version, st->version == 2 ? "kvs-fence" : "barrier_in");
-        status = mf_pmi_call_locked(&req, st->version == 2 ? "kvs-fence-response" : "barrier_out",
-                                    0);
+        status =
+            mf_pmi_call_locked(&req, st->version == 2 ? "kvs-fence-response" : "barrier_out", 0);
     }
     if (status == MF_OK)
         st->fenced = 1;
@@ -302,7 +302,8 @@ static mf_status_t put_blob_locked(const char *key, const char *hex, size_t len)
     if (first > hex_len)
         first = hex_len;
     snprintf(value, sizeof(value), "%zu:%zu:%.*s", len, nchunks, (int)first, hex);
-    if ((status = blob_key(name, key, rank, 0)) != MF_OK || (status = put_locked(name, value)) != MF_OK)
+    if ((status = blob_key(name, key, rank, 0)) != MF_OK ||
+        (status = put_locked(name, value)) != MF_OK)
         return status;
     for (size_t i = 1, offset = first; i < nchunks; i++, offset += chunk_chars) {
         size_t n = hex_len - offset < chunk_chars ? hex_len - offset : chunk_chars;
