@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Launcher internals shared by mpiexec.c (options, process start, event loop, failure handling)
+ * and its helpers: the PMI server (pmi_server.c), output and stdin forwarding (mpiexec_io.c) and
+ * the /dev/shm clean-up (mpiexec_shm.c). Everything runs in mpiexec's single thread.
+ */
+#ifndef MF_MPIEXEC_H
+#define MF_MPIEXEC_H
+
+#include "util.h"
+
+#include <stddef.h>
+
+/* PMI server: one connection per rank, served from mpiexec's poll loop. */
+typedef struct mf_pmi_server mf_pmi_server_t;
+
+typedef struct mf_pmi_abort {
+    int rank;
+    int exit_code;
+    char message[512];
+} mf_pmi_abort_t;
+
+#define MF_PMI_SERVE_V1 0x1
+#define MF_PMI_SERVE_V2 0x2
+
+#define MF_PMI_RANK_INITIALIZED 0x1 /* sent init */
+#define MF_PMI_RANK_FINALIZED   0x2 /* sent finalize */
+
+mf_status_t mf_pmi_server_create(int size, int versions, mf_pmi_server_t **server_p);
+void mf_pmi_server_destroy(mf_pmi_server_t *server);
+/* Hands the server its end of rank's socket; the server closes it. */
+void mf_pmi_server_attach(mf_pmi_server_t *server, int rank, int fd);
+/* The descriptor to poll for rank, or -1 once the connection is closed. */
+int mf_pmi_server_fd(const mf_pmi_server_t *server, int rank);
+/* Reads everything rank has sent and answers it (without blocking on the read side). */
+void mf_pmi_server_handle(mf_pmi_server_t *server, int rank);
+int mf_pmi_server_rank_state(const mf_pmi_server_t *server, int rank);
+/* Number of ranks waiting in a barrier/fence. */
+int mf_pmi_server_barrier_waiting(const mf_pmi_server_t *server);
+/* The first abort request received, or NULL. */
+const mf_pmi_abort_t *mf_pmi_server_abort_request(const mf_pmi_server_t *server);
+
+/* Output forwarding: a rank's stdout or stderr pipe copied to ours line by line, so lines of
+ * different ranks never mix; with tag set each line starts with "[rank] ". */
+#define MF_OUTPUT_LINE_MAX 4096
+
+typedef struct mf_output {
+    int fd; /* read end of the rank's pipe, -1 after EOF */
+    int dest;
+    int rank;
+    int tag;
+    int at_line_start;
+    size_t len;
+    char buf[MF_OUTPUT_LINE_MAX];
+} mf_output_t;
+
+void mf_output_init(mf_output_t *out, int fd, int dest, int rank, int tag);
+/* Reads what the pipe holds and forwards complete lines; at EOF forwards the rest and closes. */
+void mf_output_pump(mf_output_t *out);
+
+/* stdin forwarding to rank 0 through a non-blocking pipe. */
+typedef struct mf_input {
+    int src;  /* our stdin, -1 once finished */
+    int dest; /* write end of rank 0's stdin pipe, -1 once closed */
+    size_t len, off;
+    char buf[4096];
+} mf_input_t;
+
+void mf_input_init(mf_input_t *in, int src, int dest);
+void mf_input_read(mf_input_t *in);  /* src is readable */
+void mf_input_write(mf_input_t *in); /* dest is writable (or broken) */
+void mf_input_close(mf_input_t *in);
+
+/* Shared-memory segments (UCX's "ucx_shm*" and our "manifold*") the ranks leave in /dev/shm. */
+typedef struct mf_shm_snapshot {
+    char **names;
+    size_t count;
+} mf_shm_snapshot_t;
+
+/* Records which segments exist before the ranks start; they are never touched. */
+void mf_shm_snapshot_take(mf_shm_snapshot_t *snap);
+/* Removes segments created since the snapshot that belong to us and that no process has open
+ * or mapped any more; says how many it removed. Frees the snapshot. */
+void mf_shm_cleanup(mf_shm_snapshot_t *snap);
+
+#endif /* MF_MPIEXEC_H */
