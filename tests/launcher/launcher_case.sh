@@ -1,0 +1,231 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs one launcher test case: starts mpiexec (ours, or hydra from the MPICH wheel) on the
+# mf_pmi_probe test program and checks the exit status, what was printed, and that no process
+# of the job is left behind. Every probe gets a unique --token= argument so concurrent tests
+# never see each other's processes.
+# Usage: launcher_case.sh CASE MPIEXEC PROBE HYDRA_MPIEXEC
+set -u
+
+case_name=$1
+mpiexec=$2
+probe=$3
+hydra=$4
+token="mftest-$case_name-$$"
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_PMI MANIFOLD_MPIEXEC_TIMEOUT
+
+fail() {
+    echo "FAIL ($case_name): $*"
+    echo "--- stdout"
+    cat "$out"
+    echo "--- stderr"
+    cat "$err"
+    exit 1
+}
+
+run() {
+    "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+expect_rc() {
+    [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"
+}
+
+expect_out() {
+    grep -q -e "$1" "$out" || fail "stdout lacks '$1'"
+}
+
+expect_err() {
+    grep -q -e "$1" "$err" || fail "stderr lacks '$1'"
+}
+
+refute_err() {
+    if grep -q -e "$1" "$err"; then fail "stderr has '$1'"; fi
+}
+
+# Processes whose command line carries our token (mpiexec itself has exited by now).
+no_strays() {
+    tries=0
+    while pgrep -f -- "--token=$token" >/dev/null; do
+        tries=$((tries + 1))
+        if [ "$tries" -gt "${1:-0}" ]; then
+            pgrep -af -- "--token=$token" >>"$err"
+            fail "processes left behind"
+        fi
+        sleep 0.1
+    done
+}
+
+# Waits until n probes (not mpiexec: its command line starts elsewhere) are running.
+wait_for_probes() {
+    tries=0
+    while [ "$(pgrep -cf -- "^[^ ]*mf_pmi_probe .*--token=$token")" -lt "$1" ]; do
+        tries=$((tries + 1))
+        [ "$tries" -le 100 ] || fail "the probes did not start"
+        sleep 0.05
+    done
+}
+
+kvs_case() { # launcher-args... -- expected-version
+    run env "$@" "--token=$token"
+    expect_rc 0
+    expect_out " No Errors"
+    no_strays
+}
+
+require_hydra() {
+    [ -x "$hydra" ] || fail "hydra mpiexec not found at $hydra: create the MPICH venv (build/venv-mpich with pip install mpich==5.0.2) or point MF_VENV_MPICH at one"
+}
+
+case $case_name in
+kvs_pmi1)
+    kvs_case MANIFOLD_PMI=1 "$mpiexec" -n 4 "$probe" kvs 1
+    expect_out "rank 3 of 4: pmi version 1, local 3 of 4" ;;
+kvs_pmi2)
+    kvs_case MANIFOLD_PMI=2 "$mpiexec" -n 4 "$probe" kvs 2
+    expect_out "rank 3 of 4: pmi version 2, local 3 of 4" ;;
+pmi_fallback)
+    # No MANIFOLD_PMI: the client asks for PMI-2, is refused, and falls back to PMI-1.
+    kvs_case "$mpiexec" --pmi 1 -n 2 "$probe" kvs 1 ;;
+pmi2_refused)
+    run env MANIFOLD_PMI=2 "$mpiexec" --pmi 1 -n 1 "$probe" init "--token=$token"
+    expect_rc 3
+    expect_err "refused PMI-2" ;;
+singleton)
+    run "$probe" kvs 0 "--token=$token"
+    expect_rc 0
+    expect_out "rank 0 of 1: pmi version 0, local 0 of 1"
+    expect_out " No Errors" ;;
+hydra_pmi1 | hydra_pmi2)
+    require_hydra
+    kvs_case MANIFOLD_PMI="${case_name#hydra_pmi}" "$hydra" -n 3 "$probe" kvs "${case_name#hydra_pmi}"
+    expect_out "rank 2 of 3: pmi version ${case_name#hydra_pmi}, local 2 of 3" ;;
+hydra_port_pmi1 | hydra_port_pmi2)
+    require_hydra
+    version=${case_name#hydra_port_pmi}
+    kvs_case MANIFOLD_PMI="$version" "$hydra" -pmi-port -n 3 "$probe" kvs "$version"
+    expect_out "rank 1 of 3: pmi version $version" ;;
+exit_code)
+    run "$mpiexec" -n 4 "$probe" exit 3 2 "--token=$token"
+    expect_rc 3
+    expect_err "^mpiexec: rank 2 (pid [0-9]*) exited with code 3$"
+    no_strays ;;
+signal)
+    run "$mpiexec" -n 3 "$probe" signal 1 "--token=$token"
+    expect_rc 139
+    expect_err "^mpiexec: rank 1 (pid [0-9]*) killed by signal 11 (Segmentation fault)$"
+    no_strays ;;
+abort_pmi1 | abort_pmi2)
+    run env MANIFOLD_PMI="${case_name#abort_pmi}" "$mpiexec" -n 3 "$probe" abort 7 1 "--token=$token"
+    expect_rc 7
+    expect_err "^mpiexec: rank 1 (pid [0-9]*) called abort with code 7: probe abort from rank 1$"
+    refute_err "aborted the job" # the client leaves the report to our mpiexec
+    no_strays ;;
+abort_hydra)
+    require_hydra
+    run "$hydra" -n 2 "$probe" abort 5 1 "--token=$token"
+    expect_rc 5
+    expect_err "rank 1 aborted the job (code 5): probe abort from rank 1" # hydra prints nothing
+    no_strays 30 ;;
+timeout)
+    start=$(date +%s)
+    run "$mpiexec" -n 2 --timeout 1 "$probe" sleep "--token=$token"
+    expect_rc 124
+    expect_err "^mpiexec: timeout after 1 s, stopping 2 rank(s)$"
+    [ $(($(date +%s) - start)) -le 4 ] || fail "the timeout took too long"
+    no_strays ;;
+timeout_env)
+    run env MANIFOLD_MPIEXEC_TIMEOUT=1 "$mpiexec" -n 2 "$probe" sleep "--token=$token"
+    expect_rc 124
+    no_strays ;;
+kill_grace)
+    # Rank 1 ignores SIGTERM: mpiexec must follow up with SIGKILL.
+    run "$mpiexec" -n 2 "$probe" stubborn 4 "--token=$token"
+    expect_rc 4
+    expect_err "rank 0 (pid [0-9]*) exited with code 4"
+    no_strays ;;
+stdin)
+    printf 'hello stdin\nsecond line\n' | {
+        "$mpiexec" -n 2 "$probe" stdin "--token=$token" >"$out" 2>"$err"
+        echo $? >"$out.rc"
+    }
+    rc=$(cat "$out.rc")
+    rm -f "$out.rc"
+    expect_rc 0
+    expect_out "^rank 0 read: hello stdin$"
+    expect_out "^rank 1 read eof$" ;;
+tag_output)
+    run "$mpiexec" -n 3 --tag-output "$probe" hello "--token=$token"
+    expect_rc 0
+    for r in 0 1 2; do expect_out "^\[$r\] hello from $r$"; done ;;
+env)
+    run "$mpiexec" -n 2 --env FOO=bar -genv BAZ "q u x" -env EMPTY "" "$probe" env FOO BAZ EMPTY \
+        PMI_SIZE MPI_LOCALNRANKS "--token=$token"
+    expect_rc 0
+    expect_out "^rank 1 FOO=bar$"
+    expect_out "^rank 0 BAZ=q u x$"
+    expect_out "^rank 0 EMPTY=$"
+    expect_out "^rank 1 PMI_SIZE=2$"
+    expect_out "^rank 1 MPI_LOCALNRANKS=2$" ;;
+usage)
+    run "$mpiexec" --no-such-option "$probe" hello
+    expect_rc 2
+    expect_err "unknown option '--no-such-option'"
+    run "$mpiexec" -n 0 "$probe" hello
+    expect_rc 2
+    run "$mpiexec" -n 1 ./no-such-program-here
+    expect_rc 127
+    expect_err "cannot run './no-such-program-here'" ;;
+nofinalize)
+    run "$mpiexec" -n 2 "$probe" nofinalize "--token=$token"
+    expect_rc 1
+    expect_err "exited with code 0 without calling PMI finalize"
+    no_strays ;;
+early_exit)
+    run "$mpiexec" -n 3 "$probe" early-exit "--token=$token"
+    expect_rc 1
+    expect_err "rank 1 (pid [0-9]*) exited while other ranks wait for it in a fence"
+    no_strays ;;
+sigterm_mpiexec)
+    "$mpiexec" -n 2 "$probe" sleep "--token=$token" >"$out" 2>"$err" &
+    pid=$!
+    wait_for_probes 2
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    expect_rc 143
+    expect_err "received Terminated, stopping 2 rank(s)"
+    no_strays ;;
+sigkill_mpiexec)
+    # mpiexec gets no chance to clean up: the ranks must still die (parent-death signal).
+    "$mpiexec" -n 2 "$probe" sleep "--token=$token" >"$out" 2>"$err" &
+    pid=$!
+    wait_for_probes 2
+    kill -KILL "$pid"
+    wait "$pid"
+    no_strays 30 ;;
+shm_cleanup)
+    keep="/dev/shm/ucx_shm_keep_$token"
+    : >"$keep" || fail "cannot create $keep"
+    run "$mpiexec" -n 2 "$probe" shm "ucx_shm_left_$token" "--token=$token"
+    present=$([ -e "$keep" ] && echo yes)
+    rm -f "$keep"
+    expect_rc 0
+    [ ! -e "/dev/shm/ucx_shm_left_$token" ] || fail "the left-over segment was not removed"
+    [ "$present" = yes ] || fail "a segment that existed before the job was removed"
+    expect_err "removed 1 shared-memory file(s)"
+    run "$mpiexec" -n 2 "$probe" hello
+    refute_err "removed" ;;
+raw_protocol)
+    run "$mpiexec" -n 1 "$probe" raw "--token=$token"
+    expect_rc 0
+    expect_out "raw protocol checks passed"
+    expect_err "unknown pmi-1 command 'frobnicate'" ;;
+*)
+    fail "unknown case" ;;
+esac
+echo "PASS ($case_name)"
