@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Helpers shared by the multithreaded test programs of this chapter: initialising MPI with
+ * Code shared by the multithreaded test programs of this chapter: initialising MPI with
  * MPI_THREAD_MULTIPLE, reading the number of threads per process from the environment
  * (MTEST_NTHREADS, so one program can run with few threads or with more threads than cores),
  * running a team of pthreads over an array of per-thread arguments, and a deterministic

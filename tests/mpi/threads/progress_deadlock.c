@@ -7,12 +7,12 @@
  * rank 1, thread 0 posts MPI_Irecv on comm1 and thread 1 on comm2, then thread 1 waits while
  * thread 0 is parked, and only afterwards thread 0 waits. Thread 1's wait can only finish if
  * it also progresses comm1, where rank 0's first MPI_Ssend waits for its acknowledgement.
- * Variations: MPI_Issend + MPI_Wait on the sender, three communicators, a blocking MPI_Recv
- * instead of MPI_Wait, a receive posted late (after the message arrived), large messages
- * (rendezvous), and the mirror case where the parked request is a large MPI_Isend whose data
- * the peer can only pull while the sender's other thread sits in MPI_Recv on another
- * communicator. Processes work in pairs (2k, 2k+1); an odd last process only joins the
- * barriers.
+ * Variations: MPI_Issend + MPI_Wait on the sender (and MPI_Isend + MPI_Wait of a message too
+ * large to be buffered), three communicators, a blocking MPI_Recv instead of MPI_Wait, a
+ * receive posted late (after the message arrived), large messages (rendezvous), and the
+ * mirror case where the parked request is a large MPI_Isend whose data the peer can only
+ * pull while the sender's other thread sits in MPI_Recv on another communicator. Processes
+ * work in pairs (2k, 2k+1); an odd last process only joins the final barrier.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,7 +25,7 @@
 #define SMALL_COUNT 4
 #define LARGE_COUNT (256 * 1024) /* 1 MiB of uint32_t */
 
-enum send_mode { SEND_SSEND, SEND_ISSEND_WAIT };
+enum send_mode { SEND_SSEND, SEND_ISSEND_WAIT, SEND_ISEND_WAIT };
 enum recv_mode {
     RECV_FIG9,         /* Irecv everywhere, then the waits one thread at a time, last comm first */
     RECV_BLOCKING,     /* last comm: blocking MPI_Recv while the others sit on posted Irecvs */
@@ -45,6 +45,7 @@ static const struct scenario g_scenarios[] = {
     {"figure 9 with issend", 2, SMALL_COUNT, SEND_ISSEND_WAIT, RECV_FIG9},
     {"figure 9 three comms", 3, SMALL_COUNT, SEND_SSEND, RECV_FIG9},
     {"figure 9 large", 2, LARGE_COUNT, SEND_SSEND, RECV_FIG9},
+    {"figure 9 large isend", 2, LARGE_COUNT, SEND_ISEND_WAIT, RECV_FIG9},
     {"blocking recv", 2, SMALL_COUNT, SEND_SSEND, RECV_BLOCKING},
     {"blocking recv three comms", 3, SMALL_COUNT, SEND_ISSEND_WAIT, RECV_BLOCKING},
     {"blocking recv late post", 2, SMALL_COUNT, SEND_SSEND, RECV_BLOCKING_LATE},
@@ -96,8 +97,12 @@ static void sender_side(const struct scenario *sc, int peer, int round, uint32_t
         mt_fill(buf, sc->count, g_rank, c, round);
         if (sc->send == SEND_SSEND) {
             MPI_Ssend(buf, sc->count, MPI_UINT32_T, peer, 0, g_comms[c]);
-        } else {
+        } else if (sc->send == SEND_ISSEND_WAIT) {
             MPI_Issend(buf, sc->count, MPI_UINT32_T, peer, 0, g_comms[c], &req);
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            /* a large standard send completes only once the receiver has the data */
+            MPI_Isend(buf, sc->count, MPI_UINT32_T, peer, 0, g_comms[c], &req);
             MPI_Wait(&req, MPI_STATUS_IGNORE);
         }
     }
