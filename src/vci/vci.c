@@ -270,7 +270,9 @@ static mf_status_t op_started(mf_vci_op_t *op, ucs_status_ptr_t ret, const char 
         mf_log(MF_LOG_ERROR, "vci", "%s failed: %s", what, ucs_status_string(st));
         return status_from_ucs(st);
     }
-    op->transport_req = ret;
+    /* The callback may already have run (and freed the transport request) inside the call. */
+    if (!mf_vci_op_is_done(op))
+        op->transport_req = ret;
     return MF_OK;
 }
 
@@ -295,20 +297,17 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
                                    uint64_t tag_mask, mf_vci_op_t *op)
 {
-    ucp_tag_recv_info_t info;
+    /* Immediate completion is refused: UCX 1.13 can return "completed" without filling the
+     * receive information (tag, length) under concurrent traffic, so the completion callback,
+     * which always has it, reports every receive. */
     ucp_request_param_t param = {
-        .op_attr_mask =
-            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO,
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL,
         .cb.recv = recv_done_cb,
         .user_data = op,
-        .recv_info.tag_info = &info,
     };
     stat_inc(&vci->recvs);
     ucs_status_ptr_t ret = ucp_tag_recv_nbx(vci->worker, buf, len, tag, tag_mask, &param);
-    if (ret == NULL) {
-        op->sender_tag = info.sender_tag;
-        op->length = info.length;
-    }
     return op_started(op, ret, "tagged receive");
 }
 
