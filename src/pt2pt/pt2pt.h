@@ -44,7 +44,7 @@ static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_
 {
     uint64_t mask = ~(uint64_t)0;
     if (src == MF_PT2PT_ANY) {
-        mask &= ~(((uint64_t)1 << MF_PT2PT_SRC_BITS) - 1) << MF_PT2PT_TAG_BITS;
+        mask &= ~((((uint64_t)1 << MF_PT2PT_SRC_BITS) - 1) << MF_PT2PT_TAG_BITS);
         src = 0;
     }
     if (tag == MF_PT2PT_ANY) {
