@@ -419,7 +419,10 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
         attr_universe = mf_global.world_size;
         value = &attr_universe;
         break;
-    case MPI_LASTUSEDCODE: value = &attr_lastusedcode; break;
+    case MPI_LASTUSEDCODE:
+        attr_lastusedcode = mf_err_last_used_code();
+        value = &attr_lastusedcode;
+        break;
     default:
         return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
                                            "argument comm_keyval=%d: user attributes are not "

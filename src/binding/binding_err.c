@@ -115,9 +115,48 @@ int mf_err_code(int error_class, const char *func, const char *fmt, ...)
     return error_class | (int)(slot << ERR_CLASS_BITS);
 }
 
+/* User classes and codes (MPI_Add_error_class/code) take values above MPI_ERR_LASTCODE. */
+#define USER_FIRST (MPI_ERR_LASTCODE + 1)
+#define USER_MAX   1024
+
+typedef struct user_error {
+    int in_use, is_class, error_class;
+    char string[MPI_MAX_ERROR_STRING];
+} user_error_t;
+
+static struct {
+    pthread_mutex_t lock;
+    user_error_t entries[USER_MAX];
+    int count; /* entries ever handed out: values USER_FIRST .. USER_FIRST + count - 1 */
+} user = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+int mf_err_last_used_code(void)
+{
+    pthread_mutex_lock(&user.lock);
+    int last = user.count > 0 ? USER_FIRST + user.count - 1 : MPI_ERR_LASTCODE;
+    pthread_mutex_unlock(&user.lock);
+    return last;
+}
+
+/* The entry for a user value, or NULL; user.lock held. */
+static user_error_t *user_entry_locked(int code)
+{
+    if (code < USER_FIRST || code >= USER_FIRST + user.count)
+        return NULL;
+    user_error_t *e = &user.entries[code - USER_FIRST];
+    return e->in_use ? e : NULL;
+}
+
 static int code_class(int code)
 {
-    if (code < 0 || code > MPI_ERR_LASTCODE)
+    if (code >= USER_FIRST) {
+        pthread_mutex_lock(&user.lock);
+        user_error_t *e = user_entry_locked(code);
+        int c = e != NULL ? e->error_class : -1;
+        pthread_mutex_unlock(&user.lock);
+        return c;
+    }
+    if (code < 0)
         return -1;
     int c = code & ((1 << ERR_CLASS_BITS) - 1);
     return class_valid(c) ? c : -1;
@@ -125,6 +164,13 @@ static int code_class(int code)
 
 static void code_string(int code, char *out, size_t size)
 {
+    if (code >= USER_FIRST) {
+        pthread_mutex_lock(&user.lock);
+        user_error_t *e = user_entry_locked(code);
+        snprintf(out, size, "%s", e != NULL ? e->string : "");
+        pthread_mutex_unlock(&user.lock);
+        return;
+    }
     int slot = code >> ERR_CLASS_BITS;
     if (slot == 0) {
         snprintf(out, size, "%s", class_strings[code]);
@@ -428,4 +474,130 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     mf_err_raise(c, errorcode);
     /* The standard: returns MPI_SUCCESS when the handler returns. */
     return MPI_SUCCESS;
+}
+
+/* ---- user-defined error classes, codes and strings --------------------------------------- */
+
+static int user_add(const char *func, int is_class, int error_class, int *value_p)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, value_p, is_class ? "errorclass" : "errorcode");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&user.lock);
+    if (user.count == USER_MAX) {
+        pthread_mutex_unlock(&user.lock);
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_OTHER, func,
+                                        "at most %d user error classes and codes exist", USER_MAX));
+    }
+    int value = USER_FIRST + user.count;
+    user_error_t *e = &user.entries[user.count++];
+    e->in_use = 1;
+    e->is_class = is_class;
+    e->error_class = is_class ? value : error_class;
+    e->string[0] = '\0';
+    pthread_mutex_unlock(&user.lock);
+    *value_p = value;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Add_error_class = PMPI_Add_error_class
+int PMPI_Add_error_class(int *errorclass)
+{
+    return user_add("MPI_Add_error_class", 1, 0, errorclass);
+}
+
+static int is_class(int c)
+{
+    if (c >= USER_FIRST) {
+        pthread_mutex_lock(&user.lock);
+        user_error_t *e = user_entry_locked(c);
+        int ok = e != NULL && e->is_class;
+        pthread_mutex_unlock(&user.lock);
+        return ok;
+    }
+    return class_valid(c);
+}
+
+#pragma weak MPI_Add_error_code = PMPI_Add_error_code
+int PMPI_Add_error_code(int errorclass, int *errorcode)
+{
+    if (mf_is_initialized() && !is_class(errorclass))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, "MPI_Add_error_code",
+                                              "argument errorclass=%d is not an error class",
+                                              errorclass));
+    return user_add("MPI_Add_error_code", 0, errorclass, errorcode);
+}
+
+#pragma weak MPI_Add_error_string = PMPI_Add_error_string
+int PMPI_Add_error_string(int errorcode, const char *string)
+{
+    static const char func[] = "MPI_Add_error_string";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, string, "string");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (strlen(string) >= MPI_MAX_ERROR_STRING)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument string is longer than %d characters",
+                                              MPI_MAX_ERROR_STRING - 1));
+    pthread_mutex_lock(&user.lock);
+    user_error_t *e = user_entry_locked(errorcode);
+    if (e != NULL)
+        snprintf(e->string, sizeof(e->string), "%s", string);
+    pthread_mutex_unlock(&user.lock);
+    if (e == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument errorcode=%d is not a user-defined error "
+                                              "class or code",
+                                              errorcode));
+    return MPI_SUCCESS;
+}
+
+static int user_remove(const char *func, int value, int want_class, int string_only)
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const char *why = NULL;
+    pthread_mutex_lock(&user.lock);
+    user_error_t *e = user_entry_locked(value);
+    if (e == NULL || (!string_only && e->is_class != want_class)) {
+        why = want_class ? "is not a user-defined error class" : "is not a user-defined error code";
+    } else if (string_only) {
+        e->string[0] = '\0';
+    } else {
+        for (int i = 0; want_class && i < user.count && why == NULL; i++) {
+            user_error_t *o = &user.entries[i];
+            if (o->in_use && !o->is_class && o->error_class == value)
+                why = "still has error codes";
+        }
+        if (why == NULL)
+            e->in_use = 0;
+    }
+    pthread_mutex_unlock(&user.lock);
+    if (why != NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %d %s", value, why));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Remove_error_class = PMPI_Remove_error_class
+int PMPI_Remove_error_class(int errorclass)
+{
+    return user_remove("MPI_Remove_error_class", errorclass, 1, 0);
+}
+
+#pragma weak MPI_Remove_error_code = PMPI_Remove_error_code
+int PMPI_Remove_error_code(int errorcode)
+{
+    return user_remove("MPI_Remove_error_code", errorcode, 0, 0);
+}
+
+#pragma weak MPI_Remove_error_string = PMPI_Remove_error_string
+int PMPI_Remove_error_string(int errorcode)
+{
+    return user_remove("MPI_Remove_error_string", errorcode, 0, 1);
 }

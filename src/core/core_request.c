@@ -24,6 +24,18 @@ typedef struct request_cache {
 static request_cache_t *caches;
 static int ncaches;
 
+/* Every chunk ever allocated, freed at finalize; until then a stale handle still points at
+ * readable memory marked MF_KIND_FREED. */
+typedef struct request_chunk {
+    struct request_chunk *next;
+    mf_request_t reqs[];
+} request_chunk_t;
+
+static struct {
+    pthread_mutex_t lock;
+    request_chunk_t *list;
+} chunks = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
 #define CACHE_CHUNK 64
 
 static void builtin_init(mf_request_t *req, mf_req_type_t type, mf_vci_t *vci)
@@ -51,8 +63,13 @@ mf_status_t mf_request_pool_init(int nvcis)
 
 void mf_request_pool_fini(void)
 {
-    /* Requests are carved out of chunks that stay allocated for the life of the process: a
-     * stale handle then still points at readable memory marked MF_KIND_FREED. */
+    pthread_mutex_lock(&chunks.lock);
+    while (chunks.list != NULL) {
+        request_chunk_t *next = chunks.list->next;
+        free(chunks.list);
+        chunks.list = next;
+    }
+    pthread_mutex_unlock(&chunks.lock);
     free(caches);
     caches = NULL;
     ncaches = 0;
@@ -60,9 +77,14 @@ void mf_request_pool_fini(void)
 
 static int cache_refill(request_cache_t *cache)
 {
-    mf_request_t *chunk = calloc(CACHE_CHUNK, sizeof(mf_request_t));
-    if (chunk == NULL)
+    request_chunk_t *c = calloc(1, sizeof(*c) + CACHE_CHUNK * sizeof(mf_request_t));
+    if (c == NULL)
         return 0;
+    pthread_mutex_lock(&chunks.lock);
+    c->next = chunks.list;
+    chunks.list = c;
+    pthread_mutex_unlock(&chunks.lock);
+    mf_request_t *chunk = c->reqs;
     for (int i = 0; i < CACHE_CHUNK; i++) {
         chunk[i].kind = MF_KIND_FREED;
         chunk[i].next_free = cache->free_list;
