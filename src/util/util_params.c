@@ -32,7 +32,8 @@ static const param_def_t param_table[] = {
      "unsuccessful polls of a request's own channel before all other channels are progressed"},
     {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
      "print every tunable that differs from its default at init (rank 0)"},
-    {"PMI", NULL, 2, 1, 2, "process-manager wire protocol version to speak (1 or 2)"},
+    {"PMI", NULL, 0, 1, 2,
+     "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1"},
     {"MPIEXEC_TIMEOUT", NULL, 0, 0, INT_MAX, "mpiexec: kill the job after this many seconds"},
     {"LOG", NULL, 0, 0, 0, "logging: <level>[,<category>] with level error, warn, info, debug"},
 };
