@@ -31,7 +31,7 @@ release: deps $(B)/release/build.ninja
 	ninja -C $(B)/release -j $(JOBS)
 
 # UCX's malloc hooks and the sanitizers' allocators must not both patch malloc.
-SAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none
+SAN_ENV := UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none UCX_MEM_EVENTS=no
 
 check-asan: build
 	cd $(B)/dev && $(SAN_ENV) ctest -j $(JOBS) --output-on-failure --timeout 120

@@ -181,13 +181,19 @@ static void code_string(int code, char *out, size_t size)
     pthread_mutex_unlock(&errs.lock);
 }
 
-static void fatal(mf_comm_t *comm, int code, const char *how)
+static void fatal(mf_comm_t *comm, int code)
 {
-    char text[MPI_MAX_ERROR_STRING];
+    char text[MPI_MAX_ERROR_STRING], where[MPI_MAX_OBJECT_NAME + 32];
     code_string(code, text, sizeof(text));
-    fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank,
-            comm != NULL && comm->name[0] ? comm->name : "MPI_COMM_SELF", text);
-    (void)how;
+    if (comm == NULL)
+        snprintf(where, sizeof(where), "MPI_COMM_SELF");
+    else if (comm->name[0] != '\0')
+        snprintf(where, sizeof(where), "%s", comm->name);
+    else
+        snprintf(where, sizeof(where), "a communicator of %d processes (context %u)", comm->size,
+                 comm->context_id);
+    fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank, where,
+            text);
     if (!mf_is_initialized()) {
         fflush(stderr);
         _exit(1);
@@ -198,7 +204,7 @@ static void fatal(mf_comm_t *comm, int code, const char *how)
 int mf_err_raise(mf_comm_t *comm, int code)
 {
     if (!mf_is_initialized()) {
-        fatal(NULL, code, "before init");
+        fatal(NULL, code);
         return code;
     }
     if (comm == NULL)
@@ -207,7 +213,7 @@ int mf_err_raise(mf_comm_t *comm, int code)
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
-        fatal(comm, code, "abort");
+        fatal(comm, code);
         return code;
     }
     MPI_Comm handle = mf_comm_handle(comm);
