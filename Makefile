@@ -42,7 +42,7 @@ check-tsan: deps $(B)/tsan/build.ninja
 	    ctest -j $(JOBS) -L threads --output-on-failure --timeout 180
 
 check: check-asan check-tsan
-	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt
+	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt --api api/mpi_api.json
 
 demo: release
 	@tools/demo.sh $(B)/release
