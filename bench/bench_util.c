@@ -298,22 +298,22 @@ static void print_json_escaped(FILE *out, const char *s)
     }
 }
 
-/* The library's self-description, trimmed of trailing blank lines. */
-static void library_version(char *text, size_t textlen)
+/* The library's self-description (text holds MPI_MAX_LIBRARY_VERSION_STRING bytes), trimmed
+ * of trailing blanks and newlines. */
+static void library_version(char *text)
 {
-    char buf[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
     size_t n;
 
-    if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS || len <= 0) {
-        snprintf(text, textlen, "unknown");
+    if (MPI_Get_library_version(text, &len) != MPI_SUCCESS || len <= 0) {
+        snprintf(text, MPI_MAX_LIBRARY_VERSION_STRING, "unknown");
         return;
     }
-    buf[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
-    n = strlen(buf);
-    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\0'))
-        buf[--n] = '\0';
-    snprintf(text, textlen, "%s", buf);
+    /* The length excludes the terminator, which the standard asks for but some forget. */
+    text[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        text[--n] = '\0';
 }
 
 static void print_result_fields(FILE *out, const mf_bench_result_t *result)
@@ -340,7 +340,7 @@ static void print_header(FILE *out, const mf_bench_info_t *info, const mf_bench_
     int version = 0;
     int subversion = 0;
 
-    library_version(library, sizeof(library));
+    library_version(library);
     mf_bench_mpi_ok(MPI_Get_version(&version, &subversion), "MPI_Get_version");
     fprintf(out, "{\n  \"benchmark\": \"%s\",\n  \"metric\": \"%s\",\n  \"unit\": \"%s\",\n",
             info->name, info->metric, info->unit);

@@ -66,6 +66,13 @@ static void run_window(mf_bench_window_t *win, size_t size)
         recv_window(win, size);
 }
 
+static void verify_window(const mf_bench_window_t *win, size_t size, unsigned seed,
+                          const char *name)
+{
+    for (int w = 0; w < win->window; w++)
+        mf_bench_verify(win->rslots + (size_t)w * win->slot_size, size, seed, name);
+}
+
 void mf_bench_window_warm_up(mf_bench_window_t *win, size_t size, int rounds, const char *name)
 {
     for (int i = 0; i < rounds; i++) {
@@ -74,8 +81,8 @@ void mf_bench_window_warm_up(mf_bench_window_t *win, size_t size, int rounds, co
         if (win->rank == 0)
             mf_bench_fill(win->sbuf, size, seed);
         run_window(win, size);
-        for (int w = 0; win->rank == 1 && w < win->window; w++)
-            mf_bench_verify(win->rslots + (size_t)w * win->slot_size, size, seed, name);
+        if (win->rank == 1)
+            verify_window(win, size, seed, name);
     }
 }
 
