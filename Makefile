@@ -41,7 +41,7 @@ check-tsan: deps $(B)/tsan/build.ninja
 	cd $(B)/tsan && $(SAN_ENV) TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tools/tsan.supp" \
 	    ctest -j $(JOBS) -L threads --output-on-failure --timeout 180
 
-check: check-asan check-tsan
+check: check-asan check-tsan release
 	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt --api api/mpi_api.json
 
 demo: release

@@ -210,7 +210,7 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     static const char func[] = "MPI_Comm_rank";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -226,7 +226,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     static const char func[] = "MPI_Comm_size";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -242,7 +242,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Comm_dup";
-    mf_comm_t *c, *out;
+    mf_comm_t *c = NULL, *out = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -261,7 +261,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Comm_split";
-    mf_comm_t *c, *out;
+    mf_comm_t *c = NULL, *out = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -285,7 +285,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     static const char func[] = "MPI_Comm_free";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, comm, "comm");
@@ -306,7 +306,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     static const char func[] = "MPI_Comm_set_name";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -324,7 +324,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     static const char func[] = "MPI_Comm_get_name";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -344,7 +344,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char func[] = "MPI_Comm_compare";
-    mf_comm_t *a, *b;
+    mf_comm_t *a = NULL, *b = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm1, &a);
@@ -375,7 +375,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 int PMPI_Barrier(MPI_Comm comm)
 {
     static const char func[] = "MPI_Barrier";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -395,7 +395,7 @@ static int attr_tag_ub = MF_PT2PT_TAG_UB, attr_host = MPI_PROC_NULL, attr_io = M
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
     static const char func[] = "MPI_Comm_get_attr";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -452,7 +452,7 @@ static int type_info(const char *func, MPI_Datatype dt, const mf_dtype_info_t **
 #pragma weak MPI_Type_size = PMPI_Type_size
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    const mf_dtype_info_t *info;
+    const mf_dtype_info_t *info = NULL;
     int rc = type_info("MPI_Type_size", datatype, &info);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr("MPI_Type_size", NULL, size, "size");
@@ -465,7 +465,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 #pragma weak MPI_Type_size_c = PMPI_Type_size_c
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    const mf_dtype_info_t *info;
+    const mf_dtype_info_t *info = NULL;
     int rc = type_info("MPI_Type_size_c", datatype, &info);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr("MPI_Type_size_c", NULL, size, "size");
@@ -477,7 +477,7 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 
 static int extent_common(const char *func, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *ext)
 {
-    const mf_dtype_info_t *info;
+    const mf_dtype_info_t *info = NULL;
     int rc = type_info(func, datatype, &info);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -489,7 +489,7 @@ static int extent_common(const char *func, MPI_Datatype datatype, MPI_Count *lb,
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    MPI_Count l, e;
+    MPI_Count l = 0, e = 0;
     int rc = extent_common("MPI_Type_get_extent", datatype, &l, &e);
     if (rc == MPI_SUCCESS && (lb == NULL || extent == NULL))
         rc = mf_check_ptr("MPI_Type_get_extent", NULL, NULL, "lb or extent");
@@ -514,7 +514,7 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    MPI_Count l, e;
+    MPI_Count l = 0, e = 0;
     int rc = extent_common("MPI_Type_get_true_extent", datatype, &l, &e);
     if (rc == MPI_SUCCESS && (true_lb == NULL || true_extent == NULL))
         rc = mf_check_ptr("MPI_Type_get_true_extent", NULL, NULL, "true_lb or true_extent");

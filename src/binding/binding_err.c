@@ -416,7 +416,7 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     static const char func[] = "MPI_Comm_set_errhandler";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -435,7 +435,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Comm_get_errhandler";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -471,7 +471,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     static const char func[] = "MPI_Comm_call_errhandler";
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);

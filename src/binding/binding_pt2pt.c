@@ -55,7 +55,7 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
                        int dest, int tag, MPI_Comm comm, mf_send_mode_t mode, op_form_t form,
                        MPI_Request *request)
 {
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     size_t bytes;
     int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
@@ -87,7 +87,7 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
 static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
                        int tag, MPI_Comm comm, op_form_t form, MPI_Request *request, MPI_Status *st)
 {
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     size_t bytes;
     int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
@@ -282,7 +282,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
                            MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
                            MPI_Comm comm, MPI_Status *status)
 {
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     size_t sbytes, rbytes;
     int rc =
         check_envelope(func, comm, sendbuf, sendcount, sendtype, dest, sendtag, 1, &c, &sbytes);
@@ -329,7 +329,7 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
                                    MPI_Datatype datatype, int dest, int sendtag, int source,
                                    int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     size_t bytes;
     int rc = check_envelope(func, comm, buf, count, datatype, dest, sendtag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS)
@@ -390,7 +390,7 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 static int probe_common(const char *func, int source, int tag, MPI_Comm comm, int blocking,
                         int *flag, MPI_Message *message, MPI_Status *status)
 {
-    mf_comm_t *c;
+    mf_comm_t *c = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm, &c);
@@ -577,7 +577,7 @@ static int detach_common(const char *func, void *buffer_addr, MPI_Count *size_p)
 #pragma weak MPI_Buffer_detach = PMPI_Buffer_detach
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
-    MPI_Count s;
+    MPI_Count s = 0;
     int rc = detach_common("MPI_Buffer_detach", buffer_addr, size != NULL ? &s : NULL);
     if (rc == MPI_SUCCESS)
         *size = (int)s;

@@ -446,7 +446,7 @@ static int count_to_int(MPI_Count c, int *out)
 #pragma weak MPI_Get_count = PMPI_Get_count
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count c;
+    MPI_Count c = 0;
     int rc = count_common("MPI_Get_count", status, datatype, 0, count != NULL ? &c : NULL);
     return rc == MPI_SUCCESS ? count_to_int(c, count) : rc;
 }
@@ -460,7 +460,7 @@ int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count 
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    MPI_Count c;
+    MPI_Count c = 0;
     int rc = count_common("MPI_Get_elements", status, datatype, 1, count != NULL ? &c : NULL);
     return rc == MPI_SUCCESS ? count_to_int(c, count) : rc;
 }
