@@ -457,12 +457,15 @@ def summarize_perftest(records, name):
             "launches": len(vals)}
 
 
-def key_value(summary, name):
+def key_row(summary, name):
+    """The summary row of the table's size for this benchmark, or None."""
     size = BENCHMARKS[name]["key_size"]
-    for row in summary:
-        if row["size"] == size:
-            return row["median"]
-    return None
+    return next((row for row in summary if row["size"] == size), None)
+
+
+def key_value(summary, name):
+    row = key_row(summary, name)
+    return row["median"] if row else None
 
 
 def build_table(mpis, summaries, perftest_summary):
@@ -480,11 +483,16 @@ def build_table(mpis, summaries, perftest_summary):
             continue
         row = {"key": mpi["key"], "label": mpi["label"]}
         for name in BENCHMARKS:
-            value = key_value(summaries[mpi["key"]][name], name)
-            row[name] = {"value": value, "vs_ucx_perftest": ratio(value, floor[name]),
+            summary = key_row(summaries[mpi["key"]][name], name) or {}
+            value = summary.get("median")
+            row[name] = {"value": value, "min": summary.get("min"), "max": summary.get("max"),
+                         "vs_ucx_perftest": ratio(value, floor[name]),
                          "vs_faster_peer": ratio(value, best_peer[name])}
         rows.append(row)
-    return {"rows": rows, "ucx_perftest": floor, "faster_peer": best_peer}
+    floor_range = {name: [(perftest_summary.get(name) or {}).get(k) for k in ("min", "max")]
+                   for name in BENCHMARKS}
+    return {"rows": rows, "ucx_perftest": floor, "ucx_perftest_range": floor_range,
+            "faster_peer": best_peer}
 
 
 def ratio(a, b):
@@ -526,6 +534,13 @@ def fmt(value, name):
     return f"{value:.0f}"
 
 
+def fmt_cell(value, lo, hi, name):
+    """The median and, when there were several launches, half their range in percent."""
+    if value is None or lo is None or hi is None or value == 0 or lo == hi:
+        return fmt(value, name)
+    return f"{fmt(value, name)} ±{(hi - lo) / 2 / value * 100:.0f}%"
+
+
 def fmt_ratio(value):
     return "-" if value is None else f"{value:.2f}x"
 
@@ -535,10 +550,13 @@ def print_table(table, perftest_summary):
     log("")
     log(f"{'':<34}" + "".join(f"{h:>24}" for h in heads))
     if perftest_summary:
-        cells = [fmt(table["ucx_perftest"][n], n) for n in BENCHMARKS]
+        cells = [fmt_cell(table["ucx_perftest"][n], *table["ucx_perftest_range"][n], n)
+                 for n in BENCHMARKS]
         log(f"{'ucx_perftest (transport floor)':<34}" + "".join(f"{c:>24}" for c in cells))
     for row in table["rows"]:
-        log(f"{row['label']:<34}" + "".join(f"{fmt(row[n]['value'], n):>24}" for n in BENCHMARKS))
+        cells = [fmt_cell(row[n]["value"], row[n]["min"], row[n]["max"], n) for n in BENCHMARKS]
+        log(f"{row['label']:<34}" + "".join(f"{c:>24}" for c in cells))
+    log("(median over launches; ±: half the range between the slowest and fastest launch)")
     log("")
     log("ratios (latency: lower is better; bandwidth and rate: higher is better)")
     log(f"{'':<34}" + "".join(f"{h:>24}" for h in ["latency vs ucx / peer",
