@@ -32,8 +32,8 @@ int mf_err_raise(mf_comm_t *comm, int code);
 /* Convert an internal status to an error code of the matching class and raise it on comm. */
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what);
 
-/* MPI_LASTUSEDCODE: the largest error code or class handed out so far. */
-int mf_err_last_used_code(void);
+/* MPI_LASTUSEDCODE: where the largest error code or class handed out so far is kept. */
+int *mf_err_last_used_code_ptr(void);
 
 int mf_check_initialized(const char *func);
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);

@@ -16,6 +16,19 @@
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Values of the predefined attributes: the standard hands out pointers to them. */
+/* Values of the predefined attributes: the standard hands out pointers to them, so they live
+ * in static storage. The job-dependent ones are written once, at init, before any thread can
+ * ask (the last-used code lives with the error table, which updates it under its lock). */
+static int attr_tag_ub = MF_PT2PT_TAG_UB, attr_host = MPI_PROC_NULL, attr_io = MPI_ANY_SOURCE,
+           attr_wtime_global = 0, attr_appnum, attr_universe;
+
+static void attrs_init(void)
+{
+    attr_appnum = mf_global.appnum;
+    attr_universe = mf_global.world_size;
+}
+
 static int init_common(const char *func, int required, int *provided)
 {
     pthread_mutex_lock(&init_lock);
@@ -34,6 +47,7 @@ static int init_common(const char *func, int required, int *provided)
         fprintf(stderr, "manifold: %s failed: %s\n", func, mf_status_str(status));
         return MPI_ERR_OTHER;
     }
+    attrs_init();
     if (provided != NULL)
         *provided = level;
     return MPI_SUCCESS;
@@ -387,10 +401,6 @@ int PMPI_Barrier(MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-/* Values of the predefined attributes: the standard hands out pointers to them. */
-static int attr_tag_ub = MF_PT2PT_TAG_UB, attr_host = MPI_PROC_NULL, attr_io = MPI_ANY_SOURCE,
-           attr_wtime_global = 0, attr_appnum, attr_universe, attr_lastusedcode = MPI_ERR_LASTCODE;
-
 #pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
@@ -411,18 +421,9 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_HOST: value = &attr_host; break;
     case MPI_IO: value = &attr_io; break;
     case MPI_WTIME_IS_GLOBAL: value = &attr_wtime_global; break;
-    case MPI_APPNUM:
-        attr_appnum = mf_global.appnum;
-        value = mf_global.appnum >= 0 ? &attr_appnum : NULL;
-        break;
-    case MPI_UNIVERSE_SIZE:
-        attr_universe = mf_global.world_size;
-        value = &attr_universe;
-        break;
-    case MPI_LASTUSEDCODE:
-        attr_lastusedcode = mf_err_last_used_code();
-        value = &attr_lastusedcode;
-        break;
+    case MPI_APPNUM: value = attr_appnum >= 0 ? &attr_appnum : NULL; break;
+    case MPI_UNIVERSE_SIZE: value = &attr_universe; break;
+    case MPI_LASTUSEDCODE: value = mf_err_last_used_code_ptr(); break;
     default:
         return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
                                            "argument comm_keyval=%d: user attributes are not "

@@ -130,12 +130,12 @@ static struct {
     int count; /* entries ever handed out: values USER_FIRST .. USER_FIRST + count - 1 */
 } user = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-int mf_err_last_used_code(void)
+/* MPI_LASTUSEDCODE's value; rewritten under user.lock whenever a class or code is added. */
+static int last_used_code = MPI_ERR_LASTCODE;
+
+int *mf_err_last_used_code_ptr(void)
 {
-    pthread_mutex_lock(&user.lock);
-    int last = user.count > 0 ? USER_FIRST + user.count - 1 : MPI_ERR_LASTCODE;
-    pthread_mutex_unlock(&user.lock);
-    return last;
+    return &last_used_code;
 }
 
 /* The entry for a user value, or NULL; user.lock held. */
@@ -500,6 +500,7 @@ static int user_add(const char *func, int is_class, int error_class, int *value_
     }
     int value = USER_FIRST + user.count;
     user_error_t *e = &user.entries[user.count++];
+    last_used_code = value;
     e->in_use = 1;
     e->is_class = is_class;
     e->error_class = is_class ? value : error_class;
