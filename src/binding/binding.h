@@ -37,6 +37,8 @@ int *mf_err_last_used_code_ptr(void);
 
 int mf_check_initialized(const char *func);
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
+/* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
+int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
 /* Validates a datatype (committed predefined types only for now) and computes the byte length
  * of `count` items. */

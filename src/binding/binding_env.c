@@ -225,9 +225,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     static const char func[] = "MPI_Comm_rank";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, rank, "rank");
     if (rc != MPI_SUCCESS)
@@ -241,9 +239,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     static const char func[] = "MPI_Comm_size";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, size, "size");
     if (rc != MPI_SUCCESS)
@@ -257,9 +253,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Comm_dup";
     mf_comm_t *c = NULL, *out = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc != MPI_SUCCESS)
@@ -276,9 +270,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     static const char func[] = "MPI_Comm_split";
     mf_comm_t *c = NULL, *out = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc != MPI_SUCCESS)
@@ -321,9 +313,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     static const char func[] = "MPI_Comm_set_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc != MPI_SUCCESS)
@@ -339,9 +329,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     static const char func[] = "MPI_Comm_get_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc == MPI_SUCCESS)
@@ -359,9 +347,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char func[] = "MPI_Comm_compare";
     mf_comm_t *a = NULL, *b = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm1, &a);
+    int rc = mf_check_init_comm(func, comm1, &a);
     if (rc == MPI_SUCCESS)
         rc = mf_check_comm(func, comm2, &b);
     if (rc == MPI_SUCCESS)
@@ -390,9 +376,7 @@ int PMPI_Barrier(MPI_Comm comm)
 {
     static const char func[] = "MPI_Barrier";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_coll_barrier(c);
@@ -406,9 +390,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 {
     static const char func[] = "MPI_Comm_get_attr";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, attribute_val, "attribute_val");
     if (rc == MPI_SUCCESS)

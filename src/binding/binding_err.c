@@ -270,6 +270,12 @@ int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
                                                 "created)"));
 }
 
+int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+{
+    int rc = mf_check_initialized(func);
+    return rc != MPI_SUCCESS ? rc : mf_check_comm(func, handle, comm_p);
+}
+
 int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count)
 {
     if (MF_LIKELY(count >= 0))
@@ -417,9 +423,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     static const char func[] = "MPI_Comm_set_errhandler";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(errhandler))
@@ -436,9 +440,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Comm_get_errhandler";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
@@ -472,9 +474,7 @@ int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     static const char func[] = "MPI_Comm_call_errhandler";
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_err_raise(c, errorcode);

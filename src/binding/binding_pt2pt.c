@@ -391,9 +391,7 @@ static int probe_common(const char *func, int source, int tag, MPI_Comm comm, in
                         int *flag, MPI_Message *message, MPI_Status *status)
 {
     mf_comm_t *c = NULL;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm, &c);
+    int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_source(func, c, "source", source);
     if (rc == MPI_SUCCESS)
