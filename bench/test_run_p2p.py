@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Unit tests of run_p2p.py's arithmetic: parsing ucx_perftest's CSV (and its MiB/s), medians
+over launches, the faster peer, ratios and the PASS/MISS decisions. No MPI is started.
+Run with: python3 -m unittest bench/test_run_p2p.py
+"""
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_p2p  # noqa: E402  (the path is set just above)
+
+PERFTEST_OUTPUT = """\
++--------------+
+iterations,50.0_percentile_lat,avg_lat,overall_lat,avg_bw,overall_bw,avg_mr,overall_mr
+2000,80.663,82.493,82.493,12122.23,12122.23,12122,12122
+"""
+
+
+def launch(size, median, ok=True):
+    return {"ok": ok, "results": [{"size": size, "median": median}]} if ok else {"ok": False}
+
+
+def summaries(lat, bw, rate):
+    return {"p2p_latency": [{"size": 8, "median": lat, "min": lat, "max": lat}],
+            "p2p_bandwidth": [{"size": run_p2p.MIB, "median": bw, "min": bw, "max": bw}],
+            "p2p_msgrate": [{"size": 8, "median": rate, "min": rate, "max": rate}]}
+
+
+def mpi(key):
+    return {"key": key, "label": key, "available": True}
+
+
+class PerftestCsvTest(unittest.TestCase):
+    def test_final_line_is_parsed_and_mib_converted(self):
+        numbers = run_p2p.parse_perftest_csv(PERFTEST_OUTPUT)
+        self.assertEqual(numbers["iters"], 2000)
+        self.assertAlmostEqual(numbers["lat_us"], 82.493)
+        self.assertAlmostEqual(numbers["bw_mb_s"], 12122.23 * 1048576 / 1e6)
+        self.assertEqual(numbers["msg_rate"], 12122.0)
+
+    def test_output_without_numbers_is_none(self):
+        self.assertIsNone(run_p2p.parse_perftest_csv("client failed. connect() failed\n"))
+
+
+class SummaryTest(unittest.TestCase):
+    def test_median_over_launches_skips_failures(self):
+        rows = run_p2p.summarize_mpi([launch(8, 3.0), launch(8, 1.0), launch(8, 0, ok=False),
+                                      launch(8, 2.0)])
+        self.assertEqual(rows, [{"size": 8, "median": 2.0, "min": 1.0, "max": 3.0,
+                                 "launches": 3}])
+
+    def test_rotation_changes_who_goes_first(self):
+        self.assertEqual(run_p2p.rotate(["a", "b", "c"], 1), ["b", "c", "a"])
+        self.assertEqual(run_p2p.rotate(["a", "b", "c"], 3), ["a", "b", "c"])
+
+
+class TableAndTargetsTest(unittest.TestCase):
+    def table(self, manifold):
+        mpis = [mpi("manifold"), mpi("mpich"), mpi("openmpi")]
+        sums = {"manifold": summaries(*manifold), "mpich": summaries(1.0, 9000.0, 2e6),
+                "openmpi": summaries(0.5, 10000.0, 3e6)}
+        floor = {"p2p_latency": {"median": 0.4, "min": 0.4, "max": 0.4},
+                 "p2p_bandwidth": {"median": 12000.0, "min": 12000.0, "max": 12000.0},
+                 "p2p_msgrate": {"median": 9e6, "min": 9e6, "max": 9e6}}
+        return run_p2p.build_table(mpis, sums, floor)
+
+    def test_faster_peer_depends_on_direction(self):
+        table = self.table((0.5, 11000.0, 3e6))
+        self.assertEqual(table["faster_peer"], {"p2p_latency": 0.5, "p2p_bandwidth": 10000.0,
+                                                "p2p_msgrate": 3e6})
+        row = table["rows"][0]
+        self.assertAlmostEqual(row["p2p_latency"]["vs_ucx_perftest"], 1.25)
+        self.assertAlmostEqual(row["p2p_bandwidth"]["vs_faster_peer"], 1.1)
+
+    def test_all_targets_pass_at_their_limits(self):
+        targets = run_p2p.check_targets(self.table((0.5, 10800.0, 3e6)))
+        self.assertEqual([t["status"] for t in targets], ["PASS"] * 4)
+
+    def test_each_target_misses_past_its_limit(self):
+        targets = run_p2p.check_targets(self.table((0.53, 10700.0, 2.9e6)))
+        self.assertEqual([t["status"] for t in targets], ["MISS", "MISS", "MISS", "MISS"])
+        self.assertAlmostEqual(targets[0]["limit"], 0.52)
+
+    def test_without_manifold_targets_are_not_applicable(self):
+        sums = {"mpich": summaries(1.0, 9000.0, 2e6)}
+        table = run_p2p.build_table([mpi("mpich")], sums, {})
+        self.assertEqual({t["status"] for t in run_p2p.check_targets(table)}, {"n/a"})
+
+
+class FormatTest(unittest.TestCase):
+    def test_spread_is_half_the_range_in_percent(self):
+        self.assertEqual(run_p2p.fmt_cell(1.0, 0.9, 1.1, "p2p_latency"), "1.000 ±10%")
+        self.assertEqual(run_p2p.fmt_cell(None, None, None, "p2p_latency"), "-")
+
+
+if __name__ == "__main__":
+    unittest.main()
