@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Implementation of the shared test helpers declared in mtest.h: start-up, thread-safe
+ * Implementation of the shared test utilities declared in mtest.h: start-up, thread-safe
  * error recording, the end-of-test verdict gathered on rank 0 with point-to-point calls
  * only (collectives may not exist yet in the library under test), error-class checks and
  * a position-dependent fill pattern for message payloads.

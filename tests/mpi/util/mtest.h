@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared helpers for the MPI test programs under tests/mpi/<chapter>/. A test calls
+ * Shared support code for the MPI test programs under tests/mpi/<chapter>/. A test calls
  * mtest_init (or mtest_init_thread), records failed checks with MTEST_CHECK or
  * MTEST_CHECK_ERR, and ends with `return mtest_finalize(errs);`, which adds up the error
  * counts of all ranks on rank 0 using only MPI_Send/MPI_Recv, prints " No Errors" or
- * " Found N errors", calls MPI_Finalize and gives the exit code for main. The helpers use
+ * " Found N errors", calls MPI_Finalize and gives the exit code for main. The utilities use
  * nothing but the standard MPI C API, so the same programs run on any standard-ABI MPI.
  */
 #ifndef MTEST_H
