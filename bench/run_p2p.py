@@ -446,9 +446,12 @@ def summarize_mpi(records):
              "max": max(vals), "launches": len(vals)} for size, vals in sorted(by_size.items())]
 
 
+PERFTEST_FIELDS = {"p2p_latency": "lat_us", "p2p_bandwidth": "bw_mb_s",
+                   "p2p_msgrate": "msg_rate"}
+
+
 def summarize_perftest(records, name):
-    field = {"p2p_latency": "lat_us", "p2p_bandwidth": "bw_mb_s",
-             "p2p_msgrate": "msg_rate"}[name]
+    field = PERFTEST_FIELDS[name]
     vals = [rec[field] for rec in records if rec["ok"]]
     if not vals:
         return None
@@ -497,6 +500,44 @@ def build_table(mpis, summaries, perftest_summary):
 
 def ratio(a, b):
     return a / b if a is not None and b else None
+
+
+def values_by_rep(records, name, perftest=False):
+    """{repetition: the table's number} for the launches that worked."""
+    size = BENCHMARKS[name]["key_size"]
+    values = {}
+    for rec in records:
+        if not rec["ok"]:
+            continue
+        if perftest:
+            values[rec["rep"]] = rec[PERFTEST_FIELDS[name]]
+            continue
+        for res in rec["results"]:
+            if res["size"] == size:
+                values[rec["rep"]] = res["median"]
+    return values
+
+
+def paired_ratios(runs, mpis):
+    """Ratios taken within each repetition (whose launches ran back to back), then the median
+    over repetitions: a cross-check of the table's ratios that a machine switching between a
+    fast and a slow state during the run cannot bias."""
+    out = {}
+    for mpi in (m for m in mpis if m["available"]):
+        out[mpi["key"]] = {}
+        for name, spec in BENCHMARKS.items():
+            mine = values_by_rep(runs[mpi["key"]][name], name)
+            floor = values_by_rep(runs["ucx_perftest"][name], name, perftest=True)
+            peers = [values_by_rep(runs[k][name], name) for k in PEER_KEYS if k in runs]
+            pick = min if spec["lower_better"] else max
+            vs_ucx = [mine[r] / floor[r] for r in mine if floor.get(r)]
+            vs_peer = [mine[r] / pick(p[r] for p in peers if r in p) for r in mine
+                       if any(p.get(r) for p in peers)]
+            out[mpi["key"]][name] = {
+                "vs_ucx_perftest": statistics.median(vs_ucx) if vs_ucx else None,
+                "vs_faster_peer": statistics.median(vs_peer) if vs_peer else None,
+                "repetitions": len(mine)}
+    return out
 
 
 def check_targets(table):
@@ -568,6 +609,16 @@ def print_table(table, perftest_summary):
         log(f"{row['label']:<34}" + "".join(f"{c:>24}" for c in cells))
     log("(peer = the faster of MPICH and Open MPI for that column; the rate's ucx_perftest "
         "reference is tag_bw with 8 B messages, for information only)")
+
+
+def print_paired(table, paired):
+    log("")
+    log("the same ratios taken within each repetition, median over repetitions (robust when "
+        "the machine changes speed during the run)")
+    for row in table["rows"]:
+        cells = [fmt_ratio(paired[row["key"]][n]["vs_ucx_perftest"]) + " / " +
+                 fmt_ratio(paired[row["key"]][n]["vs_faster_peer"]) for n in BENCHMARKS]
+        log(f"{row['label']:<34}" + "".join(f"{c:>24}" for c in cells))
 
 
 def print_targets(targets):
@@ -653,7 +704,9 @@ def main(argv):
                         for n in BENCHMARKS} if perftest else {}
     table = build_table(mpis, summaries, perftest_summary)
     targets = check_targets(table)
+    paired = paired_ratios(runs, mpis)
     print_table(table, perftest_summary)
+    print_paired(table, paired)
     print_targets(targets)
     records = {m["key"]: mpi_record(m, runs[m["key"]]) for m in mpis}
     check_swap(records)
@@ -674,6 +727,7 @@ def main(argv):
                          "note": "tag_lat: one-way latency (overall average, as the MPI "
                                  "benchmarks); tag_bw: MB/s converted from MiB/s to 1e6 B/s"},
         "table": table,
+        "paired_ratios": paired,
         "targets": targets,
     }
     out = Path(args.out)

@@ -90,6 +90,28 @@ class TableAndTargetsTest(unittest.TestCase):
         self.assertEqual({t["status"] for t in run_p2p.check_targets(table)}, {"n/a"})
 
 
+class PairedRatiosTest(unittest.TestCase):
+    def test_ratios_are_taken_within_each_repetition(self):
+        # ucx_perftest happened to run in the machine's fast state in repetition 1 while
+        # Manifold did not: only repetition 1's ratio is off, and the median ignores it.
+        def rec(rep, value):
+            return {"ok": True, "rep": rep, "results": [{"size": 8, "median": value}]}
+
+        def perf(rep, value):
+            return {"ok": True, "rep": rep, "lat_us": value, "bw_mb_s": value, "msg_rate": value}
+
+        runs = {name: {} for name in ("manifold", "mpich", "ucx_perftest")}
+        for name in run_p2p.BENCHMARKS:
+            runs["manifold"][name] = [rec(0, 0.2), rec(1, 0.6), rec(2, 0.6)]
+            runs["mpich"][name] = [rec(0, 0.4), rec(1, 1.2), rec(2, 1.2)]
+            runs["ucx_perftest"][name] = [perf(0, 0.1), perf(1, 0.1), perf(2, 0.3)]
+        paired = run_p2p.paired_ratios(runs, [mpi("manifold"), mpi("mpich")])
+        lat = paired["manifold"]["p2p_latency"]
+        self.assertAlmostEqual(lat["vs_ucx_perftest"], 2.0)
+        self.assertAlmostEqual(lat["vs_faster_peer"], 0.5)
+        self.assertEqual(lat["repetitions"], 3)
+
+
 class FormatTest(unittest.TestCase):
     def test_spread_is_half_the_range_in_percent(self):
         self.assertEqual(run_p2p.fmt_cell(1.0, 0.9, 1.1, "p2p_latency"), "1.000 ±10%")
