@@ -51,6 +51,9 @@ static void print_usage(const char *name, const mf_bench_opts_t *opts)
            "  --reps N        timed repetitions per size, median reported (default %d)\n"
            "  --warmup N      untimed, data-checked iterations per size (default %d)\n"
            "  --window N      messages in flight per round, windowed benchmarks (default %d)\n"
+           "  --recv-buffers N  distinct receive buffers a window cycles through (default: one\n"
+           "                  per message; 1 receives every message into one buffer, as\n"
+           "                  ucx_perftest and osu_bw do, which keeps it in cache)\n"
            "  --json FILE     also write all results as one JSON document to FILE\n",
            name, opts->min_size, opts->max_size, opts->iters, opts->reps, opts->warmup,
            opts->window);
@@ -118,6 +121,8 @@ static int apply_option(const char *option, const char *value, mf_bench_opts_t *
         return parse_count(value, &opts->warmup);
     if (strcmp(option, "--window") == 0)
         return parse_positive(value, &opts->window);
+    if (strcmp(option, "--recv-buffers") == 0)
+        return parse_positive(value, &opts->recv_buffers);
     if (strcmp(option, "--json") == 0) {
         opts->json_path = value;
         return 0;
@@ -141,6 +146,14 @@ mf_bench_args_t mf_bench_parse_args(int argc, char **argv, const char *name, int
         }
         i++;
     }
+    if (opts->recv_buffers > opts->window) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --recv-buffers %d is more than --window %d\n", name,
+                    opts->recv_buffers, opts->window);
+        return MF_BENCH_ARGS_BAD;
+    }
+    if (opts->recv_buffers == 0)
+        opts->recv_buffers = opts->window;
     if (opts->min_size > opts->max_size) {
         if (rank == 0)
             fprintf(stderr, "%s: --min %zu is larger than --max %zu\n", name, opts->min_size,
@@ -328,7 +341,7 @@ void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opt
     printf("{\"benchmark\": \"%s\", \"unit\": \"%s\", \"reps\": %d, ", info->name, info->unit,
            opts->reps);
     if (info->uses_window)
-        printf("\"window\": %d, ", opts->window);
+        printf("\"window\": %d, \"recv_buffers\": %d, ", opts->window, opts->recv_buffers);
     print_result_fields(stdout, result);
     printf("}\n");
     fflush(stdout);
@@ -349,7 +362,8 @@ static void print_header(FILE *out, const mf_bench_info_t *info, const mf_bench_
     fprintf(out, "\",\n  \"nprocs\": 2,\n  \"reps\": %d,\n  \"warmup\": %d,\n", opts->reps,
             opts->warmup);
     if (info->uses_window)
-        fprintf(out, "  \"window\": %d,\n", opts->window);
+        fprintf(out, "  \"window\": %d,\n  \"recv_buffers\": %d,\n", opts->window,
+                opts->recv_buffers);
 }
 
 int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts,

@@ -20,6 +20,7 @@ typedef struct mf_bench_opts {
     int reps;              /* timed repetitions per size; median, min and max are reported */
     int warmup;            /* untimed, data-checked iterations before the timed ones */
     int window;            /* messages in flight per round (windowed benchmarks only) */
+    int recv_buffers;      /* distinct receive buffers per window, 1..window; 0 means window */
     size_t byte_budget;    /* bytes one repetition should move; caps iterations of large sizes */
     const char *json_path; /* where to write the JSON document, or NULL */
 } mf_bench_opts_t;

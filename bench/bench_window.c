@@ -17,12 +17,13 @@ void mf_bench_window_create(mf_bench_window_t *win, const mf_bench_opts_t *opts,
     win->window = opts->window;
     win->rank = rank;
     win->slot_size = opts->max_size;
+    win->nslots = opts->recv_buffers;
     win->sbuf = NULL;
     win->rslots = NULL;
     if (rank == 0)
         win->sbuf = mf_bench_alloc(opts->max_size);
     else
-        win->rslots = mf_bench_alloc(opts->max_size * (size_t)opts->window);
+        win->rslots = mf_bench_alloc(opts->max_size * (size_t)win->nslots);
     win->reqs = calloc((size_t)opts->window, sizeof(*win->reqs));
     if (win->reqs == NULL) {
         fprintf(stderr, "bench: out of memory for %d requests\n", opts->window);
@@ -48,11 +49,16 @@ static void send_window(mf_bench_window_t *win, size_t size)
                     "MPI_Recv");
 }
 
+static char *recv_slot(const mf_bench_window_t *win, int w)
+{
+    return win->rslots + (size_t)(w % win->nslots) * win->slot_size;
+}
+
 static void recv_window(mf_bench_window_t *win, size_t size)
 {
     for (int w = 0; w < win->window; w++)
-        mf_bench_mpi_ok(MPI_Irecv(win->rslots + (size_t)w * win->slot_size, (int)size, MPI_BYTE, 0,
-                                  DATA_TAG, MPI_COMM_WORLD, &win->reqs[w]),
+        mf_bench_mpi_ok(MPI_Irecv(recv_slot(win, w), (int)size, MPI_BYTE, 0, DATA_TAG,
+                                  MPI_COMM_WORLD, &win->reqs[w]),
                         "MPI_Irecv");
     mf_bench_mpi_ok(MPI_Waitall(win->window, win->reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
     mf_bench_mpi_ok(MPI_Send(NULL, 0, MPI_BYTE, 0, ACK_TAG, MPI_COMM_WORLD), "MPI_Send");
@@ -69,8 +75,8 @@ static void run_window(mf_bench_window_t *win, size_t size)
 static void verify_window(const mf_bench_window_t *win, size_t size, unsigned seed,
                           const char *name)
 {
-    for (int w = 0; w < win->window; w++)
-        mf_bench_verify(win->rslots + (size_t)w * win->slot_size, size, seed, name);
+    for (int w = 0; w < win->nslots; w++)
+        mf_bench_verify(recv_slot(win, w), size, seed, name);
 }
 
 void mf_bench_window_warm_up(mf_bench_window_t *win, size_t size, int rounds, const char *name)

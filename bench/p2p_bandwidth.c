@@ -49,6 +49,7 @@ int main(int argc, char **argv)
         .reps = 5,
         .warmup = 10,
         .window = 64,
+        .recv_buffers = 0,
         .byte_budget = 512 << 20,
         .json_path = NULL,
     };

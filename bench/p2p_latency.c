@@ -120,6 +120,7 @@ int main(int argc, char **argv)
         .reps = 5,
         .warmup = 100,
         .window = 1,
+        .recv_buffers = 0,
         .byte_budget = 64 << 20,
         .json_path = NULL,
     };

@@ -82,6 +82,9 @@ def parse_args(argv):
                    help="JSON output file (default: build/bench/p2p_results.json)")
     p.add_argument("--work-dir", default=str(REPO_DIR / "build" / "bench-peers"),
                    help="where the peers' binaries are compiled (default: build/bench-peers)")
+    p.add_argument("--bw-recv-buffers", type=int, default=1,
+                   help="receive buffers p2p_bandwidth cycles through (default 1, like "
+                   "ucx_perftest and osu_bw; 64 gives every message of a window its own)")
     p.add_argument("--quick", action="store_true",
                    help="measure only the table's sizes (8 B latency, 1 MiB bandwidth, 8 B rate)")
     p.add_argument("--bind", choices=("core", "none"), default="core",
@@ -104,8 +107,8 @@ def parse_args(argv):
     for peer in args.peers:
         if peer not in PEER_KEYS:
             p.error(f"unknown peer '{peer}' (known: {', '.join(PEER_KEYS)})")
-    if args.reps < 1 or args.inner_reps < 1:
-        p.error("--reps and --inner-reps must be at least 1")
+    if args.reps < 1 or args.inner_reps < 1 or not 1 <= args.bw_recv_buffers <= 64:
+        p.error("--reps and --inner-reps must be at least 1, --bw-recv-buffers 1 to 64")
     return args
 
 
@@ -307,7 +310,10 @@ def discover_mpis(args, env):
 
 
 def bench_args(args, name):
-    extra = BENCHMARKS[name]["quick_args"] if args.quick else []
+    extra = list(BENCHMARKS[name]["quick_args"]) if args.quick else []
+    if name == "p2p_bandwidth":
+        # ucx_perftest receives into one buffer; the same footprint keeps the ratio fair.
+        extra += ["--recv-buffers", str(args.bw_recv_buffers)]
     return extra + ["--reps", str(args.inner_reps)]
 
 
@@ -719,6 +725,7 @@ def main(argv):
         "config": {"build_dir": str(Path(args.build_dir).resolve()), "peers": args.peers,
                    "reps": args.reps, "inner_reps": args.inner_reps, "quick": args.quick,
                    "bind": args.bind, "ucx_tls": args.ucx_tls or "unset (UCX chooses)",
+                   "bandwidth_recv_buffers": args.bw_recv_buffers,
                    "statistic": "median over launches of each launch's median over its "
                                 "inner timed loops"},
         "mpis": records,
