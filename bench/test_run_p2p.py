@@ -82,7 +82,14 @@ class TableAndTargetsTest(unittest.TestCase):
     def test_each_target_misses_past_its_limit(self):
         targets = run_p2p.check_targets(self.table((0.53, 10700.0, 2.9e6)))
         self.assertEqual([t["status"] for t in targets], ["MISS", "MISS", "MISS", "MISS"])
-        self.assertAlmostEqual(targets[0]["limit"], 0.52)
+        self.assertAlmostEqual(targets[0]["ratio"], 0.53 / 0.4)
+
+    def test_paired_ratios_decide_when_present(self):
+        table = self.table((0.6, 10800.0, 3e6))  # its medians miss the latency targets
+        paired = {"manifold": {"p2p_latency": {"vs_ucx_perftest": 1.25, "vs_faster_peer": 0.9}}}
+        targets = run_p2p.check_targets(table, paired)
+        self.assertEqual([t["status"] for t in targets], ["PASS"] * 4)
+        self.assertEqual(targets[0]["status_of_medians"], "MISS")
 
     def test_without_manifold_targets_are_not_applicable(self):
         sums = {"mpich": summaries(1.0, 9000.0, 2e6)}
