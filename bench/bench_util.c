@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared helpers of the point-to-point benchmarks (see bench_util.h): option parsing, message
+ * Common code of the point-to-point benchmarks (see bench_util.h): option parsing, message
  * sizes and iteration counts, statistics, buffers with a checkable pattern, and JSON output.
  * Only standard MPI calls are used so the same source builds with any MPI.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Shared helpers of the point-to-point benchmarks: command-line options, the list of message
+ * Common code of the point-to-point benchmarks: command-line options, the list of message
  * sizes, iteration counts adapted to the size, statistics over repetitions, aligned buffers
  * with a verifiable byte pattern, and the JSON output (one line per size on stdout plus an
  * optional JSON document). The benchmarks use only the standard MPI API, so this file compiles
