@@ -484,7 +484,6 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_comm_retain(c); /* the message's reference goes away in imrecv */
     mf_request_t *req;
     mf_status_t st = mf_pt2pt_imrecv(buf, bytes, m, &req);
     *message = MPI_MESSAGE_NULL;
@@ -495,7 +494,6 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     } else {
         *request = req;
     }
-    mf_comm_release(c);
     return rc;
 }
 

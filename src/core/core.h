@@ -92,7 +92,11 @@ int mf_errhandler_valid(MPI_Errhandler eh);
 
 struct MPI_ABI_Comm {
     uint32_t kind;
-    atomic_int refs; /* the user's handle + pending operations */
+    /* Requests and matched messages that use this communicator, and whether the user freed it.
+     * Both are protected by the lock of `vci` (every operation of a communicator runs on its
+     * VCI), so no atomic is needed on the message path. */
+    int pending;
+    int user_freed;
     int rank, size;
     unsigned context_id; /* index < MF_CONTEXT_MAX; transport context = index*2 (+1 internal) */
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
@@ -144,8 +148,13 @@ static inline unsigned mf_comm_ctx_internal(const mf_comm_t *comm)
     return (comm->context_id << 1) | 1;
 }
 
-void mf_comm_retain(mf_comm_t *comm);
-void mf_comm_release(mf_comm_t *comm);
+/* Count one more/one less user of the communicator; comm->vci's lock held. The last release of
+ * a communicator the user freed destroys it. */
+static inline void mf_comm_hold_locked(mf_comm_t *comm)
+{
+    comm->pending++;
+}
+void mf_comm_unhold_locked(mf_comm_t *comm);
 mf_status_t mf_comm_init_builtin(void);
 void mf_comm_fini_builtin(void);
 /* Collective over `parent`: a new communicator of the given members (world ranks, ordered by new
@@ -206,6 +215,12 @@ void mf_request_pool_fini(void);
 /* Allocate from the VCI's cache; the VCI lock must be held. Returns NULL on out-of-memory. */
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
 void mf_request_release_locked(mf_request_t *req);
+/* The send fast path: borrow the next free request without taking it off the cache, issue the
+ * operation, and only if it did not finish at once take it (mf_request_take_locked, which also
+ * counts the communicator's use). A send that completes inside the call then costs no
+ * allocation at all. VCI lock held throughout. */
+mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm);
+void mf_request_take_locked(mf_request_t *req, mf_req_type_t type);
 mf_request_t *mf_request_precomplete(mf_vci_t *vci);
 mf_request_t *mf_request_proc_null(mf_vci_t *vci);
 

@@ -28,7 +28,8 @@ static struct {
 static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size, int *world_ranks)
 {
     comm->kind = MF_KIND_COMM;
-    atomic_store(&comm->refs, 1);
+    comm->pending = 0;
+    comm->user_freed = 0;
     comm->rank = rank;
     comm->size = size;
     comm->context_id = context_id;
@@ -63,11 +64,6 @@ void mf_comm_fini_builtin(void)
     mf_comm_self.kind = MF_KIND_FREED;
 }
 
-void mf_comm_retain(mf_comm_t *comm)
-{
-    atomic_fetch_add_explicit(&comm->refs, 1, memory_order_relaxed);
-}
-
 static void ctx_release(unsigned id)
 {
     pthread_mutex_lock(&comms.lock);
@@ -75,12 +71,8 @@ static void ctx_release(unsigned id)
     pthread_mutex_unlock(&comms.lock);
 }
 
-void mf_comm_release(mf_comm_t *comm)
+static void comm_destroy(mf_comm_t *comm)
 {
-    if (atomic_fetch_sub_explicit(&comm->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    if (comm == &mf_comm_world || comm == &mf_comm_self)
-        return;
     ctx_release(comm->context_id);
     mf_errhandler_release(atomic_load(&comm->errhandler));
     free(comm->world_ranks);
@@ -93,9 +85,22 @@ void mf_comm_release(mf_comm_t *comm)
     pthread_mutex_unlock(&comms.lock);
 }
 
+void mf_comm_unhold_locked(mf_comm_t *comm)
+{
+    if (--comm->pending == 0 && comm->user_freed)
+        comm_destroy(comm);
+}
+
 void mf_comm_free(mf_comm_t *comm)
 {
-    mf_comm_release(comm);
+    /* Operations still in flight keep the communicator (and its context id) alive; the last
+     * one to complete destroys it. */
+    mf_vci_t *vci = comm->vci;
+    mf_vci_lock(vci);
+    comm->user_freed = 1;
+    if (comm->pending == 0)
+        comm_destroy(comm);
+    mf_vci_unlock(vci);
 }
 
 static mf_comm_t *comm_object_new(void)

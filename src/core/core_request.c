@@ -94,6 +94,57 @@ static int cache_refill(request_cache_t *cache)
     return 1;
 }
 
+/* Fill a request taken from the cache. Every field is set here (no memset: this is the
+ * message path). */
+static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+{
+    req->kind = MF_KIND_REQUEST;
+    req->type = (uint8_t)type;
+    req->persistent = 0;
+    req->active = 0;
+    req->user_freed = 0;
+    req->cancelled = 0;
+    req->internal = 0;
+    req->vci = vci;
+    req->comm = comm;
+    req->buf_len = 0;
+    req->buf = NULL;
+    req->peer = 0;
+    req->tag = 0;
+    req->mode = 0;
+    req->bsend_copy = NULL;
+    req->next_free = NULL;
+    mf_vci_op_reset(&req->op, NULL);
+}
+
+mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
+{
+    request_cache_t *cache = &caches[mf_vci_index(vci)];
+    if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache)) {
+        mf_log(MF_LOG_ERROR, "request", "cannot allocate a request");
+        return NULL;
+    }
+    mf_request_t *req = cache->free_list;
+    mf_request_t *next = req->next_free;
+    request_init(req, vci, MF_REQ_SEND, comm);
+    req->next_free = next;
+    req->kind = MF_KIND_FREED; /* still in the cache until taken */
+    return req;
+}
+
+void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
+{
+    request_cache_t *cache = &caches[mf_vci_index(req->vci)];
+    MF_ASSERT(cache->free_list == req);
+    cache->free_list = req->next_free;
+    cache->allocated++;
+    req->next_free = NULL;
+    req->kind = MF_KIND_REQUEST;
+    req->type = (uint8_t)type;
+    if (req->comm != NULL)
+        mf_comm_hold_locked(req->comm);
+}
+
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
     request_cache_t *cache = &caches[mf_vci_index(vci)];
@@ -104,13 +155,9 @@ mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm
     mf_request_t *req = cache->free_list;
     cache->free_list = req->next_free;
     cache->allocated++;
-    memset(req, 0, sizeof(*req));
-    req->kind = MF_KIND_REQUEST;
-    req->type = (uint8_t)type;
-    req->vci = vci;
-    req->comm = comm;
+    request_init(req, vci, type, comm);
     if (comm != NULL)
-        mf_comm_retain(comm);
+        mf_comm_hold_locked(comm);
     return req;
 }
 
@@ -120,7 +167,7 @@ void mf_request_release_locked(mf_request_t *req)
         return;
     request_cache_t *cache = &caches[mf_vci_index(req->vci)];
     if (req->comm != NULL)
-        mf_comm_release(req->comm);
+        mf_comm_unhold_locked(req->comm);
     free(req->bsend_copy);
     req->kind = MF_KIND_FREED;
     req->next_free = cache->free_list;

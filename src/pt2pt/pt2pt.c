@@ -173,15 +173,16 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
         return status;
     }
     mf_vci_lock(vci);
-    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
+    mf_request_t *req = mf_request_peek_locked(vci, comm);
     if (req == NULL) {
         mf_vci_unlock(vci);
         return MF_ERR_NO_MEMORY;
     }
     mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, mode == MF_SEND_SYNC);
-    if (status != MF_OK || (mf_vci_op_is_done(&req->op) && req->op.status == MF_OK)) {
-        mf_request_release_locked(req);
-        req = mf_request_precomplete(vci);
+    if (status == MF_OK && mf_vci_op_is_done(&req->op) && req->op.status == MF_OK) {
+        req = mf_request_precomplete(vci); /* the borrowed request stays in the cache */
+    } else if (status == MF_OK) {
+        mf_request_take_locked(req, MF_REQ_SEND);
     }
     mf_vci_unlock(vci);
     if (status == MF_OK)
@@ -411,6 +412,8 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
             mf_vci_progress_locked(vci);
             found = mf_vci_tag_mprobe_locked(vci, match, mask, &msg->msg);
         }
+        if (found)
+            mf_comm_hold_locked(comm); /* the message uses the communicator until received */
         mf_vci_unlock(vci);
         if (found)
             break;
@@ -424,7 +427,6 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
     msg->kind = MF_KIND_MESSAGE;
     msg->comm = comm;
     msg->vci = vci;
-    mf_comm_retain(comm);
     *flag_p = 1;
     *message_p = msg;
     probe_status(status, msg->msg.sender_tag, msg->msg.length);
@@ -446,10 +448,10 @@ mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
     mf_status_t status = mf_vci_tag_mrecv_locked(vci, buf, len, &msg->msg, &req->op);
     if (status != MF_OK)
         mf_request_release_locked(req);
-    mf_vci_unlock(vci);
     /* The message is consumed either way: the transport owns it now. */
+    mf_comm_unhold_locked(msg->comm);
+    mf_vci_unlock(vci);
     msg->kind = MF_KIND_FREED;
-    mf_comm_release(msg->comm);
     free(msg);
     if (status == MF_OK)
         *req_p = req;

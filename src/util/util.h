@@ -68,7 +68,17 @@ void mf_assert_fail(const char *expr, const char *file, int line) __attribute__(
 #define MF_ASSERT(expr) ((void)0)
 #endif
 
-#define MF_CACHE_LINE  64
+#define MF_CACHE_LINE 64
+
+/* Tell the CPU we are spinning (saves power, frees the pipeline for a sibling thread). */
+static inline void mf_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 #define MF_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
