@@ -81,7 +81,7 @@ struct MPI_ABI_Errhandler {
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
 void mf_errhandler_retain(MPI_Errhandler eh);
 void mf_errhandler_release(MPI_Errhandler eh);
-/* Decode: returns the object, NULL for invalid; *predef_p set to the predefined handle or NULL. */
+/* 1 when eh is a predefined handler or a live user handler. */
 int mf_errhandler_valid(MPI_Errhandler eh);
 
 /* ---- communicators ----------------------------------------------------------------------- */
@@ -187,7 +187,6 @@ struct MPI_ABI_Request {
     uint8_t persistent; /* created by *_init */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
-    uint8_t cancelled;
     uint8_t internal; /* owned by the library (buffered sends); never seen by the user */
     mf_vci_op_t op;
     mf_vci_t *vci;

@@ -103,7 +103,6 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->persistent = 0;
     req->active = 0;
     req->user_freed = 0;
-    req->cancelled = 0;
     req->internal = 0;
     req->vci = vci;
     req->comm = comm;

@@ -15,7 +15,6 @@
 
 #include "util.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
