@@ -55,6 +55,14 @@ static void bsend_unreserve(size_t len)
     pthread_mutex_unlock(&bsend.lock);
 }
 
+static size_t bsend_used(void)
+{
+    pthread_mutex_lock(&bsend.lock);
+    size_t used = bsend.used;
+    pthread_mutex_unlock(&bsend.lock);
+    return used;
+}
+
 mf_status_t mf_bsend_attach(void *buf, size_t size)
 {
     mf_status_t status = MF_OK;
@@ -71,13 +79,6 @@ mf_status_t mf_bsend_attach(void *buf, size_t size)
     return status;
 }
 
-static size_t bsend_used(void)
-{
-    pthread_mutex_lock(&bsend.lock);
-    size_t used = bsend.used;
-    pthread_mutex_unlock(&bsend.lock);
-    return used;
-}
 
 mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
 {
@@ -127,6 +128,13 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
                                unsigned ctx)
 {
     mf_status_t status = bsend_reserve(len);
+    /* Space held by earlier buffered sends comes back as they complete: progress a while
+     * before declaring the buffer too small. */
+    int polls = 0;
+    for (int i = 0; i < 4096 && status == MF_ERR_NO_MEMORY && bsend_used() > 0; i++) {
+        mf_progress_poke(comm->vci, &polls);
+        status = bsend_reserve(len);
+    }
     if (status != MF_OK)
         return status;
     void *copy = malloc(len > 0 ? len : 1);
