@@ -74,17 +74,9 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (info == NULL || info->size <= 0)
         return MF_ERR_INVALID;
-    leaf_comp_t c[2];
-    int n = leaf_layout(dt, c);
-    *p = (mf_dtype_props_t){info->size,
-                            info->extent,
-                            info->nbasic,
-                            0,
-                            info->extent,
-                            0,
-                            c[n - 1].off + c[n - 1].nsize,
-                            1,
-                            0};
+    /* The true extent is the extent: a pair type is moved with its padding (see the header). */
+    *p = (mf_dtype_props_t){info->size, info->extent, info->nbasic, 0, info->extent, 0,
+                            info->extent, 1, 0};
     return MF_OK;
 }
 
