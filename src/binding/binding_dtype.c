@@ -119,7 +119,7 @@ static int vector_common(const char *func, int combiner, int large, MPI_Count co
                          MPI_Count blocklen, MPI_Count stride, MPI_Datatype old,
                          MPI_Datatype *newtype)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_nonneg(func, "count", count, MPI_ERR_COUNT);
@@ -224,7 +224,7 @@ static int list_common(const char *func, int combiner, int large, const list_arg
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     MPI_Count ntypes = la->one_type ? 1 : la->count;
     for (MPI_Count i = 0; rc == MPI_SUCCESS && i < ntypes; i++) {
-        mf_dtype_props_t p;
+        mf_dtype_props_t p = {0};
         rc = check_type(func, la->types[i], la->one_type ? "oldtype" : "array_of_types", &p);
     }
     for (MPI_Count i = 0; rc == MPI_SUCCESS && i < (la->one_bl ? 1 : la->count); i++)
@@ -242,7 +242,7 @@ static int list_common(const char *func, int combiner, int large, const list_arg
         free(disps);
         return nomem(func, &ct);
     }
-    mf_dtype_props_t op;
+    mf_dtype_props_t op = {0};
     mf_dtype_props(la->types[0], &op);
     put_count(&ct, n);
     if (la->one_bl)
@@ -417,7 +417,7 @@ static int subarray_common(const char *func, int large, int ndims, const MPI_Cou
                            const MPI_Count *subsizes, const MPI_Count *starts, int order,
                            MPI_Datatype old, MPI_Datatype *newtype)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS && ndims <= 0)
         rc = mf_err_raise(
@@ -489,7 +489,7 @@ static int darray_common(const char *func, int large, int size, int rank, int nd
                          const MPI_Count *gsizes, const int *distribs, const int *dargs,
                          const int *psizes, int order, MPI_Datatype old, MPI_Datatype *newtype)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS && (size <= 0 || rank < 0 || rank >= size))
         rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
@@ -587,7 +587,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
 static int resized_common(const char *func, int large, MPI_Datatype old, MPI_Count lb,
                           MPI_Count extent, MPI_Datatype *newtype)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_type(func, old, "oldtype", &p);
@@ -624,7 +624,7 @@ int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count ext
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     static const char func[] = "MPI_Type_dup";
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_type(func, oldtype, "oldtype", &p);
@@ -652,7 +652,7 @@ static int check_derived_ptr(const char *func, MPI_Datatype *datatype, const cha
         rc = mf_check_ptr(func, NULL, datatype, "datatype");
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     if (mf_dtype_props(*datatype, &p) == MF_OK && !p.derived) {
         *d_p = NULL;
         if (what == NULL)
@@ -707,7 +707,7 @@ static int query(const char *func, MPI_Datatype dt, const void *out1, const void
 #pragma weak MPI_Type_size = PMPI_Type_size
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_size", datatype, size, size, &p);
     if (rc == MPI_SUCCESS)
         *size = p.size > 0x7fffffff ? MPI_UNDEFINED : (int)p.size;
@@ -716,7 +716,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 #pragma weak MPI_Type_size_c = PMPI_Type_size_c
 int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_size_c", datatype, size, size, &p);
     if (rc == MPI_SUCCESS)
         *size = p.size;
@@ -725,7 +725,7 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_get_extent", datatype, lb, extent, &p);
     if (rc == MPI_SUCCESS) {
         *lb = p.lb;
@@ -736,7 +736,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 #pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_get_extent_c", datatype, lb, extent, &p);
     if (rc == MPI_SUCCESS) {
         *lb = p.lb;
@@ -747,7 +747,7 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, &p);
     if (rc == MPI_SUCCESS) {
         *true_lb = p.true_lb;
@@ -758,7 +758,7 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 #pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, &p);
     if (rc == MPI_SUCCESS) {
         *true_lb = p.true_lb;
@@ -772,7 +772,7 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
 static int envelope_common(const char *func, MPI_Datatype dt, int large, MPI_Count *ni,
                            MPI_Count *na, MPI_Count *nc, MPI_Count *nt, int *combiner)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query(func, dt, ni, combiner, &p);
     if (rc == MPI_SUCCESS && (na == NULL || nt == NULL || (large && nc == NULL)))
         rc = mf_check_ptr(func, NULL, NULL, "an output argument");
@@ -851,7 +851,7 @@ static int contents_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
         memcpy(ints, d->c_ints, sizeof(int) * (size_t)d->nints);
     if (d->naddrs > 0)
         memcpy(addrs, d->c_addrs, sizeof(MPI_Aint) * (size_t)d->naddrs);
-    if (d->ncounts > 0)
+    if (d->ncounts > 0 && counts != NULL)
         memcpy(counts, d->c_counts, sizeof(MPI_Count) * (size_t)d->ncounts);
     /* Derived types come back as new references the user frees (MPI-5.0 5.1.13). */
     for (MPI_Count i = 0; i < d->ntypes; i++) {
@@ -893,7 +893,7 @@ static struct {
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     static const char func[] = "MPI_Type_set_name";
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query(func, datatype, type_name, type_name, &p);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -913,7 +913,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = query("MPI_Type_get_name", datatype, type_name, resultlen, &p);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -1182,7 +1182,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
 static int external_size_common(const char *func, const char *datarep, MPI_Count count,
                                 MPI_Datatype dt, MPI_Count *size)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_datarep(func, datarep);

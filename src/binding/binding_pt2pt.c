@@ -115,7 +115,7 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    stage_t sg;
+    stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -155,7 +155,7 @@ static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatyp
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    stage_t sg;
+    stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, 0, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -360,7 +360,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
                             &rbytes);
     if (rc != MPI_SUCCESS)
         return rc;
-    stage_t rs, ss;
+    stage_t rs = {0}, ss = {0};
     rc = stage_prepare(func, c, recvbuf, recvcount, recvtype, rbytes, 0, &rs);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -424,7 +424,7 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
     if (tmp == NULL)
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
                                            "cannot allocate %zu bytes for the exchange", bytes));
-    stage_t ss;
+    stage_t ss = {0};
     rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, &ss);
     if (rc != MPI_SUCCESS) {
         free(tmp);
@@ -579,7 +579,7 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = mf_check_buffer(func, c, "buf", buf, bytes);
     if (rc == MPI_SUCCESS && !blocking)
         rc = mf_check_ptr(func, c, request, "request");
-    stage_t sg;
+    stage_t sg = {0};
     if (rc == MPI_SUCCESS)
         rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, &sg);
     if (rc != MPI_SUCCESS)

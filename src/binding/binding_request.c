@@ -425,7 +425,7 @@ static int count_common(const char *func, const MPI_Status *status, MPI_Datatype
     int rc = mf_check_datatype(func, NULL, "datatype", datatype, 0, &unused);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(datatype, &p);
     MPI_Count bytes = mf_status_bytes(status);
     if (elements) {

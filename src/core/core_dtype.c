@@ -199,7 +199,7 @@ static void bounds_set(mf_dtype_t *d, const bounds_t *bd)
 mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
                                    MPI_Datatype child, int combiner, mf_dtype_t **dt_p)
 {
-    mf_dtype_props_t cp;
+    mf_dtype_props_t cp = {0};
     if (mf_dtype_props(child, &cp) != MF_OK)
         return MF_ERR_INVALID;
     mf_dtype_t *d = dtype_alloc(MF_DT_NODE_VECTOR, 1, combiner);
@@ -242,7 +242,7 @@ mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, co
     bounds_t bd = {0};
     for (MPI_Count i = 0; i < count; i++) {
         MPI_Datatype c = children[one_child ? 0 : i];
-        mf_dtype_props_t cp;
+        mf_dtype_props_t cp = {0};
         if (mf_dtype_props(c, &cp) != MF_OK) {
             d->nblocks = i;
             dtype_destroy(d);
@@ -265,7 +265,7 @@ mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, co
 mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint extent, int combiner,
                                     mf_dtype_t **dt_p)
 {
-    mf_dtype_props_t cp;
+    mf_dtype_props_t cp = {0};
     if (mf_dtype_props(child, &cp) != MF_OK)
         return MF_ERR_INVALID;
     mf_dtype_t *d = dtype_alloc(MF_DT_NODE_RESIZED, 1, combiner);
@@ -298,7 +298,7 @@ typedef struct dim_pattern {
 static mf_status_t build_dims(int ndims, const MPI_Count *gsizes, const dim_pattern_t *pat,
                               int order, MPI_Datatype child, int combiner, mf_dtype_t **dt_p)
 {
-    mf_dtype_props_t cp;
+    mf_dtype_props_t cp = {0};
     if (mf_dtype_props(child, &cp) != MF_OK)
         return MF_ERR_INVALID;
     MPI_Datatype t = child;
@@ -461,7 +461,7 @@ static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off);
 /* `b` consecutive items of child c at off. */
 static void flat_blocks(flat_t *f, MPI_Datatype c, MPI_Aint off, MPI_Count b)
 {
-    mf_dtype_props_t cp;
+    mf_dtype_props_t cp = {0};
     mf_dtype_props(c, &cp);
     const mf_dtype_seg_t *segs;
     MPI_Count n;
@@ -573,7 +573,7 @@ int mf_dtype_contiguous(MPI_Datatype dt, MPI_Count count, MPI_Aint *off_p)
 static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *packed,
                        MPI_Count start, MPI_Count end, int unpack)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
     if (p.psize == 0 || start >= end)
         return;
@@ -639,7 +639,7 @@ static MPI_Count block_child(const mf_dtype_t *d, MPI_Count i, MPI_Datatype *c_p
 
 MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
     if (p.psize == 0)
         return 0;
@@ -653,7 +653,7 @@ MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes)
     for (MPI_Count i = 0; i < nblocks; i++) {
         MPI_Datatype c;
         MPI_Count b = block_child(d, i, &c);
-        mf_dtype_props_t cp;
+        mf_dtype_props_t cp = {0};
         mf_dtype_props(c, &cp);
         MPI_Count cb = b * cp.psize;
         if (rest >= cb) {
@@ -669,7 +669,7 @@ MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes)
 
 MPI_Count mf_dtype_bytes_of_elements(MPI_Datatype dt, MPI_Count elements)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
     if (p.nelems == 0)
         return 0;
@@ -683,7 +683,7 @@ MPI_Count mf_dtype_bytes_of_elements(MPI_Datatype dt, MPI_Count elements)
     for (MPI_Count i = 0; i < nblocks; i++) {
         MPI_Datatype c;
         MPI_Count b = block_child(d, i, &c);
-        mf_dtype_props_t cp;
+        mf_dtype_props_t cp = {0};
         mf_dtype_props(c, &cp);
         if (rest >= b * cp.nelems) {
             bytes += b * cp.psize;
@@ -756,7 +756,7 @@ static void x32_walk(MPI_Datatype t, uintptr_t mem, x32_t *x)
     for (MPI_Count i = 0; i < nblocks && x->status == MF_OK; i++) {
         MPI_Datatype c;
         MPI_Count b = block_child(d, i, &c);
-        mf_dtype_props_t cp;
+        mf_dtype_props_t cp = {0};
         mf_dtype_props(c, &cp);
         MPI_Aint disp = d->node == MF_DT_NODE_LIST     ? d->disps[i]
                         : d->node == MF_DT_NODE_VECTOR ? (MPI_Aint)i * d->stride
@@ -794,7 +794,7 @@ mf_status_t mf_dtype_external32_size(MPI_Datatype dt, MPI_Count *size_p)
 
 static mf_status_t x32_run(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *ext, int unpack)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
     x32_t x = {ext, unpack, MF_OK};
     for (MPI_Count i = 0; i < count && x.status == MF_OK; i++)

@@ -37,7 +37,7 @@ static MPI_Datatype make_type(int depth)
 {
     mf_dtype_t *d = NULL;
     MPI_Datatype c = make_child(depth);
-    mf_dtype_props_t cp;
+    mf_dtype_props_t cp = {0};
     mf_dtype_props(c, &cp);
     int shape = (int)rnd(6);
     mf_status_t st = MF_OK;
@@ -117,7 +117,7 @@ static void ref_walk(MPI_Datatype t, MPI_Aint off, ref_t *r)
         MPI_Aint disp = d->node == MF_DT_NODE_LIST     ? d->disps[i]
                         : d->node == MF_DT_NODE_VECTOR ? (MPI_Aint)i * d->stride
                                                        : 0;
-        mf_dtype_props_t cp;
+        mf_dtype_props_t cp = {0};
         mf_dtype_props(c, &cp);
         for (MPI_Count j = 0; j < b; j++)
             ref_walk(c, off + disp + (MPI_Aint)j * cp.extent, r);
@@ -126,7 +126,7 @@ static void ref_walk(MPI_Datatype t, MPI_Aint off, ref_t *r)
 
 static void check_type(MPI_Datatype t, int iter)
 {
-    mf_dtype_props_t p;
+    mf_dtype_props_t p = {0};
     mf_dtype_props(t, &p);
     MPI_Count count = rnd(3) + 1;
     /* the memory the items touch */
