@@ -40,8 +40,8 @@ int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 /* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
 int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
-/* Validates a datatype (committed predefined types only for now) and computes the byte length
- * of `count` items. */
+/* Validates a committed datatype (predefined or derived) and computes the byte length of the
+ * packed form of `count` items (for predefined types count * extent). */
 int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
                       MPI_Count count, size_t *bytes_p);
 int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,

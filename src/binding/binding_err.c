@@ -292,6 +292,16 @@ int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Da
         *bytes_p = (size_t)count * (size_t)info->extent;
         return MPI_SUCCESS;
     }
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire)) {
+        *bytes_p = (size_t)count * (size_t)d->psize;
+        return MPI_SUCCESS;
+    }
+    if (d != NULL)
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                              "argument %s: the datatype is not committed "
+                                              "(MPI_Type_commit)",
+                                              arg));
     if (dt == MPI_DATATYPE_NULL)
         return mf_err_raise(
             comm, mf_err_code(MPI_ERR_TYPE, func, "argument %s is MPI_DATATYPE_NULL", arg));
@@ -299,13 +309,10 @@ int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Da
         return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
                                               "argument %s: %s is not supported by this build", arg,
                                               info->name));
-    if (!mf_handle_is_predefined(dt))
-        return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
-                                              "argument %s: derived datatypes are not "
-                                              "supported yet",
-                                              arg));
-    return mf_err_raise(
-        comm, mf_err_code(MPI_ERR_TYPE, func, "argument %s: not a valid datatype handle", arg));
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,
+                                          "argument %s: not a valid datatype handle (freed or "
+                                          "never created)",
+                                          arg));
 }
 
 int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,

@@ -31,7 +31,8 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     rc = mf_check_count(func, c, "count", count);
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", dt, count, bytes_p);
-    if (rc == MPI_SUCCESS)
+    /* A derived type may address absolute memory from MPI_BOTTOM (a NULL buf). */
+    if (rc == MPI_SUCCESS && mf_dtype_get(dt) == NULL)
         rc = mf_check_buffer(func, c, "buf", buf, *bytes_p);
     if (rc == MPI_SUCCESS)
         rc = is_send ? mf_check_dest(func, c, "dest", rank)
@@ -39,6 +40,58 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     if (rc == MPI_SUCCESS)
         rc = is_send ? mf_check_send_tag(func, c, tag) : mf_check_recv_tag(func, c, tag);
     return rc;
+}
+
+/* How `count` items of a datatype reach the transport: the user's memory itself when they form
+ * one run (the zero-copy path, which every predefined type takes), otherwise a temporary buffer
+ * with the packed bytes that the request owns until it is released. */
+typedef struct stage {
+    void *ptr; /* what the transport reads or writes */
+    void *tmp; /* the packed copy, or NULL */
+    MPI_Datatype dt;
+} stage_t;
+
+static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
+                         MPI_Datatype dt, size_t bytes, int pack, stage_t *s)
+{
+    MPI_Aint off;
+    s->tmp = NULL;
+    s->dt = dt;
+    if (mf_dtype_get(dt) == NULL) {
+        s->ptr = (void *)buf;
+        return MPI_SUCCESS;
+    }
+    if (mf_dtype_contiguous(dt, count, &off)) {
+        s->ptr = (void *)((uintptr_t)buf + (uintptr_t)off);
+        return MPI_SUCCESS;
+    }
+    s->tmp = malloc(bytes > 0 ? bytes : 1);
+    if (s->tmp == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    if (pack)
+        mf_dtype_pack(dt, count, buf, s->tmp, 0, (MPI_Count)bytes);
+    s->ptr = s->tmp;
+    return MPI_SUCCESS;
+}
+
+/* Hand the packed copy to the request (with a reference on the type) or drop it when the
+ * operation is already over (a shared pre-completed request). */
+static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Count count)
+{
+    if (s->tmp == NULL)
+        return;
+    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC) {
+        free(s->tmp);
+        return;
+    }
+    mf_dtype_retain(s->dt);
+    req->dtype = s->dt;
+    req->dt_buf = user_buf;
+    req->dt_count = count;
+    req->pack_buf = s->tmp;
+    req->unpacked = 0;
 }
 
 /* Wait for a request the binding created itself and report its outcome. */
@@ -62,12 +115,20 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
+    stage_t sg = {0};
+    rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT, &sg);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mf_request_t *req;
     mf_status_t status;
     if (form == OP_PERSISTENT)
-        status = mf_pt2pt_send_init(buf, bytes, dest, tag, c, mode, &req);
+        status = mf_pt2pt_send_init(sg.ptr, bytes, dest, tag, c, mode, &req);
     else
-        status = mf_pt2pt_isend(buf, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+        status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+    if (status == MF_OK)
+        stage_attach(req, &sg, (void *)buf, count);
+    else
+        free(sg.tmp);
     if (status == MF_ERR_NOT_FOUND && mode == MF_SEND_BUFFERED)
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached (MPI_Buffer_attach)"));
@@ -94,12 +155,20 @@ static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatyp
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
+    stage_t sg = {0};
+    rc = stage_prepare(func, c, buf, count, dt, bytes, 0, &sg);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mf_request_t *req;
     mf_status_t status;
     if (form == OP_PERSISTENT)
-        status = mf_pt2pt_recv_init(buf, bytes, source, tag, c, &req);
+        status = mf_pt2pt_recv_init(sg.ptr, bytes, source, tag, c, &req);
     else
-        status = mf_pt2pt_irecv(buf, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+        status = mf_pt2pt_irecv(sg.ptr, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+    if (status == MF_OK)
+        stage_attach(req, &sg, buf, count);
+    else
+        free(sg.tmp);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot post the receive");
     if (form == OP_BLOCKING)
@@ -291,17 +360,31 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
                             &rbytes);
     if (rc != MPI_SUCCESS)
         return rc;
+    stage_t rs = {0}, ss = {0};
+    rc = stage_prepare(func, c, recvbuf, recvcount, recvtype, rbytes, 0, &rs);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = stage_prepare(func, c, sendbuf, sendcount, sendtype, sbytes, 1, &ss);
+    if (rc != MPI_SUCCESS) {
+        free(rs.tmp);
+        return rc;
+    }
     mf_request_t *rreq, *sreq;
-    mf_status_t st =
-        mf_pt2pt_irecv(recvbuf, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
-    if (st != MF_OK)
+    mf_status_t st = mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    if (st != MF_OK) {
+        free(rs.tmp);
+        free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
-    st = mf_pt2pt_isend(sendbuf, sbytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
+    }
+    stage_attach(rreq, &rs, recvbuf, recvcount);
+    st = mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
                         &sreq);
     if (st != MF_OK) {
+        free(ss.tmp);
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
+    stage_attach(sreq, &ss, (void *)sendbuf, sendcount);
     rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
     int rrc = finish_blocking(func, c, rreq, status);
     return rrc != MPI_SUCCESS ? rrc : rc;
@@ -341,24 +424,38 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
     if (tmp == NULL)
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
                                            "cannot allocate %zu bytes for the exchange", bytes));
+    stage_t ss = {0};
+    rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, &ss);
+    if (rc != MPI_SUCCESS) {
+        free(tmp);
+        return rc;
+    }
     mf_request_t *rreq, *sreq;
     mf_status_t st = mf_pt2pt_irecv(tmp, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
         free(tmp);
+        free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
-    st = mf_pt2pt_isend(buf, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, &sreq);
+    st = mf_pt2pt_isend(ss.ptr, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
+                        &sreq);
     if (st != MF_OK) {
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
         free(tmp);
+        free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
+    stage_attach(sreq, &ss, buf, count);
     rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
     MPI_Status local;
     int rrc = finish_blocking(func, c, rreq, &local);
     if (rrc == MPI_SUCCESS || rrc == MPI_ERR_TRUNCATE) {
         MPI_Count got = mf_status_bytes(&local);
-        memcpy(buf, tmp, (size_t)got);
+        MPI_Aint off;
+        if (mf_dtype_contiguous(datatype, count, &off))
+            memcpy((void *)((uintptr_t)buf + (uintptr_t)off), tmp, (size_t)got);
+        else
+            mf_dtype_unpack(datatype, count, buf, tmp, 0, got);
     }
     if (status != MPI_STATUS_IGNORE) {
         int err = status->MPI_ERROR;
@@ -478,15 +575,22 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     rc = mf_check_count(func, c, "count", count);
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", datatype, count, &bytes);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && mf_dtype_get(datatype) == NULL)
         rc = mf_check_buffer(func, c, "buf", buf, bytes);
     if (rc == MPI_SUCCESS && !blocking)
         rc = mf_check_ptr(func, c, request, "request");
+    stage_t sg = {0};
+    if (rc == MPI_SUCCESS)
+        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
-    mf_status_t st = mf_pt2pt_imrecv(buf, bytes, m, &req);
+    mf_status_t st = mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
     *message = MPI_MESSAGE_NULL;
+    if (st == MF_OK)
+        stage_attach(req, &sg, buf, count);
+    else
+        free(sg.tmp);
     if (st != MF_OK) {
         rc = mf_err_from_status(c, st, func, "cannot receive the message");
     } else if (blocking) {

@@ -421,19 +421,23 @@ static int count_common(const char *func, const MPI_Status *status, MPI_Datatype
     if (status == NULL || count == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
                                               status == NULL ? "status" : "count"));
-    const mf_dtype_info_t *info = mf_dtype_predefined(datatype);
-    if (info == NULL || info->size <= 0) {
-        size_t unused;
-        return mf_check_datatype(func, NULL, "datatype", datatype, 0, &unused);
-    }
+    size_t unused;
+    int rc = mf_check_datatype(func, NULL, "datatype", datatype, 0, &unused);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(datatype, &p);
     MPI_Count bytes = mf_status_bytes(status);
-    if (elements && info->nbasic == 2) {
-        /* Pair types: whole pairs count 2, a trailing first half counts 1. */
-        MPI_Count pairs = bytes / info->extent, rest = bytes % info->extent;
-        *count = 2 * pairs + (rest > 0 ? 1 : 0);
+    if (elements) {
+        /* Basic elements, also of a partly filled item; pair types count their first half. */
+        MPI_Count e = mf_dtype_elements(datatype, bytes);
+        *count = e < 0 ? MPI_UNDEFINED : e;
         return MPI_SUCCESS;
     }
-    *count = bytes % info->extent == 0 ? bytes / info->extent : MPI_UNDEFINED;
+    if (p.psize == 0)
+        *count = 0; /* MPI-5.0 3.2.5: a type of size zero gives a count of zero */
+    else
+        *count = bytes % p.psize == 0 ? bytes / p.psize : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 
@@ -482,9 +486,8 @@ static int set_elements_common(const char *func, MPI_Status *status, MPI_Datatyp
         rc = mf_check_datatype(func, NULL, "datatype", datatype, count, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
-    const mf_dtype_info_t *info = mf_dtype_predefined(datatype);
-    if (info->nbasic == 2)
-        bytes = (size_t)(count / 2) * (size_t)info->extent;
+    MPI_Count b = mf_dtype_bytes_of_elements(datatype, count);
+    bytes = b < 0 ? 0 : (size_t)b;
     mf_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, (MPI_Count)bytes,
                   mf_status_cancelled(status));
     return MPI_SUCCESS;

@@ -187,7 +187,7 @@ struct MPI_ABI_Request {
     uint8_t persistent; /* created by *_init */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
-    uint8_t internal; /* owned by the library (buffered sends); never seen by the user */
+    uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */
@@ -197,6 +197,14 @@ struct MPI_ABI_Request {
     int peer, tag;
     uint8_t mode;
     void *bsend_copy;
+    /* A non-contiguous derived datatype: the type (a counted reference), the user's buffer and
+     * item count; the transport sends or receives the packed bytes in pack_buf. Receives are
+     * unpacked once, when the request completes (mf_request_unpack). */
+    struct MPI_ABI_Datatype *dtype;
+    void *dt_buf;
+    MPI_Count dt_count;
+    void *pack_buf;
+    uint8_t unpacked;
     struct MPI_ABI_Request *next_free;
 };
 
@@ -251,8 +259,14 @@ typedef struct mf_dtype_info {
     const char *name;
 } mf_dtype_info_t;
 
-/* NULL when `dt` is not a valid predefined datatype. Derived datatypes come later. */
+/* NULL when `dt` is not a valid predefined datatype. */
 const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt);
+
+/* Derived datatypes and the pack engine. */
+#include "core_dtype.h"
+
+/* Unpack a completed receive that staged a derived datatype (once; no-op otherwise). */
+void mf_request_unpack(mf_request_t *req);
 
 /* ---- messages (matched probe) ------------------------------------------------------------ */
 

@@ -29,7 +29,14 @@ typedef struct dtype_entry {
             (sz), (ext), (n), #handle                                                              \
         }                                                                                          \
     }
-#define S(handle, type) T(handle, (int)sizeof(type), (int)sizeof(type), 1)
+/* Not through T: the handle would be macro-expanded before T stringifies it. */
+#define S(handle, type)                                                                            \
+    {                                                                                              \
+        (handle),                                                                                  \
+        {                                                                                          \
+            (int)sizeof(type), (int)sizeof(type), 1, #handle                                       \
+        }                                                                                          \
+    }
 
 /* Handles are pointer constants, so the lookup table indexed by handle is filled from this
  * list when the library is loaded. */

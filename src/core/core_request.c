@@ -112,6 +112,11 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->tag = 0;
     req->mode = 0;
     req->bsend_copy = NULL;
+    req->dtype = NULL;
+    req->dt_buf = NULL;
+    req->dt_count = 0;
+    req->pack_buf = NULL;
+    req->unpacked = 0;
     req->next_free = NULL;
     mf_vci_op_reset(&req->op, NULL);
 }
@@ -168,6 +173,9 @@ void mf_request_release_locked(mf_request_t *req)
     if (req->comm != NULL)
         mf_comm_unhold_locked(req->comm);
     free(req->bsend_copy);
+    free(req->pack_buf);
+    if (req->dtype != NULL)
+        mf_dtype_release(req->dtype);
     req->kind = MF_KIND_FREED;
     req->next_free = cache->free_list;
     cache->free_list = req;
@@ -270,9 +278,21 @@ void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
     }
 }
 
+void mf_request_unpack(mf_request_t *req)
+{
+    if (req->type != MF_REQ_RECV || req->dtype == NULL || req->unpacked)
+        return;
+    req->unpacked = 1;
+    if (req->op.status != MF_OK && req->op.status != MF_ERR_TRUNCATE)
+        return;
+    size_t got = req->op.length < req->buf_len ? req->op.length : req->buf_len;
+    mf_dtype_unpack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0, (MPI_Count)got);
+}
+
 int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it)
 {
     mf_request_t *req = *handle_p;
+    mf_request_unpack(req);
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);
     if (req->persistent) {

@@ -110,6 +110,8 @@ static void req_on_complete(mf_vci_op_t *op)
     mf_request_t *req = req_of_op(op);
     if (req->internal)
         bsend_unreserve(req->buf_len);
+    if (req->user_freed)
+        mf_request_unpack(req); /* nobody will wait for it: the data must land now */
     if (req->internal || req->user_freed)
         mf_request_release_locked(req);
 }
@@ -272,6 +274,10 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
     mf_comm_t *comm = req->comm;
     unsigned ctx = mf_comm_ctx_user(comm);
     mf_status_t status;
+    req->unpacked = 0;
+    if (req->dtype != NULL && req->type == MF_REQ_SEND)
+        mf_dtype_pack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0,
+                      (MPI_Count)req->buf_len);
     if (req->peer == MPI_PROC_NULL || req->mode == MF_SEND_BUFFERED) {
         status = MF_OK;
         if (req->peer != MPI_PROC_NULL)

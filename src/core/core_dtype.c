@@ -1,0 +1,813 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: derived datatypes and the pack engine. Constructors build nodes of a tree whose
+ * leaves are predefined types and compute the item's size, bounds and element count; commit
+ * flattens an item into merged segments; pack and unpack copy any byte range of the packed
+ * form of `count` items (the basis of pipelined sends); external32 walks the tree leaf by leaf
+ * and converts to big-endian with the standard's sizes. See docs/design/datatype.md.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- leaf (predefined) properties -------------------------------------------------------- */
+
+/* Layout of a predefined type for external32 and the true extent of pair types: up to two
+ * components, each with its native offset and size, its external32 size, whether it is a
+ * signed integer (for widening) and the unit to byte-swap (half the size for complex). */
+typedef struct leaf_comp {
+    int off, nsize, esize, is_signed, unit;
+} leaf_comp_t;
+
+static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(t);
+    int s = info->size;
+    leaf_comp_t one = {0, s, s, 0, s};
+    if (t == MPI_C_FLOAT_COMPLEX || t == MPI_CXX_FLOAT_COMPLEX || t == MPI_C_DOUBLE_COMPLEX ||
+        t == MPI_CXX_DOUBLE_COMPLEX || t == MPI_COMPLEX || t == MPI_DOUBLE_COMPLEX ||
+        t == MPI_COMPLEX4 || t == MPI_COMPLEX8 || t == MPI_COMPLEX16 || t == MPI_COMPLEX32)
+        one.unit = s / 2;
+    if (t == MPI_LONG) {
+        one.esize = 4;
+        one.is_signed = 1;
+    } else if (t == MPI_UNSIGNED_LONG) {
+        one.esize = 4;
+    }
+    if (info->nbasic != 2) {
+        comps[0] = one;
+        return 1;
+    }
+    /* pair types: the first component's size, the int (or twin) after it at its alignment */
+    int s1 = t == MPI_FLOAT_INT || t == MPI_2INT || t == MPI_2REAL || t == MPI_2INTEGER ? 4
+             : t == MPI_SHORT_INT                                                       ? 2
+             : t == MPI_LONG_DOUBLE_INT                                                 ? 16
+                                                                                        : 8;
+    int s2 = info->size - s1;
+    int off2 = (s1 + s2 - 1) / s2 * s2;
+    comps[0] = (leaf_comp_t){0, s1, s1, 0, s1};
+    comps[1] = (leaf_comp_t){off2, s2, s2, 0, s2};
+    if (t == MPI_LONG_DOUBLE_INT)
+        comps[0].esize = 0; /* no conversion from the x87 format */
+    return 2;
+}
+
+static int leaf_align(MPI_Datatype t)
+{
+    leaf_comp_t c[2];
+    int n = leaf_layout(t, c), a = 1;
+    for (int i = 0; i < n; i++)
+        a = c[i].unit > a ? c[i].unit : a;
+    return a > 16 ? 16 : a;
+}
+
+mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL) {
+        *p = (mf_dtype_props_t){d->size,   d->psize,   d->nelems,  d->lb,
+                                d->extent, d->true_lb, d->true_ub, atomic_load(&d->committed),
+                                1};
+        return MF_OK;
+    }
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (info == NULL || info->size <= 0)
+        return MF_ERR_INVALID;
+    /* The true extent is the extent: a pair type is moved with its padding (see the header). */
+    *p = (mf_dtype_props_t){info->size, info->extent, info->nbasic, 0, info->extent, 0,
+                            info->extent, 1, 0};
+    return MF_OK;
+}
+
+static int type_align(MPI_Datatype t)
+{
+    mf_dtype_t *d = mf_dtype_get(t);
+    if (d == NULL)
+        return leaf_align(t);
+    int a = 1;
+    MPI_Count nchild = d->node == MF_DT_NODE_LIST ? d->nblocks : 1;
+    for (MPI_Count i = 0; i < nchild; i++) {
+        int c = type_align(d->children[i]);
+        a = c > a ? c : a;
+    }
+    return a;
+}
+
+/* ---- lifetime ---------------------------------------------------------------------------- */
+
+void mf_dtype_retain(MPI_Datatype dt)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL)
+        atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+}
+
+static void dtype_destroy(mf_dtype_t *d)
+{
+    MPI_Count nchild = d->node == MF_DT_NODE_LIST ? d->nblocks : 1;
+    for (MPI_Count i = 0; d->children != NULL && i < nchild; i++)
+        mf_dtype_release(d->children[i]);
+    for (MPI_Count i = 0; i < d->ntypes; i++)
+        mf_dtype_release(d->c_types[i]);
+    free(d->children);
+    free(d->blocklens);
+    free(d->disps);
+    free(d->segs);
+    free(d->c_ints);
+    free(d->c_addrs);
+    free(d->c_counts);
+    free(d->c_types);
+    pthread_mutex_destroy(&d->commit_lock);
+    pthread_mutex_destroy(&d->name_lock);
+    /* Handles the user freed stay recognisable until the memory is reused. */
+    d->kind = MF_KIND_FREED;
+    free(d);
+}
+
+void mf_dtype_release(MPI_Datatype dt)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL && atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
+        dtype_destroy(d);
+}
+
+static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
+{
+    mf_dtype_t *d = mf_calloc(1, sizeof(*d), "datatype");
+    if (d == NULL)
+        return NULL;
+    d->children = mf_calloc((size_t)(nchild > 0 ? nchild : 1), sizeof(MPI_Datatype), "datatype");
+    if (d->children == NULL) {
+        free(d);
+        return NULL;
+    }
+    d->kind = MF_KIND_DATATYPE;
+    atomic_init(&d->refs, 1);
+    atomic_init(&d->committed, 0);
+    d->node = node;
+    d->combiner = combiner;
+    pthread_mutex_init(&d->commit_lock, NULL);
+    pthread_mutex_init(&d->name_lock, NULL);
+    return d;
+}
+
+/* ---- bounds ------------------------------------------------------------------------------ */
+
+typedef struct bounds {
+    int any;
+    MPI_Aint lb, ub, tlb, tub;
+} bounds_t;
+
+/* Account for `b` consecutive items of a child (props cp) starting at byte displacement disp. */
+static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_props_t *cp)
+{
+    if (b <= 0)
+        return;
+    MPI_Aint span = (MPI_Aint)(b - 1) * cp->extent;
+    MPI_Aint lo = span < 0 ? span : 0, hi = span > 0 ? span : 0;
+    MPI_Aint lb = disp + cp->lb + lo, ub = disp + cp->lb + cp->extent + hi;
+    MPI_Aint tlb = disp + cp->true_lb + lo, tub = disp + cp->true_ub + hi;
+    if (!bd->any) {
+        *bd = (bounds_t){1, lb, ub, tlb, tub};
+        return;
+    }
+    bd->lb = lb < bd->lb ? lb : bd->lb;
+    bd->ub = ub > bd->ub ? ub : bd->ub;
+    bd->tlb = tlb < bd->tlb ? tlb : bd->tlb;
+    bd->tub = tub > bd->tub ? tub : bd->tub;
+}
+
+static void bounds_set(mf_dtype_t *d, const bounds_t *bd)
+{
+    if (!bd->any)
+        return; /* an empty type: everything 0 */
+    d->lb = bd->lb;
+    d->extent = bd->ub - bd->lb;
+    d->true_lb = bd->tlb;
+    d->true_ub = bd->tub;
+    if (d->combiner == MPI_COMBINER_STRUCT) {
+        /* The standard's epsilon: a struct's extent is rounded up to the alignment of its most
+         * strictly aligned member, so that arrays of it keep members aligned (MPI-5.0 5.1.6). */
+        int a = type_align(d);
+        MPI_Aint rem = d->extent % a;
+        if (rem != 0)
+            d->extent += a - rem;
+    }
+}
+
+mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
+                                   MPI_Datatype child, int combiner, mf_dtype_t **dt_p)
+{
+    mf_dtype_props_t cp = {0};
+    if (mf_dtype_props(child, &cp) != MF_OK)
+        return MF_ERR_INVALID;
+    mf_dtype_t *d = dtype_alloc(MF_DT_NODE_VECTOR, 1, combiner);
+    if (d == NULL)
+        return MF_ERR_NO_MEMORY;
+    d->nblocks = count;
+    d->blocklen = blocklen;
+    d->stride = stride_bytes;
+    d->children[0] = child;
+    mf_dtype_retain(child);
+    d->size = count * blocklen * cp.size;
+    d->psize = count * blocklen * cp.psize;
+    d->nelems = count * blocklen * cp.nelems;
+    bounds_t bd = {0};
+    if (count > 0) {
+        bounds_add(&bd, 0, blocklen, &cp);
+        bounds_add(&bd, (MPI_Aint)(count - 1) * stride_bytes, blocklen, &cp);
+    }
+    bounds_set(d, &bd);
+    *dt_p = d;
+    return MF_OK;
+}
+
+mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps,
+                                 const MPI_Datatype *children, int one_child, int combiner,
+                                 mf_dtype_t **dt_p)
+{
+    mf_dtype_t *d = dtype_alloc(MF_DT_NODE_LIST, count, combiner);
+    if (d == NULL)
+        return MF_ERR_NO_MEMORY;
+    size_t n = (size_t)(count > 0 ? count : 1);
+    d->blocklens = mf_malloc(n * sizeof(MPI_Count), "datatype");
+    d->disps = mf_malloc(n * sizeof(MPI_Aint), "datatype");
+    if (d->blocklens == NULL || d->disps == NULL) {
+        d->nblocks = 0;
+        dtype_destroy(d);
+        return MF_ERR_NO_MEMORY;
+    }
+    d->nblocks = count;
+    bounds_t bd = {0};
+    for (MPI_Count i = 0; i < count; i++) {
+        MPI_Datatype c = children[one_child ? 0 : i];
+        mf_dtype_props_t cp = {0};
+        if (mf_dtype_props(c, &cp) != MF_OK) {
+            d->nblocks = i;
+            dtype_destroy(d);
+            return MF_ERR_INVALID;
+        }
+        d->children[i] = c;
+        mf_dtype_retain(c);
+        d->blocklens[i] = blocklens[i];
+        d->disps[i] = disps[i];
+        d->size += blocklens[i] * cp.size;
+        d->psize += blocklens[i] * cp.psize;
+        d->nelems += blocklens[i] * cp.nelems;
+        bounds_add(&bd, disps[i], blocklens[i], &cp);
+    }
+    bounds_set(d, &bd);
+    *dt_p = d;
+    return MF_OK;
+}
+
+mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint extent, int combiner,
+                                    mf_dtype_t **dt_p)
+{
+    mf_dtype_props_t cp = {0};
+    if (mf_dtype_props(child, &cp) != MF_OK)
+        return MF_ERR_INVALID;
+    mf_dtype_t *d = dtype_alloc(MF_DT_NODE_RESIZED, 1, combiner);
+    if (d == NULL)
+        return MF_ERR_NO_MEMORY;
+    d->children[0] = child;
+    mf_dtype_retain(child);
+    d->size = cp.size;
+    d->psize = cp.psize;
+    d->nelems = cp.nelems;
+    d->lb = lb;
+    d->extent = extent;
+    d->true_lb = cp.true_lb;
+    d->true_ub = cp.true_ub;
+    *dt_p = d;
+    return MF_OK;
+}
+
+/* ---- subarray and darray: one pattern of blocks per dimension ---------------------------- */
+
+typedef struct dim_pattern {
+    MPI_Count nblocks;
+    MPI_Count *lens;
+    MPI_Aint *offs; /* in elements of this dimension */
+} dim_pattern_t;
+
+/* Build dimension by dimension from the fastest-varying one: each dimension is a list of blocks
+ * of the inner type, resized to the dimension's full length, so the result spans the whole
+ * global array (the standard's definition for both subarray and darray). */
+static mf_status_t build_dims(int ndims, const MPI_Count *gsizes, const dim_pattern_t *pat,
+                              int order, MPI_Datatype child, int combiner, mf_dtype_t **dt_p)
+{
+    mf_dtype_props_t cp = {0};
+    if (mf_dtype_props(child, &cp) != MF_OK)
+        return MF_ERR_INVALID;
+    MPI_Datatype t = child;
+    mf_dtype_retain(t);
+    MPI_Aint stride = cp.extent;
+    for (int k = 0; k < ndims; k++) {
+        int i = order == MPI_ORDER_C ? ndims - 1 - k : k;
+        MPI_Aint *disps = mf_malloc(sizeof(MPI_Aint) * (size_t)(pat[i].nblocks + 1), "datatype");
+        if (disps == NULL) {
+            mf_dtype_release(t);
+            return MF_ERR_NO_MEMORY;
+        }
+        for (MPI_Count b = 0; b < pat[i].nblocks; b++)
+            disps[b] = pat[i].offs[b] * stride;
+        mf_dtype_t *list, *sized;
+        mf_status_t st = mf_dtype_create_list(pat[i].nblocks, pat[i].lens, disps, &t, 1,
+                                              MPI_COMBINER_HINDEXED, &list);
+        free(disps);
+        mf_dtype_release(t);
+        if (st != MF_OK)
+            return st;
+        st = mf_dtype_create_resized(list, 0, stride * (MPI_Aint)gsizes[i],
+                                     k == ndims - 1 ? combiner : MPI_COMBINER_RESIZED, &sized);
+        mf_dtype_release(list);
+        if (st != MF_OK)
+            return st;
+        t = sized;
+        stride *= (MPI_Aint)gsizes[i];
+    }
+    *dt_p = (mf_dtype_t *)t;
+    return MF_OK;
+}
+
+mf_status_t mf_dtype_create_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                                     const MPI_Count *starts, int order, MPI_Datatype child,
+                                     mf_dtype_t **dt_p)
+{
+    dim_pattern_t pat[ndims > 0 ? ndims : 1];
+    MPI_Aint offs[ndims > 0 ? ndims : 1];
+    for (int i = 0; i < ndims; i++) {
+        offs[i] = (MPI_Aint)starts[i];
+        pat[i] = (dim_pattern_t){1, (MPI_Count *)&subsizes[i], &offs[i]};
+    }
+    return build_dims(ndims, sizes, pat, order, child, MPI_COMBINER_SUBARRAY, dt_p);
+}
+
+mf_status_t mf_dtype_create_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
+                                   const int *distribs, const int *dargs, const int *psizes,
+                                   int order, MPI_Datatype child, mf_dtype_t **dt_p)
+{
+    (void)size;
+    dim_pattern_t pat[ndims > 0 ? ndims : 1];
+    memset(pat, 0, sizeof(pat));
+    mf_status_t st = MF_OK;
+    /* The process grid is row-major whatever the array order (MPI-5.0 5.1.4). */
+    int r = rank;
+    int coords[ndims > 0 ? ndims : 1];
+    for (int i = ndims - 1; i >= 0; i--) {
+        coords[i] = r % psizes[i];
+        r /= psizes[i];
+    }
+    for (int i = 0; i < ndims && st == MF_OK; i++) {
+        MPI_Count g = gsizes[i], p = psizes[i], c = coords[i], b;
+        MPI_Count n = 1;
+        if (distribs[i] == MPI_DISTRIBUTE_CYCLIC) {
+            b = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[i];
+            n = g / (p * b) + 1;
+        }
+        pat[i].lens = mf_calloc((size_t)n, sizeof(MPI_Count), "datatype");
+        pat[i].offs = mf_calloc((size_t)n, sizeof(MPI_Aint), "datatype");
+        if (pat[i].lens == NULL || pat[i].offs == NULL) {
+            st = MF_ERR_NO_MEMORY;
+            break;
+        }
+        if (distribs[i] == MPI_DISTRIBUTE_NONE) {
+            pat[i].nblocks = 1;
+            pat[i].lens[0] = g;
+        } else if (distribs[i] == MPI_DISTRIBUTE_BLOCK) {
+            b = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? (g + p - 1) / p : dargs[i];
+            MPI_Count s = c * b, len = g - s < b ? g - s : b;
+            pat[i].nblocks = 1;
+            pat[i].offs[0] = (MPI_Aint)s;
+            pat[i].lens[0] = len > 0 ? len : 0;
+        } else {
+            b = dargs[i] == MPI_DISTRIBUTE_DFLT_DARG ? 1 : dargs[i];
+            for (MPI_Count s = c * b; s < g; s += p * b) {
+                pat[i].offs[pat[i].nblocks] = (MPI_Aint)s;
+                pat[i].lens[pat[i].nblocks++] = g - s < b ? g - s : b;
+            }
+        }
+    }
+    if (st == MF_OK)
+        st = build_dims(ndims, gsizes, pat, order, child, MPI_COMBINER_DARRAY, dt_p);
+    for (int i = 0; i < ndims; i++) {
+        free(pat[i].lens);
+        free(pat[i].offs);
+    }
+    return st;
+}
+
+mf_status_t mf_dtype_set_contents(mf_dtype_t *d, MPI_Count nints, const int *ints, MPI_Count naddrs,
+                                  const MPI_Aint *addrs, MPI_Count ncounts, const MPI_Count *counts,
+                                  MPI_Count ntypes, const MPI_Datatype *types)
+{
+    d->c_ints = mf_malloc(sizeof(int) * (size_t)(nints + 1), "datatype contents");
+    d->c_addrs = mf_malloc(sizeof(MPI_Aint) * (size_t)(naddrs + 1), "datatype contents");
+    d->c_counts = mf_malloc(sizeof(MPI_Count) * (size_t)(ncounts + 1), "datatype contents");
+    d->c_types = mf_malloc(sizeof(MPI_Datatype) * (size_t)(ntypes + 1), "datatype contents");
+    if (d->c_ints == NULL || d->c_addrs == NULL || d->c_counts == NULL || d->c_types == NULL)
+        return MF_ERR_NO_MEMORY;
+    if (nints > 0)
+        memcpy(d->c_ints, ints, sizeof(int) * (size_t)nints);
+    if (naddrs > 0)
+        memcpy(d->c_addrs, addrs, sizeof(MPI_Aint) * (size_t)naddrs);
+    if (ncounts > 0)
+        memcpy(d->c_counts, counts, sizeof(MPI_Count) * (size_t)ncounts);
+    for (MPI_Count i = 0; i < ntypes; i++) {
+        d->c_types[i] = types[i];
+        mf_dtype_retain(types[i]);
+    }
+    d->nints = nints;
+    d->naddrs = naddrs;
+    d->ncounts = ncounts;
+    d->ntypes = ntypes;
+    d->large = ncounts > 0;
+    return MF_OK;
+}
+
+/* ---- flattening -------------------------------------------------------------------------- */
+
+typedef struct flat {
+    mf_dtype_seg_t *segs;
+    MPI_Count n, cap;
+    int failed;
+} flat_t;
+
+static void flat_emit(flat_t *f, MPI_Aint off, MPI_Count len)
+{
+    if (len <= 0 || f->failed)
+        return;
+    if (f->n > 0 && f->segs[f->n - 1].off + (MPI_Aint)f->segs[f->n - 1].len == off) {
+        f->segs[f->n - 1].len += len;
+        return;
+    }
+    if (f->n == f->cap) {
+        MPI_Count cap = f->cap > 0 ? 2 * f->cap : 16;
+        mf_dtype_seg_t *s = realloc(f->segs, sizeof(*s) * (size_t)cap);
+        if (s == NULL) {
+            f->failed = 1;
+            return;
+        }
+        f->segs = s;
+        f->cap = cap;
+    }
+    f->segs[f->n++] = (mf_dtype_seg_t){off, len, 0};
+}
+
+static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off);
+
+/* `b` consecutive items of child c at off. */
+static void flat_blocks(flat_t *f, MPI_Datatype c, MPI_Aint off, MPI_Count b)
+{
+    mf_dtype_props_t cp = {0};
+    mf_dtype_props(c, &cp);
+    const mf_dtype_seg_t *segs;
+    MPI_Count n;
+    mf_dtype_seg_t one;
+    flat_t tmp = {0};
+    mf_dtype_t *cd = mf_dtype_get(c);
+    if (cd == NULL || atomic_load_explicit(&cd->committed, memory_order_acquire)) {
+        mf_dtype_segments(c, &segs, &n, &one);
+    } else {
+        flat_type(&tmp, c, 0);
+        if (tmp.failed)
+            f->failed = 1;
+        segs = tmp.segs;
+        n = tmp.n;
+    }
+    if (n == 1 && segs[0].len == cp.extent) {
+        flat_emit(f, off + segs[0].off, b * segs[0].len); /* dense: one run */
+    } else {
+        for (MPI_Count j = 0; j < b; j++)
+            for (MPI_Count k = 0; k < n; k++)
+                flat_emit(f, off + (MPI_Aint)j * cp.extent + segs[k].off, segs[k].len);
+    }
+    free(tmp.segs);
+}
+
+static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off)
+{
+    mf_dtype_t *d = mf_dtype_get(t);
+    if (d == NULL) {
+        flat_blocks(f, t, off, 1);
+        return;
+    }
+    switch (d->node) {
+    case MF_DT_NODE_VECTOR:
+        for (MPI_Count i = 0; i < d->nblocks; i++)
+            flat_blocks(f, d->children[0], off + (MPI_Aint)i * d->stride, d->blocklen);
+        break;
+    case MF_DT_NODE_LIST:
+        for (MPI_Count i = 0; i < d->nblocks; i++)
+            flat_blocks(f, d->children[i], off + d->disps[i], d->blocklens[i]);
+        break;
+    default: flat_blocks(f, d->children[0], off, 1); break;
+    }
+}
+
+mf_status_t mf_dtype_commit(mf_dtype_t *d)
+{
+    if (atomic_load_explicit(&d->committed, memory_order_acquire))
+        return MF_OK;
+    pthread_mutex_lock(&d->commit_lock);
+    mf_status_t st = MF_OK;
+    if (!atomic_load_explicit(&d->committed, memory_order_relaxed)) {
+        flat_t f = {0};
+        flat_type(&f, d, 0);
+        if (f.failed) {
+            free(f.segs);
+            st = MF_ERR_NO_MEMORY;
+        } else {
+            MPI_Count pos = 0;
+            for (MPI_Count i = 0; i < f.n; i++) {
+                f.segs[i].pos = pos;
+                pos += f.segs[i].len;
+            }
+            MF_ASSERT(pos == d->psize);
+            d->segs = f.segs;
+            d->nsegs = f.n;
+            atomic_store_explicit(&d->committed, 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&d->commit_lock);
+    return st;
+}
+
+void mf_dtype_segments(MPI_Datatype dt, const mf_dtype_seg_t **segs_p, MPI_Count *nsegs_p,
+                       mf_dtype_seg_t *scratch)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL) {
+        *segs_p = d->segs;
+        *nsegs_p = d->nsegs;
+        return;
+    }
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    *scratch = (mf_dtype_seg_t){0, info->extent, 0};
+    *segs_p = scratch;
+    *nsegs_p = 1;
+}
+
+int mf_dtype_contiguous(MPI_Datatype dt, MPI_Count count, MPI_Aint *off_p)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL) {
+        *off_p = 0;
+        return 1;
+    }
+    if (d->nsegs == 0 || count == 0) {
+        *off_p = 0;
+        return 1;
+    }
+    if (d->nsegs == 1 && (count == 1 || d->segs[0].len == d->extent)) {
+        *off_p = d->segs[0].off;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- pack and unpack --------------------------------------------------------------------- */
+
+static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *packed,
+                       MPI_Count start, MPI_Count end, int unpack)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    if (p.psize == 0 || start >= end)
+        return;
+    MF_ASSERT(end <= count * p.psize);
+    (void)count;
+    const mf_dtype_seg_t *segs;
+    MPI_Count nsegs;
+    mf_dtype_seg_t one;
+    mf_dtype_segments(dt, &segs, &nsegs, &one);
+    MPI_Count item = start / p.psize, in = start % p.psize;
+    /* the segment holding packed offset `in`: the last one whose pos <= in */
+    MPI_Count lo = 0, hi = nsegs - 1;
+    while (lo < hi) {
+        MPI_Count mid = (lo + hi + 1) / 2;
+        if (segs[mid].pos <= in)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    MPI_Count k = lo, left = end - start;
+    while (left > 0) {
+        const mf_dtype_seg_t *s = &segs[k];
+        MPI_Count skip = in - s->pos, n = s->len - skip;
+        if (n > left)
+            n = left;
+        void *mem = (void *)(buf + (uintptr_t)(item * p.extent + s->off + skip));
+        if (unpack)
+            memcpy(mem, packed, (size_t)n);
+        else
+            memcpy(packed, mem, (size_t)n);
+        packed += n;
+        left -= n;
+        in += n;
+        if (in == s->pos + s->len && ++k == nsegs) {
+            k = 0;
+            in = 0;
+            item++;
+        }
+    }
+}
+
+void mf_dtype_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *packed, MPI_Count start,
+                   MPI_Count end)
+{
+    copy_range(dt, count, (uintptr_t)buf, packed, start, end, 0);
+}
+
+void mf_dtype_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
+                     MPI_Count start, MPI_Count end)
+{
+    copy_range(dt, count, (uintptr_t)buf, (char *)packed, start, end, 1);
+}
+
+/* ---- element counts ---------------------------------------------------------------------- */
+
+static MPI_Count block_child(const mf_dtype_t *d, MPI_Count i, MPI_Datatype *c_p)
+{
+    *c_p = d->children[d->node == MF_DT_NODE_LIST ? i : 0];
+    return d->node == MF_DT_NODE_LIST     ? d->blocklens[i]
+           : d->node == MF_DT_NODE_VECTOR ? d->blocklen
+                                          : 1;
+}
+
+MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    if (p.psize == 0)
+        return 0;
+    MPI_Count n = bytes / p.psize * p.nelems, rest = bytes % p.psize;
+    if (rest == 0)
+        return n;
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        return p.nelems == 2 ? n + 1 : -1; /* the first half of a pair counts one */
+    MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
+    for (MPI_Count i = 0; i < nblocks; i++) {
+        MPI_Datatype c;
+        MPI_Count b = block_child(d, i, &c);
+        mf_dtype_props_t cp = {0};
+        mf_dtype_props(c, &cp);
+        MPI_Count cb = b * cp.psize;
+        if (rest >= cb) {
+            n += b * cp.nelems;
+            rest -= cb;
+            continue;
+        }
+        MPI_Count r = mf_dtype_elements(c, rest);
+        return r < 0 ? -1 : n + r;
+    }
+    return n;
+}
+
+MPI_Count mf_dtype_bytes_of_elements(MPI_Datatype dt, MPI_Count elements)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    if (p.nelems == 0)
+        return 0;
+    MPI_Count bytes = elements / p.nelems * p.psize, rest = elements % p.nelems;
+    if (rest == 0)
+        return bytes;
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        return bytes; /* half a pair: the status counts whole pairs only */
+    MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
+    for (MPI_Count i = 0; i < nblocks; i++) {
+        MPI_Datatype c;
+        MPI_Count b = block_child(d, i, &c);
+        mf_dtype_props_t cp = {0};
+        mf_dtype_props(c, &cp);
+        if (rest >= b * cp.nelems) {
+            bytes += b * cp.psize;
+            rest -= b * cp.nelems;
+            continue;
+        }
+        MPI_Count r = mf_dtype_bytes_of_elements(c, rest);
+        return r < 0 ? -1 : bytes + r;
+    }
+    return bytes;
+}
+
+/* ---- external32 ------------------------------------------------------------------------- */
+
+typedef struct x32 {
+    char *ext; /* cursor in the external buffer */
+    int unpack;
+    mf_status_t status;
+} x32_t;
+
+static void x32_comp(const leaf_comp_t *c, char *mem, x32_t *x)
+{
+    unsigned char *e = (unsigned char *)x->ext;
+    if (c->esize == 0) {
+        x->status = MF_ERR_UNSUPPORTED;
+        return;
+    }
+    if (c->esize != c->nsize) {
+        /* a native 8-byte long as a 4-byte external32 integer */
+        int64_t v;
+        if (!x->unpack) {
+            memcpy(&v, mem, sizeof(v));
+            if (c->is_signed ? (v < INT32_MIN || v > INT32_MAX) : ((uint64_t)v > UINT32_MAX))
+                x->status = MF_ERR_INVALID;
+            uint32_t u = (uint32_t)v;
+            for (int i = 0; i < 4; i++)
+                e[i] = (unsigned char)(u >> (24 - 8 * i));
+        } else {
+            uint32_t u = 0;
+            for (int i = 0; i < 4; i++)
+                u = (u << 8) | e[i];
+            v = c->is_signed ? (int64_t)(int32_t)u : (int64_t)u;
+            memcpy(mem, &v, sizeof(v));
+        }
+        x->ext += 4;
+        return;
+    }
+    /* big-endian: reverse the bytes of each unit (this build targets little-endian hosts) */
+    for (int u = 0; u < c->nsize; u += c->unit)
+        for (int i = 0; i < c->unit; i++) {
+            if (x->unpack)
+                mem[u + i] = (char)e[u + c->unit - 1 - i];
+            else
+                e[u + c->unit - 1 - i] = (unsigned char)mem[u + i];
+        }
+    x->ext += c->nsize;
+}
+
+static void x32_walk(MPI_Datatype t, uintptr_t mem, x32_t *x)
+{
+    mf_dtype_t *d = mf_dtype_get(t);
+    if (d == NULL) {
+        leaf_comp_t c[2];
+        int n = leaf_layout(t, c);
+        for (int i = 0; i < n && x->status == MF_OK; i++)
+            x32_comp(&c[i], (char *)(mem + (uintptr_t)c[i].off), x);
+        return;
+    }
+    MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
+    for (MPI_Count i = 0; i < nblocks && x->status == MF_OK; i++) {
+        MPI_Datatype c;
+        MPI_Count b = block_child(d, i, &c);
+        mf_dtype_props_t cp = {0};
+        mf_dtype_props(c, &cp);
+        MPI_Aint disp = d->node == MF_DT_NODE_LIST     ? d->disps[i]
+                        : d->node == MF_DT_NODE_VECTOR ? (MPI_Aint)i * d->stride
+                                                       : 0;
+        for (MPI_Count j = 0; j < b && x->status == MF_OK; j++)
+            x32_walk(c, mem + (uintptr_t)(disp + (MPI_Aint)j * cp.extent), x);
+    }
+}
+
+static MPI_Count x32_size(MPI_Datatype t)
+{
+    mf_dtype_t *d = mf_dtype_get(t);
+    if (d == NULL) {
+        leaf_comp_t c[2];
+        int n = leaf_layout(t, c);
+        MPI_Count s = 0;
+        for (int i = 0; i < n; i++)
+            s += c[i].esize > 0 ? c[i].esize : c[i].nsize;
+        return s;
+    }
+    MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks, s = 0;
+    for (MPI_Count i = 0; i < nblocks; i++) {
+        MPI_Datatype c;
+        MPI_Count b = block_child(d, i, &c);
+        s += b * x32_size(c);
+    }
+    return s;
+}
+
+mf_status_t mf_dtype_external32_size(MPI_Datatype dt, MPI_Count *size_p)
+{
+    *size_p = x32_size(dt);
+    return MF_OK;
+}
+
+static mf_status_t x32_run(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *ext, int unpack)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    x32_t x = {ext, unpack, MF_OK};
+    for (MPI_Count i = 0; i < count && x.status == MF_OK; i++)
+        x32_walk(dt, buf + (uintptr_t)(i * p.extent), &x);
+    return x.status;
+}
+
+mf_status_t mf_dtype_external32_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *out)
+{
+    return x32_run(dt, count, (uintptr_t)buf, out, 0);
+}
+
+mf_status_t mf_dtype_external32_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *in)
+{
+    return x32_run(dt, count, (uintptr_t)buf, (char *)in, 1);
+}

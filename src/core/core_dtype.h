@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer interface of derived datatypes and the pack engine (included by core.h).
+ *
+ * A derived datatype is a refcounted node of a tree whose leaves are predefined datatypes. Every
+ * constructor of the standard reduces to three node shapes: a vector (count blocks of blocklen
+ * children, a byte stride apart), a list (blocks with their own length, byte displacement and
+ * child), and a resized child. Commit flattens one item into segments (offset, length) in type
+ * map order, merging runs that touch, so packing is a loop of memcpy and a contiguous layout is
+ * recognised as a single segment. The packed form of a predefined leaf is its extent in bytes
+ * (pair types keep their padding), the same bytes the predefined send path puts on the wire.
+ * A type is immutable after construction; its segments are written once by the first commit
+ * (under a lock) and read without one afterwards, so any number of threads may use it.
+ */
+#ifndef MF_CORE_DTYPE_H
+#define MF_CORE_DTYPE_H
+
+#include <mpi.h>
+
+#include "util.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#define MF_KIND_DATATYPE 0x6672ee06u
+
+typedef enum {
+    MF_DT_NODE_VECTOR = 1,
+    MF_DT_NODE_LIST,
+    MF_DT_NODE_RESIZED,
+} mf_dt_node_t;
+
+typedef struct mf_dtype_seg {
+    MPI_Aint off;  /* byte offset from the item's start (its buffer address) */
+    MPI_Count len; /* bytes */
+    MPI_Count pos; /* packed offset of the segment's first byte within one item */
+} mf_dtype_seg_t;
+
+struct MPI_ABI_Datatype {
+    uint32_t kind;
+    atomic_int refs;      /* the user's handle, parent types, pending operations */
+    atomic_int committed; /* segments are valid */
+    int combiner;         /* MPI_COMBINER_* of the constructor called */
+    int large;            /* made by a _c constructor: contents are in counts */
+    /* the layout */
+    int node; /* mf_dt_node_t */
+    MPI_Count nblocks;
+    MPI_Count blocklen;     /* vector */
+    MPI_Aint stride;        /* vector, in bytes */
+    MPI_Count *blocklens;   /* list */
+    MPI_Aint *disps;        /* list, in bytes */
+    MPI_Datatype *children; /* list: one per block; vector/resized: children[0] */
+    /* derived properties of one item */
+    MPI_Count size;   /* MPI size: data bytes */
+    MPI_Count psize;  /* packed bytes (a pair type's padding included) */
+    MPI_Count nelems; /* basic elements */
+    MPI_Aint lb, extent, true_lb, true_ub;
+    /* after commit */
+    pthread_mutex_t commit_lock;
+    mf_dtype_seg_t *segs;
+    MPI_Count nsegs;
+    /* what MPI_Type_get_contents returns */
+    MPI_Count nints, naddrs, ncounts, ntypes;
+    int *c_ints;
+    MPI_Aint *c_addrs;
+    MPI_Count *c_counts;
+    MPI_Datatype *c_types;
+    pthread_mutex_t name_lock;
+    char name[MPI_MAX_OBJECT_NAME];
+};
+
+typedef struct MPI_ABI_Datatype mf_dtype_t;
+
+/* Properties of one item of any datatype, predefined or derived. */
+typedef struct mf_dtype_props {
+    MPI_Count size, psize, nelems;
+    MPI_Aint lb, extent, true_lb, true_ub;
+    int committed;
+    int derived;
+} mf_dtype_props_t;
+
+/* A live derived datatype, or NULL (predefined, freed, foreign). */
+static inline mf_dtype_t *mf_dtype_get(MPI_Datatype handle)
+{
+    if ((uintptr_t)handle < 4096)
+        return NULL;
+    return handle->kind == MF_KIND_DATATYPE ? handle : NULL;
+}
+
+/* Fill *props; MF_ERR_INVALID when the handle is neither a supported predefined type nor a live
+ * derived type. */
+mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *props);
+/* Reference counting; predefined handles are ignored. The last release frees the type and drops
+ * its references on its children. */
+void mf_dtype_retain(MPI_Datatype dt);
+void mf_dtype_release(MPI_Datatype dt);
+
+/* Constructors. Children must be valid (the caller checks); each gets a reference. Block lengths
+ * and counts are >= 0. The new type has one reference (the user's) and is not committed. */
+mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
+                                   MPI_Datatype child, int combiner, mf_dtype_t **dt_p);
+/* `children` has `count` entries, or one shared by all blocks when `one_child`. */
+mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, const MPI_Aint *disps,
+                                 const MPI_Datatype *children, int one_child, int combiner,
+                                 mf_dtype_t **dt_p);
+mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint extent, int combiner,
+                                    mf_dtype_t **dt_p);
+/* order is MPI_ORDER_C or MPI_ORDER_FORTRAN; arguments already validated. */
+mf_status_t mf_dtype_create_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                                     const MPI_Count *starts, int order, MPI_Datatype child,
+                                     mf_dtype_t **dt_p);
+mf_status_t mf_dtype_create_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
+                                   const int *distribs, const int *dargs, const int *psizes,
+                                   int order, MPI_Datatype child, mf_dtype_t **dt_p);
+/* Record what MPI_Type_get_contents returns (copies; retains derived types). */
+mf_status_t mf_dtype_set_contents(mf_dtype_t *dt, MPI_Count nints, const int *ints,
+                                  MPI_Count naddrs, const MPI_Aint *addrs, MPI_Count ncounts,
+                                  const MPI_Count *counts, MPI_Count ntypes,
+                                  const MPI_Datatype *types);
+/* Flatten into segments (idempotent, thread-safe). */
+mf_status_t mf_dtype_commit(mf_dtype_t *dt);
+
+/* The segments of one item of a committed type (a predefined type is one segment). */
+void mf_dtype_segments(MPI_Datatype dt, const mf_dtype_seg_t **segs_p, MPI_Count *nsegs_p,
+                       mf_dtype_seg_t *scratch);
+/* When `count` items of a committed type occupy one run of memory, return 1 and the run's
+ * offset from the buffer address (the zero-copy path); otherwise 0. */
+int mf_dtype_contiguous(MPI_Datatype dt, MPI_Count count, MPI_Aint *off_p);
+/* Copy bytes [start, end) of the packed form of `count` items at `buf` to `packed`
+ * (pack) or from `packed` back into `buf` (unpack). `packed` holds exactly those bytes. The
+ * type must be committed. This is the streaming primitive: a message may be packed in pieces. */
+void mf_dtype_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *packed, MPI_Count start,
+                   MPI_Count end);
+void mf_dtype_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
+                     MPI_Count start, MPI_Count end);
+/* Basic elements in the first `bytes` packed bytes of items of dt; -1 when `bytes` ends inside
+ * a basic element. */
+MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes);
+/* Packed bytes of the first `elements` basic elements; -1 if not expressible. */
+MPI_Count mf_dtype_bytes_of_elements(MPI_Datatype dt, MPI_Count elements);
+
+/* external32: the portable big-endian representation (MPI-5.0 section 13.5.2). */
+mf_status_t mf_dtype_external32_size(MPI_Datatype dt, MPI_Count *size_p);
+mf_status_t mf_dtype_external32_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *out);
+mf_status_t mf_dtype_external32_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *in);
+
+#endif /* MF_CORE_DTYPE_H */

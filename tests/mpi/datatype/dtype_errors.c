@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Error cases and partial receives with derived types: sending with an uncommitted type, with
+ * a freed (MPI_DATATYPE_NULL) handle, negative counts and block lengths in constructors, freeing
+ * a predefined type (all through MPI_ERRORS_RETURN); a message longer than the derived receive
+ * gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED from
+ * MPI_Get_count and the element count from MPI_Get_elements. The library works afterwards.
+ */
+#include "mtest.h"
+
+int main(int argc, char **argv)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL, vec = MPI_DATATYPE_NULL, freed = MPI_DATATYPE_NULL;
+    int rank, size, buf[16] = {0}, rc, count, elems;
+    MPI_Status status;
+
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    rc = MPI_Send(buf, 1, t, rank, 0, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
+    MPI_Type_contiguous(2, MPI_INT, &freed);
+    MPI_Type_free(&freed);
+    rc = MPI_Send(buf, 1, freed, rank, 0, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
+    rc = MPI_Type_contiguous(-1, MPI_INT, &vec);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_contiguous");
+    rc = MPI_Type_vector(-2, 1, 1, MPI_INT, &vec);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_vector");
+    rc = MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &vec);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_contiguous");
+    {
+        MPI_Datatype predefined = MPI_INT;
+
+        rc = MPI_Type_free(&predefined);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_free");
+    }
+    MPI_Type_commit(&t);
+
+    /* a vector item: ints 0 and 2 of 3 (extent 3 ints); 3 ints arrive: 1.5 items */
+    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+    MPI_Type_commit(&vec);
+    if (rank == size - 1) {
+        int src[6] = {10, 11, 12, 13, 14, 15};
+
+        MPI_Send(src, 3, MPI_INT, 0, 5, MPI_COMM_WORLD);
+        MPI_Send(src, 6, MPI_INT, 0, 6, MPI_COMM_WORLD);
+    }
+    if (rank == 0) {
+        for (int i = 0; i < 16; i++) {
+            buf[i] = -1;
+        }
+        rc = MPI_Recv(buf, 2, vec, size - 1, 5, MPI_COMM_WORLD, &status);
+        MTEST_CHECK(rc == MPI_SUCCESS, "partial receive failed");
+        MPI_Get_count(&status, vec, &count);
+        MPI_Get_elements(&status, vec, &elems);
+        MTEST_CHECK(count == MPI_UNDEFINED && elems == 3, "partial: count %d elements %d", count,
+                    elems);
+        MTEST_CHECK(buf[0] == 10 && buf[1] == -1 && buf[2] == 11 && buf[3] == 12 && buf[4] == -1,
+                    "partial: %d %d %d %d %d", buf[0], buf[1], buf[2], buf[3], buf[4]);
+        rc = MPI_Recv(buf, 2, vec, size - 1, 6, MPI_COMM_WORLD, &status);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
+    }
+    MPI_Type_free(&vec);
+    MPI_Type_free(&t);
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Sendrecv(&rank, 1, MPI_INT, rank, 1, buf, 1, MPI_INT, rank, 1, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    MTEST_CHECK(rc == MPI_SUCCESS && buf[0] == rank, "self message after the errors");
+    return mtest_finalize(0);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Unit test of the pack engine: random nested datatypes (every node shape, negative strides and
+ * displacements, resized extents, holes, zero-length blocks, subarrays and darrays) are packed
+ * and unpacked by the engine, whole and in random byte ranges, and compared with a reference
+ * that walks the tree leaf by leaf; element counts at every leaf boundary; external32 round
+ * trips and byte order.
+ */
+#include "unit.h"
+
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long long rng = 88172645463325252ull;
+
+static unsigned rnd(unsigned n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return n == 0 ? 0 : (unsigned)(rng % n);
+}
+
+static const MPI_Datatype leaves[] = {MPI_INT, MPI_DOUBLE, MPI_CHAR, MPI_SHORT, MPI_DOUBLE_INT};
+
+static MPI_Datatype make_type(int depth);
+
+static MPI_Datatype make_child(int depth)
+{
+    return depth <= 0 || rnd(3) == 0 ? leaves[rnd(5)] : make_type(depth - 1);
+}
+
+/* A random derived type; the caller owns one reference. */
+static MPI_Datatype make_type(int depth)
+{
+    mf_dtype_t *d = NULL;
+    MPI_Datatype c = make_child(depth);
+    mf_dtype_props_t cp = {0};
+    mf_dtype_props(c, &cp);
+    int shape = (int)rnd(6);
+    mf_status_t st = MF_OK;
+    if (shape == 0) {
+        st = mf_dtype_create_vector(rnd(4), rnd(4),
+                                    ((MPI_Aint)rnd(9) - 4) * cp.extent + (MPI_Aint)rnd(3), c,
+                                    MPI_COMBINER_HVECTOR, &d);
+    } else if (shape == 1 || shape == 2) {
+        MPI_Count n = rnd(4), bl[4];
+        MPI_Aint disp[4];
+        MPI_Datatype kids[4];
+        for (int i = 0; i < n; i++) {
+            bl[i] = rnd(3);
+            disp[i] = ((MPI_Aint)rnd(13) - 6) * 4;
+            kids[i] = shape == 2 ? make_child(depth - 1) : c;
+        }
+        st = mf_dtype_create_list(n, bl, disp, kids, shape == 1,
+                                  shape == 2 ? MPI_COMBINER_STRUCT : MPI_COMBINER_HINDEXED, &d);
+        for (int i = 0; shape == 2 && i < n; i++)
+            mf_dtype_release(kids[i]);
+    } else if (shape == 3) {
+        st = mf_dtype_create_resized(c, (MPI_Aint)rnd(9) - 4, (MPI_Aint)rnd(40) + 1,
+                                     MPI_COMBINER_RESIZED, &d);
+    } else if (shape == 4) {
+        MPI_Count sizes[2] = {rnd(3) + 1, rnd(4) + 1}, sub[2], start[2];
+        for (int i = 0; i < 2; i++) {
+            sub[i] = rnd((unsigned)sizes[i]) + 1;
+            start[i] = rnd((unsigned)(sizes[i] - sub[i] + 1));
+        }
+        st = mf_dtype_create_subarray(2, sizes, sub, start,
+                                      rnd(2) ? MPI_ORDER_C : MPI_ORDER_FORTRAN, c, &d);
+    } else {
+        MPI_Count g[2] = {rnd(6) + 1, rnd(6) + 1};
+        int dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+        int darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, (int)rnd(2) + 1}, ps[2] = {2, 2};
+        st = mf_dtype_create_darray(4, (int)rnd(4), 2, g, dist, darg, ps, MPI_ORDER_C, c, &d);
+    }
+    mf_dtype_release(c);
+    UNIT_CHECK(st == MF_OK, "constructor shape %d failed: %d", shape, (int)st);
+    return d;
+}
+
+/* ---- the reference: one leaf at a time, no merging, no search ---------------------------- */
+
+typedef struct ref {
+    char *packed;
+    MPI_Count pos;
+    uintptr_t base;
+    int unpack;
+    MPI_Count *bounds; /* packed offset after each leaf */
+    MPI_Count nbounds;
+} ref_t;
+
+static void ref_walk(MPI_Datatype t, MPI_Aint off, ref_t *r)
+{
+    mf_dtype_t *d = mf_dtype_get(t);
+    if (d == NULL) {
+        const mf_dtype_info_t *info = mf_dtype_predefined(t);
+        char *mem = (char *)(r->base + (uintptr_t)off);
+        if (r->packed != NULL) {
+            if (r->unpack)
+                memcpy(mem, r->packed + r->pos, (size_t)info->extent);
+            else
+                memcpy(r->packed + r->pos, mem, (size_t)info->extent);
+        }
+        r->pos += info->extent;
+        if (r->bounds != NULL)
+            r->bounds[r->nbounds++] = r->pos;
+        return;
+    }
+    MPI_Count nb = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
+    for (MPI_Count i = 0; i < nb; i++) {
+        MPI_Datatype c = d->children[d->node == MF_DT_NODE_LIST ? i : 0];
+        MPI_Count b = d->node == MF_DT_NODE_LIST     ? d->blocklens[i]
+                      : d->node == MF_DT_NODE_VECTOR ? d->blocklen
+                                                     : 1;
+        MPI_Aint disp = d->node == MF_DT_NODE_LIST     ? d->disps[i]
+                        : d->node == MF_DT_NODE_VECTOR ? (MPI_Aint)i * d->stride
+                                                       : 0;
+        mf_dtype_props_t cp = {0};
+        mf_dtype_props(c, &cp);
+        for (MPI_Count j = 0; j < b; j++)
+            ref_walk(c, off + disp + (MPI_Aint)j * cp.extent, r);
+    }
+}
+
+static void check_type(MPI_Datatype t, int iter)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(t, &p);
+    MPI_Count count = rnd(3) + 1;
+    /* the memory the items touch */
+    MPI_Aint lo = 0, hi = 0;
+    for (MPI_Count i = 0; i < count && p.psize > 0; i++) {
+        MPI_Aint a = (MPI_Aint)i * p.extent + p.true_lb, b = (MPI_Aint)i * p.extent + p.true_ub;
+        lo = i == 0 || a < lo ? a : lo;
+        hi = i == 0 || b > hi ? b : hi;
+    }
+    size_t span = (size_t)(hi - lo) + 1, bytes = (size_t)(count * p.psize);
+    char *mem = malloc(span), *mem2 = malloc(span), *mem3 = malloc(span);
+    char *want = malloc(bytes + 1), *got = malloc(bytes + 1);
+    for (size_t i = 0; i < span; i++)
+        mem[i] = (char)(i * 7 + 3);
+    uintptr_t base = (uintptr_t)mem - (uintptr_t)lo;
+    ref_t r = {want, 0, base, 0, NULL, 0};
+    for (MPI_Count i = 0; i < count; i++)
+        ref_walk(t, (MPI_Aint)i * p.extent, &r);
+    UNIT_CHECK(r.pos == (MPI_Count)bytes, "type %d: reference packed %lld bytes, psize says %lld",
+               iter, (long long)r.pos, (long long)bytes);
+    UNIT_CHECK(mf_dtype_commit(t) == MF_OK, "type %d: commit failed", iter);
+    mf_dtype_pack(t, count, (void *)base, got, 0, (MPI_Count)bytes);
+    UNIT_CHECK(memcmp(want, got, bytes) == 0, "type %d: whole pack differs", iter);
+    /* random ranges, as a pipelined send would pack them */
+    for (int k = 0; k < 4 && bytes > 0; k++) {
+        MPI_Count s = rnd((unsigned)bytes), e = s + rnd((unsigned)(bytes - s)) + 1;
+        memset(got, 0, bytes);
+        mf_dtype_pack(t, count, (void *)base, got, s, e);
+        UNIT_CHECK(memcmp(want + s, got, (size_t)(e - s)) == 0,
+                   "type %d: pack of [%lld, %lld) differs", iter, (long long)s, (long long)e);
+    }
+    /* unpack in two pieces over a zeroed buffer equals the reference's unpack */
+    memset(mem2, 0, span);
+    memset(mem3, 0, span);
+    MPI_Count cut = bytes > 0 ? rnd((unsigned)bytes) : 0;
+    uintptr_t base2 = (uintptr_t)mem2 - (uintptr_t)lo, base3 = (uintptr_t)mem3 - (uintptr_t)lo;
+    mf_dtype_unpack(t, count, (void *)base2, want, 0, cut);
+    mf_dtype_unpack(t, count, (void *)base2, want + cut, cut, (MPI_Count)bytes);
+    ref_t u = {want, 0, base3, 1, NULL, 0};
+    for (MPI_Count i = 0; i < count; i++)
+        ref_walk(t, (MPI_Aint)i * p.extent, &u);
+    UNIT_CHECK(memcmp(mem2, mem3, span) == 0, "type %d: unpack differs", iter);
+    /* element counts: exact at each leaf boundary, undefined one byte short of a basic leaf */
+    MPI_Count *bounds = malloc(sizeof(MPI_Count) * (size_t)(p.nelems + 1));
+    ref_t e = {NULL, 0, 0, 0, bounds, 0};
+    ref_walk(t, 0, &e);
+    MPI_Count elems = 0;
+    for (MPI_Count i = 0; i < e.nbounds; i++) {
+        MPI_Count prev = i > 0 ? bounds[i - 1] : 0;
+        MPI_Count got_e = mf_dtype_elements(t, bounds[i]);
+        elems += bounds[i] - prev == 16 ? 2 : 1; /* MPI_DOUBLE_INT counts two */
+        UNIT_CHECK(got_e == elems, "type %d: %lld bytes hold %lld elements, engine says %lld", iter,
+                   (long long)bounds[i], (long long)elems, (long long)got_e);
+        if (bounds[i] - prev > 1 && bounds[i] - prev != 16)
+            UNIT_CHECK(mf_dtype_elements(t, bounds[i] - 1) == -1,
+                       "type %d: a partial element counted", iter);
+    }
+    free(bounds);
+    free(mem);
+    free(mem2);
+    free(mem3);
+    free(want);
+    free(got);
+}
+
+static void check_contiguous(void)
+{
+    mf_dtype_t *v, *r;
+    /* vector(3, 2, 2) of int is one run of 6 ints */
+    UNIT_CHECK(mf_dtype_create_vector(3, 2, 8, MPI_INT, MPI_COMBINER_HVECTOR, &v) == MF_OK, "x");
+    mf_dtype_commit(v);
+    MPI_Aint off = -1;
+    UNIT_CHECK(v->nsegs == 1 && mf_dtype_contiguous(v, 5, &off) && off == 0,
+               "dense vector: %lld segments", (long long)v->nsegs);
+    /* a resized int with a hole after it: one item is contiguous, two are not */
+    UNIT_CHECK(mf_dtype_create_resized(MPI_INT, -4, 12, MPI_COMBINER_RESIZED, &r) == MF_OK, "x");
+    mf_dtype_commit(r);
+    UNIT_CHECK(mf_dtype_contiguous(r, 1, &off) && off == 0 && !mf_dtype_contiguous(r, 2, &off),
+               "resized int: contiguity");
+    UNIT_CHECK(r->lb == -4 && r->extent == 12 && r->true_lb == 0 && r->true_ub == 4,
+               "resized bounds %ld %ld %ld %ld", (long)r->lb, (long)r->extent, (long)r->true_lb,
+               (long)r->true_ub);
+    mf_dtype_release(v);
+    mf_dtype_release(r);
+}
+
+static void check_external32(void)
+{
+    struct {
+        int i;
+        double d;
+        long l;
+        short s;
+    } in = {0x01020304, 1.5, -2, 0x0506}, out;
+    MPI_Count bl[4] = {1, 1, 1, 1};
+    MPI_Aint disp[4] = {0, 8, 16, 24};
+    MPI_Datatype types[4] = {MPI_INT, MPI_DOUBLE, MPI_LONG, MPI_SHORT};
+    mf_dtype_t *t;
+    UNIT_CHECK(mf_dtype_create_list(4, bl, disp, types, 0, MPI_COMBINER_STRUCT, &t) == MF_OK, "x");
+    UNIT_CHECK(t->extent == 32, "struct extent %ld (aligned to 8)", (long)t->extent);
+    mf_dtype_commit(t);
+    MPI_Count size;
+    mf_dtype_external32_size(t, &size);
+    UNIT_CHECK(size == 4 + 8 + 4 + 2, "external32 size %lld", (long long)size);
+    unsigned char buf[18];
+    UNIT_CHECK(mf_dtype_external32_pack(t, 1, &in, buf) == MF_OK, "pack failed");
+    UNIT_CHECK(buf[0] == 1 && buf[3] == 4 && buf[4] == 0x3f && buf[5] == 0xf8 && buf[12] == 0xff &&
+                   buf[15] == 0xfe && buf[16] == 5 && buf[17] == 6,
+               "external32 bytes are not big-endian");
+    memset(&out, 0, sizeof(out));
+    UNIT_CHECK(mf_dtype_external32_unpack(t, 1, &out, buf) == MF_OK, "unpack failed");
+    UNIT_CHECK(out.i == in.i && out.d == in.d && out.l == in.l && out.s == in.s,
+               "external32 round trip");
+    long big = 1L << 40;
+    UNIT_CHECK(mf_dtype_external32_pack(MPI_LONG, 1, &big, buf) != MF_OK,
+               "a long that does not fit 4 bytes converted silently");
+    mf_dtype_release(t);
+}
+
+int main(void)
+{
+    check_contiguous();
+    check_external32();
+    for (int iter = 0; iter < 3000; iter++) {
+        MPI_Datatype t = make_type(3);
+        if (t != NULL)
+            check_type(t, iter);
+        mf_dtype_release(t);
+    }
+    return unit_finish("dtype_test");
+}
