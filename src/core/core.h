@@ -31,6 +31,7 @@ typedef enum {
     MF_KIND_ERRHANDLER = 0x6672ee03,
     MF_KIND_MESSAGE = 0x6672ee04,
     MF_KIND_INFO = 0x6672ee05,
+    MF_KIND_GROUP = 0x6672ee06,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
@@ -102,9 +103,11 @@ struct MPI_ABI_Comm {
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
     mf_vci_t *vci;
     _Atomic(MPI_Errhandler) errhandler;
-    uint32_t create_seq; /* communicators created from this one: identical on all members */
-    pthread_mutex_t name_lock;
+    uint32_t create_seq;       /* communicators created from this one: identical on all members */
+    pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
+    struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
+    struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
     struct MPI_ABI_Comm *next_free;
 };
 
@@ -163,7 +166,57 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
                                 const int *world_ranks, mf_comm_t **comm_p);
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p);
 mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p);
+/* Collective over the members of `group` only (a subset of parent, of which this process is a
+ * member): the agreement runs on a context of its own, keyed by `tag`, so concurrent calls on
+ * the same parent with different tags do not mix. */
+mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *group, int tag,
+                                 mf_comm_t **comm_p);
+/* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
+ * this process take part without joining a communicator (it gets NULL). */
+mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
+/* Replace the communicator's hints by a copy of `info` (NULL clears them). */
+mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
+
+/* ---- groups ------------------------------------------------------------------------------ */
+
+/* An ordered set of processes, named by their world ranks. MPI_GROUP_EMPTY is a static object;
+ * every other group is refcounted and recycled like communicators, so a freed handle is
+ * recognised. Groups are immutable once created, so no lock is needed to read them. */
+struct MPI_ABI_Group {
+    uint32_t kind;
+    atomic_int refs;
+    int size;
+    int rank;         /* this process's rank in the group; MPI_UNDEFINED when not a member */
+    int *world_ranks; /* world rank of each member, by group rank */
+    struct MPI_ABI_Group *next_free;
+};
+
+typedef struct MPI_ABI_Group mf_group_t;
+
+extern mf_group_t mf_group_empty;
+
+/* Decode a group handle; NULL when it is not MPI_GROUP_EMPTY nor a live user group. */
+static inline mf_group_t *mf_group_get(MPI_Group handle)
+{
+    if (handle == MPI_GROUP_EMPTY)
+        return &mf_group_empty;
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_GROUP ? handle : NULL;
+}
+
+static inline MPI_Group mf_group_handle(mf_group_t *group)
+{
+    return group == &mf_group_empty ? MPI_GROUP_EMPTY : group;
+}
+
+/* A new group of `size` members (world ranks copied); size 0 gives the empty group. */
+mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group_p);
+mf_status_t mf_group_from_comm(const mf_comm_t *comm, mf_group_t **group_p);
+void mf_group_release(mf_group_t *group);
+/* An array of world size: inverse[w] is the group rank of world rank w, or -1. Caller frees. */
+int *mf_group_inverse(const mf_group_t *group);
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
@@ -187,7 +240,7 @@ struct MPI_ABI_Request {
     uint8_t persistent; /* created by *_init */
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
-    uint8_t internal; /* owned by the library (buffered sends); never seen by the user */
+    uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */
