@@ -181,6 +181,9 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     }
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
+    rc = mf_binding_comm_copy_attrs(func, c, out);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *newcomm = out;
     return MPI_SUCCESS;
 }

@@ -218,6 +218,42 @@ void mf_group_release(mf_group_t *group);
 /* An array of world size: inverse[w] is the group rank of world rank w, or -1. Caller frees. */
 int *mf_group_inverse(const mf_group_t *group);
 
+/* ---- keyvals and attributes ---------------------------------------------------------------- */
+
+/* Which objects a keyval's attributes attach to. A keyval's value says it too: the kind times
+ * MF_KEYVAL_KIND_STEP plus a slot number (never 0 nor a predefined keyval), so a keyval of the
+ * wrong kind is recognised. */
+typedef enum { MF_KEYVAL_COMM = 1, MF_KEYVAL_TYPE = 2, MF_KEYVAL_WIN = 3 } mf_keyval_kind_t;
+
+#define MF_KEYVAL_KIND_STEP 0x100000
+
+/* One cached attribute of an object (a list in the order attributes were first set). */
+typedef struct mf_attr {
+    int keyval;
+    void *value;
+    struct mf_attr *next;
+} mf_attr_t;
+
+/* copy_fn/delete_fn are the user's callbacks of the keyval's kind (stored untyped), or the
+ * predefined constants 0 (null copy / null delete) and 1 (dup), which are never called. */
+mf_status_t mf_keyval_create(mf_keyval_kind_t kind, void (*copy_fn)(void), void (*delete_fn)(void),
+                             void *extra_state, int *keyval_p);
+/* MF_ERR_INVALID when keyval is not a live keyval of that kind. Attributes already set with it
+ * keep it alive (their delete callback still runs). */
+mf_status_t mf_keyval_free(mf_keyval_kind_t kind, int keyval);
+int mf_keyval_valid(mf_keyval_kind_t kind, int keyval);
+
+/* Communicator attributes. The callbacks run without any library lock held. When a callback
+ * fails these return MF_ERR_OTHER and its MPI error code in *cb_err_p. Set: the old value's
+ * delete callback runs first. Copy (MPI_Comm_dup): each attribute through its copy callback,
+ * in the order they were set. Delete all (MPI_Comm_free, MPI_Finalize on MPI_COMM_SELF): in
+ * the reverse order of setting, stopping at the first callback that fails. */
+mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p);
+int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p);
+mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p);
+mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p);
+mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p);
+
 /* ---- requests ---------------------------------------------------------------------------- */
 
 typedef enum {
