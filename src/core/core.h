@@ -39,6 +39,33 @@ static inline int mf_handle_is_predefined(const void *handle)
     return (uintptr_t)handle < MF_HANDLE_PREDEFINED_MAX;
 }
 
+/* ---- handle conversion (MPI_<T>_toint / MPI_<T>_fromint) -------------------------------- */
+
+/* The handle types, numbered for the integer form of user handles. */
+typedef enum {
+    MF_HKIND_COMM = 1,
+    MF_HKIND_DATATYPE,
+    MF_HKIND_GROUP,
+    MF_HKIND_REQUEST,
+    MF_HKIND_OP,
+    MF_HKIND_ERRHANDLER,
+    MF_HKIND_WIN,
+    MF_HKIND_INFO,
+    MF_HKIND_SESSION,
+    MF_HKIND_MESSAGE,
+    MF_HKIND_FILE,
+} mf_hkind_t;
+
+/* A predefined handle is its own value. A user handle gets (kind << 24) | slot, slot >= 1,
+ * registered on first conversion and the same for the object's lifetime (so never in
+ * 1-4095). -1 when out of memory. */
+int mf_handle_toint(mf_hkind_t kind, const void *handle);
+/* The handle of a value from mf_handle_toint; NULL when the value names no live handle of
+ * that kind (predefined values below 4096 come back as they are). */
+void *mf_handle_fromint(mf_hkind_t kind, int value, int *ok_p);
+/* Drop the integer form of an object that is going away (no-op when it never had one). */
+void mf_handle_forget(const void *handle);
+
 /* ---- global state ------------------------------------------------------------------------ */
 
 typedef enum {

@@ -78,6 +78,7 @@ static void ctx_release(unsigned id)
 
 static void comm_destroy(mf_comm_t *comm)
 {
+    mf_handle_forget(comm);
     ctx_release(comm->context_id);
     mf_errhandler_release(atomic_load(&comm->errhandler));
     free(comm->world_ranks);

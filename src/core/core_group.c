@@ -77,6 +77,7 @@ void mf_group_release(mf_group_t *group)
         return;
     if (atomic_fetch_sub(&group->refs, 1) != 1)
         return;
+    mf_handle_forget(group);
     free(group->world_ranks);
     group->world_ranks = NULL;
     group->kind = MF_KIND_FREED;
