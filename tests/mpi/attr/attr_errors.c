@@ -2,7 +2,8 @@
 /*
  * Invalid attribute calls, with MPI_ERRORS_RETURN: MPI_KEYVAL_INVALID, a freed keyval, a
  * datatype or window keyval used on a communicator, and a predefined keyval passed to
- * set_attr, delete_attr or free_keyval all give MPI_ERR_KEYVAL; MPI_COMM_NULL gives
+ * set_attr, delete_attr or free_keyval all give MPI_ERR_KEYVAL (the freed and wrong-kind
+ * keyvals on Manifold only: MPICH 5.0.2 does not check them); MPI_COMM_NULL gives
  * MPI_ERR_COMM. An error returned by a copy callback is what MPI_Comm_dup returns (newcomm
  * untouched), one returned by a delete callback is what MPI_Comm_delete_attr and
  * MPI_Comm_free return (the communicator stays usable until its attribute can go).
@@ -46,10 +47,13 @@ int main(int argc, char **argv)
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &freed, NULL);
     k = freed;
     MPI_Comm_free_keyval(&freed);
-    rc = MPI_Comm_set_attr(MPI_COMM_WORLD, k, &flag);
-    MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
-    rc = MPI_Comm_free_keyval(&k);
-    MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval");
+    if (mtest_is_manifold()) {
+        /* MPICH 5.0.2 does not recognise a freed keyval */
+        rc = MPI_Comm_set_attr(MPI_COMM_WORLD, k, &flag);
+        MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
+        rc = MPI_Comm_free_keyval(&k);
+        MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval");
+    }
 
     MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &k_type, NULL);
     MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &k_win, NULL);

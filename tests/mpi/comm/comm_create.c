@@ -59,8 +59,9 @@ int main(int argc, char **argv)
             MPI_Comm_rank(comm, &value);
             MTEST_CHECK(value == rank / 2, "even communicator rank %d", value);
             check_ring(comm, "Comm_create(even)");
-            if (size > 1) {
-                /* odd's members are not processes of this communicator */
+            if (size > 1 && mtest_is_manifold()) {
+                /* odd's members are not processes of this communicator (MPICH 5.0.2 does not
+                 * check) */
                 MPI_Comm bad = MPI_COMM_NULL;
                 int rc;
 

@@ -3,11 +3,22 @@
  * Invalid group calls, with MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF: invalid
  * group handles (MPI_GROUP_NULL, a freed group, a communicator passed as a group) give
  * MPI_ERR_GROUP; ranks outside the group or repeated give MPI_ERR_RANK in incl, excl,
- * range_incl, range_excl and translate_ranks; a negative count, a zero stride or a stride
+ * range_incl, range_excl (checked on Manifold only: MPICH 5.0.2 says MPI_ERR_ARG) and
+ * translate_ranks; a negative count, a zero stride or a stride
  * leading away from the range's end give MPI_ERR_ARG. Output handles are left alone by failed
  * calls, and the groups still work afterwards.
  */
 #include "mtest.h"
+
+/* MPICH 5.0.2 reports bad ranks in ranges as MPI_ERR_ARG; the class is checked on Manifold
+ * only, elsewhere the call just has to fail. */
+static void check_range_err(int rc, int expected_class, const char *fname)
+{
+    if (mtest_is_manifold())
+        MTEST_CHECK_ERR(rc, expected_class, fname);
+    else
+        MTEST_CHECK(rc != MPI_SUCCESS, "%s succeeded on a bad range", fname);
+}
 
 int main(int argc, char **argv)
 {
@@ -28,8 +39,6 @@ int main(int argc, char **argv)
     MPI_Comm_group(MPI_COMM_WORLD, &freed);
     MPI_Group stale = freed;
     MPI_Group_free(&freed);
-    rc = MPI_Group_free(&stale);
-    MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_free");
     rc = MPI_Group_union(world, MPI_GROUP_NULL, &out);
     MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_union");
     rc = MPI_Group_compare(MPI_GROUP_NULL, world, &value);
@@ -38,7 +47,10 @@ int main(int argc, char **argv)
     rc = MPI_Group_free(&freed);
     MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_free");
     if (mtest_is_manifold()) {
-        /* A freed group and a handle of another kind: both are recognised as invalid. */
+        /* A freed group and a handle of another kind: both are recognised as invalid
+         * (MPICH 5.0.2 does not check either). */
+        rc = MPI_Group_free(&stale);
+        MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_free");
         rc = MPI_Group_size(stale, &value);
         MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_size");
         MPI_Comm dup;
@@ -54,7 +66,8 @@ int main(int argc, char **argv)
     MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_incl");
     rc = MPI_Group_incl(world, 1, &neg, &out);
     MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_incl");
-    if (size >= 2) {
+    if (size >= 2 && mtest_is_manifold()) {
+        /* MPICH 5.0.2 does not check for repeated ranks */
         rc = MPI_Group_incl(world, 2, twice, &out);
         MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_incl");
         rc = MPI_Group_excl(world, 2, twice, &out);
@@ -64,12 +77,12 @@ int main(int argc, char **argv)
     MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_excl");
     int range_out[1][3] = {{0, size, 1}};
     rc = MPI_Group_range_incl(world, 1, range_out, &out);
-    MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_range_incl");
+    check_range_err(rc, MPI_ERR_RANK, "MPI_Group_range_incl");
     rc = MPI_Group_range_excl(world, 1, range_out, &out);
-    MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_range_excl");
+    check_range_err(rc, MPI_ERR_RANK, "MPI_Group_range_excl");
     int range_twice[2][3] = {{0, 0, 1}, {0, 0, 1}};
     rc = MPI_Group_range_incl(world, 2, range_twice, &out);
-    MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_range_incl");
+    check_range_err(rc, MPI_ERR_RANK, "MPI_Group_range_incl");
     rc = MPI_Group_translate_ranks(world, 1, &bad, world, &value);
     MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Group_translate_ranks");
 
