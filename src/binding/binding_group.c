@@ -66,7 +66,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 int PMPI_Group_size(MPI_Group group, int *size)
 {
     static const char func[] = "MPI_Group_size";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, size, "size");
@@ -80,7 +80,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
     static const char func[] = "MPI_Group_rank";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, rank, "rank");
@@ -94,7 +94,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
 int PMPI_Group_free(MPI_Group *group)
 {
     static const char func[] = "MPI_Group_free";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, group, "group");
@@ -140,7 +140,7 @@ static int check_rank_list(const char *func, mf_group_t *g, int n, const int ran
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     static const char func[] = "MPI_Group_incl";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     char *seen = NULL;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
@@ -180,7 +180,7 @@ static int keep_unflagged(const char *func, mf_group_t *g, const char *drop, MPI
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
     static const char func[] = "MPI_Group_excl";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     char *seen = NULL;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
@@ -252,7 +252,7 @@ static int expand_ranges(const char *func, mf_group_t *g, int n, int ranges[][3]
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     static const char func[] = "MPI_Group_range_incl";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     int *list = NULL, count = 0;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
@@ -272,7 +272,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
     static const char func[] = "MPI_Group_range_excl";
-    mf_group_t *g;
+    mf_group_t *g = NULL;
     int *list = NULL, count = 0;
     int rc = init_group(func, group, &g);
     if (rc == MPI_SUCCESS)
@@ -299,7 +299,7 @@ typedef enum { SET_UNION, SET_INTERSECTION, SET_DIFFERENCE } set_op_t;
 static int set_op(const char *func, MPI_Group group1, MPI_Group group2, MPI_Group *newgroup,
                   set_op_t op)
 {
-    mf_group_t *a, *b;
+    mf_group_t *a = NULL, *b = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_group(func, group1, "group1", &a);
@@ -357,7 +357,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
                                int ranks2[])
 {
     static const char func[] = "MPI_Group_translate_ranks";
-    mf_group_t *a, *b;
+    mf_group_t *a = NULL, *b = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_group(func, group1, "group1", &a);
@@ -396,7 +396,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
     static const char func[] = "MPI_Group_compare";
-    mf_group_t *a, *b;
+    mf_group_t *a = NULL, *b = NULL;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_group(func, group1, "group1", &a);

@@ -253,8 +253,8 @@ static mf_status_t attr_snapshot(mf_comm_t *comm, mf_attr_t **list_p, int *count
 
 mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p)
 {
-    mf_attr_t *list;
-    int n;
+    mf_attr_t *list = NULL;
+    int n = 0;
     mf_status_t status = attr_snapshot(oldcomm, &list, &n);
     for (int i = 0; i < n && status == MF_OK; i++) {
         mf_keyval_t kv = keyval_snapshot(list[i].keyval);
@@ -283,8 +283,8 @@ mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_er
 
 mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p)
 {
-    mf_attr_t *list;
-    int n;
+    mf_attr_t *list = NULL;
+    int n = 0;
     mf_status_t status = attr_snapshot(comm, &list, &n);
     for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
         int rc = comm_attr_call_delete(comm, list[i].keyval, list[i].value);
