@@ -52,4 +52,10 @@ int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg);
 
+/* Attributes at MPI_Comm_dup (copy callbacks; on failure the new communicator is freed and the
+ * error raised on the parent) and before a communicator goes away (delete callbacks, in the
+ * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. */
+int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm);
+int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm);
+
 #endif /* MF_BINDING_H */

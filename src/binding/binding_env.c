@@ -84,6 +84,13 @@ int PMPI_Finalize(void)
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* MPI_Finalize first frees MPI_COMM_SELF's attributes, in the reverse order of setting
+     * (MPI-4.1 section 11.2.2), then MPI_COMM_WORLD's so nothing is left behind. */
+    rc = mf_binding_comm_delete_attrs(func, &mf_comm_self);
+    if (rc == MPI_SUCCESS)
+        rc = mf_binding_comm_delete_attrs(func, &mf_comm_world);
+    if (rc != MPI_SUCCESS)
+        return rc;
     pthread_mutex_lock(&init_lock);
     mf_status_t status = mf_finalize();
     pthread_mutex_unlock(&init_lock);
@@ -261,6 +268,9 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     mf_status_t status = mf_comm_dup(c, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
+    rc = mf_binding_comm_copy_attrs(func, c, out);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *newcomm = out;
     return MPI_SUCCESS;
 }
@@ -303,6 +313,10 @@ int PMPI_Comm_free(MPI_Comm *comm)
         return mf_err_raise(c, mf_err_code(MPI_ERR_COMM, func,
                                            "argument comm: %s is predefined and cannot be freed",
                                            c->name));
+    /* The delete callbacks run first; if one fails, the communicator stays (MPI-4.1 7.7.1). */
+    rc = mf_binding_comm_delete_attrs(func, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mf_comm_free(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
@@ -406,11 +420,19 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_APPNUM: value = attr_appnum >= 0 ? &attr_appnum : NULL; break;
     case MPI_UNIVERSE_SIZE: value = &attr_universe; break;
     case MPI_LASTUSEDCODE: value = mf_err_last_used_code_ptr(); break;
-    default:
-        return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
-                                           "argument comm_keyval=%d: user attributes are not "
-                                           "supported yet",
-                                           comm_keyval));
+    default: {
+        void *user_value = NULL;
+        if (!mf_keyval_valid(MF_KEYVAL_COMM, comm_keyval))
+            return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
+                                               "argument comm_keyval=%d is not a communicator "
+                                               "keyval (freed, of another object kind, or "
+                                               "never created)",
+                                               comm_keyval));
+        *flag = mf_comm_attr_get(c, comm_keyval, &user_value);
+        if (*flag)
+            *(void **)attribute_val = user_value;
+        return MPI_SUCCESS;
+    }
     }
     /* Predefined attributes are cached on MPI_COMM_WORLD only. */
     *flag = value != NULL && c == &mf_comm_world;

@@ -35,6 +35,11 @@ static void band(uint64_t *acc, const uint64_t *in, int nwords)
 
 mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords)
 {
+    return mf_coll_allreduce_band_tag(comm, TAG_ALLREDUCE, words, nwords);
+}
+
+mf_status_t mf_coll_allreduce_band_tag(mf_comm_t *comm, int tag, uint64_t *words, int nwords)
+{
     int size = comm->size, rank = comm->rank;
     size_t len = sizeof(uint64_t) * (size_t)nwords;
     uint64_t *tmp = mf_malloc(len, "allreduce buffer");
@@ -48,26 +53,26 @@ mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords)
 
     /* Ranks >= pof2 hand their data to rank - pof2 and get the result back at the end. */
     if (rank >= pof2) {
-        status = mf_pt2pt_send_internal(words, len, rank - pof2, TAG_ALLREDUCE, comm);
+        status = mf_pt2pt_send_internal(words, len, rank - pof2, tag, comm);
         if (status == MF_OK)
-            status = mf_pt2pt_recv_internal(words, len, rank - pof2, TAG_ALLREDUCE, comm);
+            status = mf_pt2pt_recv_internal(words, len, rank - pof2, tag, comm);
         goto out_free;
     }
     if (rank < extra) {
-        status = mf_pt2pt_recv_internal(tmp, len, rank + pof2, TAG_ALLREDUCE, comm);
+        status = mf_pt2pt_recv_internal(tmp, len, rank + pof2, tag, comm);
         if (status != MF_OK)
             goto out_free;
         band(words, tmp, nwords);
     }
     for (int mask = 1; mask < pof2; mask <<= 1) {
         int peer = rank ^ mask;
-        status = mf_pt2pt_sendrecv_internal(words, len, peer, tmp, len, peer, TAG_ALLREDUCE, comm);
+        status = mf_pt2pt_sendrecv_internal(words, len, peer, tmp, len, peer, tag, comm);
         if (status != MF_OK)
             goto out_free;
         band(words, tmp, nwords);
     }
     if (rank < extra)
-        status = mf_pt2pt_send_internal(words, len, rank + pof2, TAG_ALLREDUCE, comm);
+        status = mf_pt2pt_send_internal(words, len, rank + pof2, tag, comm);
 out_free:
     free(tmp);
     return status;

@@ -31,12 +31,40 @@ typedef enum {
     MF_KIND_ERRHANDLER = 0x6672ee03,
     MF_KIND_MESSAGE = 0x6672ee04,
     MF_KIND_INFO = 0x6672ee05,
+    MF_KIND_GROUP = 0x6672ee06,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
 {
     return (uintptr_t)handle < MF_HANDLE_PREDEFINED_MAX;
 }
+
+/* ---- handle conversion (MPI_<T>_toint / MPI_<T>_fromint) -------------------------------- */
+
+/* The handle types, numbered for the integer form of user handles. */
+typedef enum {
+    MF_HKIND_COMM = 1,
+    MF_HKIND_DATATYPE,
+    MF_HKIND_GROUP,
+    MF_HKIND_REQUEST,
+    MF_HKIND_OP,
+    MF_HKIND_ERRHANDLER,
+    MF_HKIND_WIN,
+    MF_HKIND_INFO,
+    MF_HKIND_SESSION,
+    MF_HKIND_MESSAGE,
+    MF_HKIND_FILE,
+} mf_hkind_t;
+
+/* A predefined handle is its own value. A user handle gets (kind << 24) | slot, slot >= 1,
+ * registered on first conversion and the same for the object's lifetime (so never in
+ * 1-4095). -1 when out of memory. */
+int mf_handle_toint(mf_hkind_t kind, const void *handle);
+/* The handle of a value from mf_handle_toint; NULL when the value names no live handle of
+ * that kind (predefined values below 4096 come back as they are). */
+void *mf_handle_fromint(mf_hkind_t kind, int value, int *ok_p);
+/* Drop the integer form of an object that is going away (no-op when it never had one). */
+void mf_handle_forget(const void *handle);
 
 /* ---- global state ------------------------------------------------------------------------ */
 
@@ -102,9 +130,11 @@ struct MPI_ABI_Comm {
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
     mf_vci_t *vci;
     _Atomic(MPI_Errhandler) errhandler;
-    uint32_t create_seq; /* communicators created from this one: identical on all members */
-    pthread_mutex_t name_lock;
+    uint32_t create_seq;       /* communicators created from this one: identical on all members */
+    pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
+    struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
+    struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
     struct MPI_ABI_Comm *next_free;
 };
 
@@ -163,7 +193,93 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
                                 const int *world_ranks, mf_comm_t **comm_p);
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p);
 mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p);
+/* Collective over the members of `group` only (a subset of parent, of which this process is a
+ * member): the agreement runs on a context of its own, keyed by `tag`, so concurrent calls on
+ * the same parent with different tags do not mix. */
+mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *group, int tag,
+                                 mf_comm_t **comm_p);
+/* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
+ * this process take part without joining a communicator (it gets NULL). */
+mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
+/* Replace the communicator's hints by a copy of `info` (NULL clears them). */
+mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
+
+/* ---- groups ------------------------------------------------------------------------------ */
+
+/* An ordered set of processes, named by their world ranks. MPI_GROUP_EMPTY is a static object;
+ * every other group is refcounted and recycled like communicators, so a freed handle is
+ * recognised. Groups are immutable once created, so no lock is needed to read them. */
+struct MPI_ABI_Group {
+    uint32_t kind;
+    atomic_int refs;
+    int size;
+    int rank;         /* this process's rank in the group; MPI_UNDEFINED when not a member */
+    int *world_ranks; /* world rank of each member, by group rank */
+    struct MPI_ABI_Group *next_free;
+};
+
+typedef struct MPI_ABI_Group mf_group_t;
+
+extern mf_group_t mf_group_empty;
+
+/* Decode a group handle; NULL when it is not MPI_GROUP_EMPTY nor a live user group. */
+static inline mf_group_t *mf_group_get(MPI_Group handle)
+{
+    if (handle == MPI_GROUP_EMPTY)
+        return &mf_group_empty;
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_GROUP ? handle : NULL;
+}
+
+static inline MPI_Group mf_group_handle(mf_group_t *group)
+{
+    return group == &mf_group_empty ? MPI_GROUP_EMPTY : group;
+}
+
+/* A new group of `size` members (world ranks copied); size 0 gives the empty group. */
+mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group_p);
+mf_status_t mf_group_from_comm(const mf_comm_t *comm, mf_group_t **group_p);
+void mf_group_release(mf_group_t *group);
+/* An array of world size: inverse[w] is the group rank of world rank w, or -1. Caller frees. */
+int *mf_group_inverse(const mf_group_t *group);
+
+/* ---- keyvals and attributes ---------------------------------------------------------------- */
+
+/* Which objects a keyval's attributes attach to. A keyval's value says it too: the kind times
+ * MF_KEYVAL_KIND_STEP plus a slot number (never 0 nor a predefined keyval), so a keyval of the
+ * wrong kind is recognised. */
+typedef enum { MF_KEYVAL_COMM = 1, MF_KEYVAL_TYPE = 2, MF_KEYVAL_WIN = 3 } mf_keyval_kind_t;
+
+#define MF_KEYVAL_KIND_STEP 0x100000
+
+/* One cached attribute of an object (a list in the order attributes were first set). */
+typedef struct mf_attr {
+    int keyval;
+    void *value;
+    struct mf_attr *next;
+} mf_attr_t;
+
+/* copy_fn/delete_fn are the user's callbacks of the keyval's kind (stored untyped), or the
+ * predefined constants 0 (null copy / null delete) and 1 (dup), which are never called. */
+mf_status_t mf_keyval_create(mf_keyval_kind_t kind, void (*copy_fn)(void), void (*delete_fn)(void),
+                             void *extra_state, int *keyval_p);
+/* MF_ERR_INVALID when keyval is not a live keyval of that kind. Attributes already set with it
+ * keep it alive (their delete callback still runs). */
+mf_status_t mf_keyval_free(mf_keyval_kind_t kind, int keyval);
+int mf_keyval_valid(mf_keyval_kind_t kind, int keyval);
+
+/* Communicator attributes. The callbacks run without any library lock held. When a callback
+ * fails these return MF_ERR_OTHER and its MPI error code in *cb_err_p. Set: the old value's
+ * delete callback runs first. Copy (MPI_Comm_dup): each attribute through its copy callback,
+ * in the order they were set. Delete all (MPI_Comm_free, MPI_Finalize on MPI_COMM_SELF): in
+ * the reverse order of setting, stopping at the first callback that fails. */
+mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p);
+int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p);
+mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p);
+mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p);
+mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p);
 
 /* ---- requests ---------------------------------------------------------------------------- */
 

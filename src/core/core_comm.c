@@ -11,9 +11,12 @@
 #include "core.h"
 
 #include "coll.h"
+#include "pmi.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 mf_comm_t mf_comm_world, mf_comm_self;
 
@@ -38,6 +41,8 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size,
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
     comm->name[0] = '\0';
+    comm->info = NULL;
+    comm->attrs = NULL;
     pthread_mutex_init(&comm->name_lock, NULL);
 }
 
@@ -73,10 +78,14 @@ static void ctx_release(unsigned id)
 
 static void comm_destroy(mf_comm_t *comm)
 {
+    mf_handle_forget(comm);
     ctx_release(comm->context_id);
     mf_errhandler_release(atomic_load(&comm->errhandler));
     free(comm->world_ranks);
     comm->world_ranks = NULL;
+    if (comm->info != NULL)
+        mf_info_free(comm->info);
+    comm->info = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
     pthread_mutex_lock(&comms.lock);
@@ -126,7 +135,9 @@ static int ctx_pick(const uint64_t *mask, unsigned start)
     return -1;
 }
 
-static mf_status_t ctx_agree(mf_comm_t *parent, unsigned *id_p)
+/* Agree on a context id free on every member of `over` (the parent itself, or a view of a group
+ * of its members). `seed` must be the same on all of them: it picks where the search starts. */
+static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *id_p)
 {
     uint64_t mask[CTX_WORDS];
     for (unsigned attempt = 0;; attempt++) {
@@ -134,18 +145,16 @@ static mf_status_t ctx_agree(mf_comm_t *parent, unsigned *id_p)
         for (int i = 0; i < CTX_WORDS; i++)
             mask[i] = ~comms.used[i];
         pthread_mutex_unlock(&comms.lock);
-        mf_status_t status = mf_coll_allreduce_band(parent, mask, CTX_WORDS);
+        mf_status_t status = mf_coll_allreduce_band_tag(over, tag, mask, CTX_WORDS);
         if (status != MF_OK)
             return status;
-        unsigned start =
-            (parent->context_id * 2654435761u + parent->create_seq * 40503u + attempt * 977u) %
-            MF_CONTEXT_MAX;
+        unsigned start = (seed + attempt * 977u) % MF_CONTEXT_MAX;
         int id = ctx_pick(mask, start);
         if (id < 0) {
             mf_log(MF_LOG_ERROR, "comm",
                    "no context id is free on all %d processes (at most %d "
                    "communicators may exist at once)",
-                   parent->size, MF_CONTEXT_MAX);
+                   over->size, MF_CONTEXT_MAX);
             return MF_ERR_NO_MEMORY;
         }
         /* Another thread of this process may have taken the id since the snapshot. */
@@ -157,7 +166,7 @@ static mf_status_t ctx_agree(mf_comm_t *parent, unsigned *id_p)
         }
         pthread_mutex_unlock(&comms.lock);
         uint64_t all = reserved;
-        status = mf_coll_allreduce_band(parent, &all, 1);
+        status = mf_coll_allreduce_band_tag(over, tag, &all, 1);
         if (status == MF_OK && all) {
             *id_p = (unsigned)id;
             return MF_OK;
@@ -169,20 +178,13 @@ static mf_status_t ctx_agree(mf_comm_t *parent, unsigned *id_p)
     }
 }
 
-mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank,
-                                const int *world_ranks, mf_comm_t **comm_p)
+/* The internal tag of the parent-wide agreements (coll uses 1-3 for its own algorithms). */
+#define CTX_AGREE_TAG 2
+
+/* A new communicator with context id `id` and the parent's error handler. */
+static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int new_size, int my_new_rank,
+                              const int *world_ranks, mf_comm_t **comm_p)
 {
-    unsigned id;
-    mf_status_t status = ctx_agree(parent, &id);
-    parent->create_seq++;
-    if (status != MF_OK)
-        return status;
-    if (my_new_rank < 0) {
-        /* Not a member: the id only had to be free here for the agreement. */
-        ctx_release(id);
-        *comm_p = NULL;
-        return MF_OK;
-    }
     int *ranks = mf_malloc(sizeof(int) * (size_t)new_size, "communicator ranks");
     mf_comm_t *comm = comm_object_new();
     if (ranks == NULL || comm == NULL) {
@@ -200,6 +202,47 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
     return MF_OK;
 }
 
+mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank,
+                                const int *world_ranks, mf_comm_t **comm_p)
+{
+    unsigned id;
+    unsigned seed = parent->context_id * 2654435761u + parent->create_seq * 40503u;
+    mf_status_t status = ctx_agree(parent, CTX_AGREE_TAG, seed, &id);
+    parent->create_seq++;
+    if (status != MF_OK)
+        return status;
+    if (my_new_rank < 0) {
+        /* Not a member: the id only had to be free here for the agreement. */
+        ctx_release(id);
+        *comm_p = NULL;
+        return MF_OK;
+    }
+    return comm_build(parent, id, new_size, my_new_rank, world_ranks, comm_p);
+}
+
+mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int tag,
+                                 mf_comm_t **comm_p)
+{
+    /* Only the group's members take part, so the agreement cannot use the parent's collectives
+     * (nor its creation count, which must stay equal on all of the parent's processes). It runs
+     * over a view of the group: the parent's VCI, the group's ranks, and a context index beyond
+     * every real one, so its messages match neither the parent's traffic nor another view's
+     * with a different tag. */
+    mf_comm_t view = {.kind = MF_KIND_COMM,
+                      .rank = group->rank,
+                      .size = group->size,
+                      .context_id = parent->context_id + MF_CONTEXT_MAX,
+                      .world_ranks = group->world_ranks,
+                      .vci = parent->vci};
+    unsigned seed = parent->context_id * 2654435761u + (unsigned)tag * 40503u +
+                    (unsigned)group->world_ranks[0] * 7919u + (unsigned)group->size;
+    unsigned id;
+    mf_status_t status = ctx_agree(&view, tag, seed, &id);
+    if (status != MF_OK)
+        return status;
+    return comm_build(parent, id, group->size, group->rank, group->world_ranks, comm_p);
+}
+
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
 {
     int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
@@ -209,7 +252,35 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
         ranks[i] = mf_comm_world_rank(parent, i);
     mf_status_t status = mf_comm_create_from(parent, parent->size, parent->rank, ranks, comm_p);
     free(ranks);
+    if (status != MF_OK)
+        return status;
+    /* MPI_Comm_dup keeps the parent's hints (MPI-4.1 section 7.4.2). */
+    pthread_mutex_lock(&parent->name_lock);
+    if (parent->info != NULL)
+        status = mf_info_dup(parent->info, &(*comm_p)->info);
+    pthread_mutex_unlock(&parent->name_lock);
+    if (status != MF_OK) {
+        mf_comm_free(*comm_p);
+        *comm_p = NULL;
+    }
     return status;
+}
+
+mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
+{
+    struct MPI_ABI_Info *copy = NULL;
+    if (info != NULL) {
+        mf_status_t status = mf_info_dup(info, &copy);
+        if (status != MF_OK)
+            return status;
+    }
+    pthread_mutex_lock(&comm->name_lock);
+    struct MPI_ABI_Info *old = comm->info;
+    comm->info = copy;
+    pthread_mutex_unlock(&comm->name_lock);
+    if (old != NULL)
+        mf_info_free(old);
+    return MF_OK;
 }
 
 typedef struct split_entry {
@@ -256,4 +327,47 @@ out_free:
     free(all);
     free(ranks);
     return status;
+}
+
+/* The color of this process in a split by node: the lowest world rank on its node, from the
+ * launcher's process mapping, or else from an exchange of host names over the parent. */
+static mf_status_t node_color(mf_comm_t *parent, int *color_p)
+{
+    int count = 0;
+    int *ranks = mf_malloc(sizeof(int) * (size_t)mf_global.world_size, "node ranks");
+    if (ranks == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status = mf_pmi_get_node_rank_list(ranks, mf_global.world_size, &count);
+    int from_pmi = status == MF_OK && count > 0;
+    if (from_pmi)
+        *color_p = ranks[0];
+    free(ranks);
+    if (from_pmi)
+        return MF_OK;
+    char mine[MPI_MAX_PROCESSOR_NAME] = {0};
+    if (gethostname(mine, sizeof(mine) - 1) != 0)
+        snprintf(mine, sizeof(mine), "localhost");
+    char *all = mf_malloc(sizeof(mine) * (size_t)parent->size, "host names");
+    if (all == NULL)
+        return MF_ERR_NO_MEMORY;
+    status = mf_coll_allgather(parent, mine, sizeof(mine), all);
+    for (int i = 0; status == MF_OK && i < parent->size; i++) {
+        if (strcmp(all + sizeof(mine) * (size_t)i, mine) == 0) {
+            *color_p = mf_comm_world_rank(parent, i);
+            break;
+        }
+    }
+    free(all);
+    return status;
+}
+
+mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p)
+{
+    int color = MPI_UNDEFINED;
+    if (shared) {
+        mf_status_t status = node_color(parent, &color);
+        if (status != MF_OK)
+            return status;
+    }
+    return mf_comm_split(parent, color, key, comm_p);
 }

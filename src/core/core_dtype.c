@@ -120,6 +120,7 @@ static void dtype_destroy(mf_dtype_t *d)
     free(d->c_types);
     pthread_mutex_destroy(&d->commit_lock);
     pthread_mutex_destroy(&d->name_lock);
+    mf_handle_forget(d); /* its MPI_Type_toint value, if it had one, is free again */
     /* Handles the user freed stay recognisable until the memory is reused. */
     d->kind = MF_KIND_FREED;
     free(d);

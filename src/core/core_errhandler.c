@@ -28,6 +28,7 @@ void mf_errhandler_release(MPI_Errhandler eh)
     if (mf_handle_is_predefined(eh))
         return;
     if (atomic_fetch_sub_explicit(&eh->refs, 1, memory_order_acq_rel) == 1) {
+        mf_handle_forget(eh);
         eh->kind = MF_KIND_FREED;
         free(eh);
     }

@@ -28,6 +28,7 @@ void mf_info_free(struct MPI_ABI_Info *info)
     free(info->keys);
     free(info->values);
     pthread_mutex_destroy(&info->lock);
+    mf_handle_forget(info);
     info->kind = MF_KIND_FREED;
     free(info);
 }

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: attribute keys and communicator attributes (MPI-4.1 section 7.7):
+ * MPI_Comm_create_keyval/free_keyval, MPI_Comm_set_attr/delete_attr (MPI_Comm_get_attr, which
+ * also answers the predefined keys, is in binding_env.c), the keyval functions of datatypes
+ * and windows, and the deprecated MPI-1 forms. An error returned by a user callback is
+ * returned unchanged, through the communicator's error handler.
+ */
+#include "binding.h"
+
+/* The predefined keyvals: they can be read (MPI_Comm_get_attr) but never set, deleted or
+ * freed. */
+static int keyval_predefined(int keyval)
+{
+    return (keyval >= MPI_TAG_UB && keyval <= MPI_UNIVERSE_SIZE) ||
+           (keyval >= MPI_WIN_BASE && keyval <= MPI_WIN_MODEL);
+}
+
+static const char *kind_name(mf_keyval_kind_t kind)
+{
+    return kind == MF_KEYVAL_COMM ? "communicator" : kind == MF_KEYVAL_TYPE ? "datatype" : "window";
+}
+
+static int bad_keyval(const char *func, mf_comm_t *comm, mf_keyval_kind_t kind, int keyval)
+{
+    const char *why = keyval == MPI_KEYVAL_INVALID ? "is MPI_KEYVAL_INVALID"
+                      : keyval_predefined(keyval)  ? "is predefined and cannot be changed"
+                                                   : NULL;
+    if (why != NULL)
+        return mf_err_raise(
+            comm, mf_err_code(MPI_ERR_KEYVAL, func, "argument keyval=%d %s", keyval, why));
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_KEYVAL, func,
+                                          "argument keyval=%d is not a %s keyval (freed, of "
+                                          "another object kind, or never created)",
+                                          keyval, kind_name(kind)));
+}
+
+static int keyval_create(const char *func, mf_keyval_kind_t kind, void (*copy_fn)(void),
+                         void (*delete_fn)(void), int *keyval, void *extra_state)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, keyval, "keyval");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mf_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    return MPI_SUCCESS;
+}
+
+static int keyval_free(const char *func, mf_keyval_kind_t kind, int *keyval)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, keyval, "keyval");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mf_keyval_free(kind, *keyval) != MF_OK)
+        return bad_keyval(func, NULL, kind, *keyval);
+    *keyval = MPI_KEYVAL_INVALID;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                            void *extra_state)
+{
+    return keyval_create("MPI_Comm_create_keyval", MF_KEYVAL_COMM,
+                         (void (*)(void))comm_copy_attr_fn, (void (*)(void))comm_delete_attr_fn,
+                         comm_keyval, extra_state);
+}
+
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+int PMPI_Comm_free_keyval(int *comm_keyval)
+{
+    return keyval_free("MPI_Comm_free_keyval", MF_KEYVAL_COMM, comm_keyval);
+}
+
+#pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state)
+{
+    return keyval_create("MPI_Type_create_keyval", MF_KEYVAL_TYPE,
+                         (void (*)(void))type_copy_attr_fn, (void (*)(void))type_delete_attr_fn,
+                         type_keyval, extra_state);
+}
+
+#pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    return keyval_free("MPI_Type_free_keyval", MF_KEYVAL_TYPE, type_keyval);
+}
+
+#pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
+int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                           MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                           void *extra_state)
+{
+    return keyval_create("MPI_Win_create_keyval", MF_KEYVAL_WIN, (void (*)(void))win_copy_attr_fn,
+                         (void (*)(void))win_delete_attr_fn, win_keyval, extra_state);
+}
+
+#pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
+int PMPI_Win_free_keyval(int *win_keyval)
+{
+    return keyval_free("MPI_Win_free_keyval", MF_KEYVAL_WIN, win_keyval);
+}
+
+/* Raise the error of a failed attribute operation: the callback's own code, or ours. */
+static int attr_error(const char *func, mf_comm_t *comm, mf_status_t status, int cb_err)
+{
+    if (status == MF_ERR_OTHER && cb_err != MPI_SUCCESS)
+        return mf_err_raise(comm, cb_err);
+    if (status == MF_ERR_INVALID)
+        return bad_keyval(func, comm, MF_KEYVAL_COMM, 0);
+    return mf_err_from_status(comm, status, func, "cannot cache the attribute");
+}
+
+static int comm_attr_set(const char *func, MPI_Comm comm, int keyval, void *value)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))
+        return bad_keyval(func, c, MF_KEYVAL_COMM, keyval);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_comm_attr_set(c, keyval, value, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS : attr_error(func, c, status, cb_err);
+}
+
+static int comm_attr_delete(const char *func, MPI_Comm comm, int keyval)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))
+        return bad_keyval(func, c, MF_KEYVAL_COMM, keyval);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_comm_attr_delete(c, keyval, &cb_err);
+    /* Deleting an attribute that is not set is not an error (MPI-4.1 section 7.7.2). */
+    if (status == MF_OK || status == MF_ERR_NOT_FOUND)
+        return MPI_SUCCESS;
+    return attr_error(func, c, status, cb_err);
+}
+
+#pragma weak MPI_Comm_set_attr = PMPI_Comm_set_attr
+int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
+{
+    return comm_attr_set("MPI_Comm_set_attr", comm, comm_keyval, attribute_val);
+}
+
+#pragma weak MPI_Comm_delete_attr = PMPI_Comm_delete_attr
+int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
+{
+    return comm_attr_delete("MPI_Comm_delete_attr", comm, comm_keyval);
+}
+
+/* ---- the deprecated MPI-1 forms --------------------------------------------------------- */
+
+#pragma weak MPI_Keyval_create = PMPI_Keyval_create
+int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
+                       void *extra_state)
+{
+    return keyval_create("MPI_Keyval_create", MF_KEYVAL_COMM, (void (*)(void))copy_fn,
+                         (void (*)(void))delete_fn, keyval, extra_state);
+}
+
+#pragma weak MPI_Keyval_free = PMPI_Keyval_free
+int PMPI_Keyval_free(int *keyval)
+{
+    return keyval_free("MPI_Keyval_free", MF_KEYVAL_COMM, keyval);
+}
+
+#pragma weak MPI_Attr_put = PMPI_Attr_put
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
+{
+    return comm_attr_set("MPI_Attr_put", comm, keyval, attribute_val);
+}
+
+#pragma weak MPI_Attr_delete = PMPI_Attr_delete
+int PMPI_Attr_delete(MPI_Comm comm, int keyval)
+{
+    return comm_attr_delete("MPI_Attr_delete", comm, keyval);
+}
+
+#pragma weak MPI_Attr_get = PMPI_Attr_get
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
+{
+    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
+int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm)
+{
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_comm_attr_copy(parent, newcomm, &cb_err);
+    if (status == MF_OK)
+        return MPI_SUCCESS;
+    /* The duplicate never reaches the user: undo the copies made so far and drop it. */
+    int ignored = MPI_SUCCESS;
+    if (mf_comm_attr_delete_all(newcomm, &ignored) != MF_OK)
+        mf_log(MF_LOG_WARN, "attr", "%s: a delete callback failed while undoing a copy", func);
+    mf_comm_free(newcomm);
+    return attr_error(func, parent, status, cb_err);
+}
+
+int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm)
+{
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_comm_attr_delete_all(comm, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS : attr_error(func, comm, status, cb_err);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Core layer: attribute keys (keyvals) and the attributes cached on communicators (MPI-4.1
+ * section 7.7). Keyvals live in one table under a lock, with a reference from the user and one
+ * from every attribute that uses them, so MPI_Comm_free_keyval does not stop the delete
+ * callbacks of attributes still attached. Slots are never reused: a freed keyval stays
+ * invalid. User callbacks always run with no lock held, since they may call MPI on the same
+ * object.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mf_keyval {
+    mf_keyval_kind_t kind;
+    int refs;       /* the user's (until freed) plus one per attribute */
+    int user_freed; /* no longer usable to set or get attributes */
+    void (*copy_fn)(void);
+    void (*delete_fn)(void);
+    void *extra_state;
+} mf_keyval_t;
+
+static struct {
+    pthread_mutex_t lock;
+    mf_keyval_t **slots;
+    int count, cap;
+} keyvals = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+#define KEYVAL_SLOTS_MAX (MF_KEYVAL_KIND_STEP - 1)
+
+/* The table entry of a keyval value (live or still referenced), or NULL; lock held. */
+static mf_keyval_t *keyval_entry_locked(int keyval)
+{
+    int slot = keyval % MF_KEYVAL_KIND_STEP - 1;
+    if (keyval <= 0 || slot < 0 || slot >= keyvals.count)
+        return NULL;
+    mf_keyval_t *kv = keyvals.slots[slot];
+    if (kv == NULL || (int)kv->kind != keyval / MF_KEYVAL_KIND_STEP)
+        return NULL;
+    return kv;
+}
+
+static void keyval_unref_locked(int keyval, mf_keyval_t *kv)
+{
+    if (--kv->refs > 0)
+        return;
+    keyvals.slots[keyval % MF_KEYVAL_KIND_STEP - 1] = NULL;
+    free(kv);
+}
+
+mf_status_t mf_keyval_create(mf_keyval_kind_t kind, void (*copy_fn)(void), void (*delete_fn)(void),
+                             void *extra_state, int *keyval_p)
+{
+    mf_keyval_t *kv = mf_calloc(1, sizeof(*kv), "keyval");
+    if (kv == NULL)
+        return MF_ERR_NO_MEMORY;
+    kv->kind = kind;
+    kv->refs = 1;
+    kv->copy_fn = copy_fn;
+    kv->delete_fn = delete_fn;
+    kv->extra_state = extra_state;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&keyvals.lock);
+    if (keyvals.count == keyvals.cap) {
+        int cap = keyvals.cap ? keyvals.cap * 2 : 64;
+        mf_keyval_t **slots = keyvals.count < KEYVAL_SLOTS_MAX
+                                  ? realloc(keyvals.slots, sizeof(*slots) * (size_t)cap)
+                                  : NULL;
+        if (slots == NULL) {
+            status = MF_ERR_NO_MEMORY;
+            goto out_unlock;
+        }
+        keyvals.slots = slots;
+        keyvals.cap = cap;
+    }
+    keyvals.slots[keyvals.count] = kv;
+    *keyval_p = (int)kind * MF_KEYVAL_KIND_STEP + keyvals.count + 1;
+    keyvals.count++;
+out_unlock:
+    pthread_mutex_unlock(&keyvals.lock);
+    if (status != MF_OK)
+        free(kv);
+    return status;
+}
+
+mf_status_t mf_keyval_free(mf_keyval_kind_t kind, int keyval)
+{
+    mf_status_t status = MF_ERR_INVALID;
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    if (kv != NULL && kv->kind == kind && !kv->user_freed) {
+        kv->user_freed = 1;
+        keyval_unref_locked(keyval, kv);
+        status = MF_OK;
+    }
+    pthread_mutex_unlock(&keyvals.lock);
+    return status;
+}
+
+int mf_keyval_valid(mf_keyval_kind_t kind, int keyval)
+{
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    int ok = kv != NULL && kv->kind == kind && !kv->user_freed;
+    pthread_mutex_unlock(&keyvals.lock);
+    return ok;
+}
+
+/* A copy of the keyval's callbacks, taken under the lock so they can be called without it. */
+static mf_keyval_t keyval_snapshot(int keyval)
+{
+    mf_keyval_t copy = {0};
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    if (kv != NULL)
+        copy = *kv;
+    pthread_mutex_unlock(&keyvals.lock);
+    return copy;
+}
+
+static void keyval_unref(int keyval)
+{
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    if (kv != NULL)
+        keyval_unref_locked(keyval, kv);
+    pthread_mutex_unlock(&keyvals.lock);
+}
+
+/* Run the delete callback of an attribute; MPI_SUCCESS for the null callback. */
+static int comm_attr_call_delete(mf_comm_t *comm, int keyval, void *value)
+{
+    mf_keyval_t kv = keyval_snapshot(keyval);
+    if ((uintptr_t)kv.delete_fn <= 1)
+        return MPI_SUCCESS;
+    MPI_Comm_delete_attr_function *fn = (MPI_Comm_delete_attr_function *)kv.delete_fn;
+    return fn(mf_comm_handle(comm), keyval, value, kv.extra_state);
+}
+
+static mf_attr_t **find_locked(mf_comm_t *comm, int keyval)
+{
+    mf_attr_t **pp = &comm->attrs;
+    while (*pp != NULL && (*pp)->keyval != keyval)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p)
+{
+    pthread_mutex_lock(&comm->name_lock);
+    mf_attr_t *attr = *find_locked(comm, keyval);
+    if (attr != NULL)
+        *value_p = attr->value;
+    pthread_mutex_unlock(&comm->name_lock);
+    return attr != NULL;
+}
+
+/* Append an attribute that is not set yet, taking a keyval reference. */
+static mf_status_t attr_append(mf_comm_t *comm, int keyval, void *value)
+{
+    mf_attr_t *attr = mf_malloc(sizeof(*attr), "attribute");
+    if (attr == NULL)
+        return MF_ERR_NO_MEMORY;
+    attr->keyval = keyval;
+    attr->value = value;
+    attr->next = NULL;
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    if (kv != NULL)
+        kv->refs++;
+    pthread_mutex_unlock(&keyvals.lock);
+    if (kv == NULL) {
+        /* freed by another thread since the caller checked it */
+        free(attr);
+        return MF_ERR_INVALID;
+    }
+    pthread_mutex_lock(&comm->name_lock);
+    *find_locked(comm, keyval) = attr;
+    pthread_mutex_unlock(&comm->name_lock);
+    return MF_OK;
+}
+
+mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p)
+{
+    void *old;
+    if (mf_comm_attr_get(comm, keyval, &old)) {
+        /* Replacing a value deletes the old one first (MPI-4.1 section 7.7.2). */
+        int rc = comm_attr_call_delete(comm, keyval, old);
+        if (rc != MPI_SUCCESS) {
+            *cb_err_p = rc;
+            return MF_ERR_OTHER;
+        }
+        pthread_mutex_lock(&comm->name_lock);
+        mf_attr_t *attr = *find_locked(comm, keyval);
+        if (attr != NULL)
+            attr->value = value;
+        pthread_mutex_unlock(&comm->name_lock);
+        if (attr != NULL)
+            return MF_OK;
+    }
+    return attr_append(comm, keyval, value);
+}
+
+/* Unlink and free the attribute of keyval, dropping its keyval reference. */
+static void attr_remove(mf_comm_t *comm, int keyval)
+{
+    pthread_mutex_lock(&comm->name_lock);
+    mf_attr_t **pp = find_locked(comm, keyval), *attr = *pp;
+    if (attr != NULL)
+        *pp = attr->next;
+    pthread_mutex_unlock(&comm->name_lock);
+    if (attr == NULL)
+        return;
+    free(attr);
+    keyval_unref(keyval);
+}
+
+mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p)
+{
+    void *value;
+    if (!mf_comm_attr_get(comm, keyval, &value))
+        return MF_ERR_NOT_FOUND;
+    int rc = comm_attr_call_delete(comm, keyval, value);
+    if (rc != MPI_SUCCESS) {
+        *cb_err_p = rc;
+        return MF_ERR_OTHER;
+    }
+    attr_remove(comm, keyval);
+    return MF_OK;
+}
+
+/* The attributes of comm as an array (keyval, value), in the order they were set. */
+static mf_status_t attr_snapshot(mf_comm_t *comm, mf_attr_t **list_p, int *count_p)
+{
+    pthread_mutex_lock(&comm->name_lock);
+    int n = 0;
+    for (mf_attr_t *a = comm->attrs; a != NULL; a = a->next)
+        n++;
+    mf_attr_t *list = n > 0 ? mf_malloc(sizeof(*list) * (size_t)n, "attribute list") : NULL;
+    if (n > 0 && list == NULL) {
+        pthread_mutex_unlock(&comm->name_lock);
+        return MF_ERR_NO_MEMORY;
+    }
+    n = 0;
+    for (mf_attr_t *a = comm->attrs; a != NULL; a = a->next)
+        list[n++] = *a;
+    pthread_mutex_unlock(&comm->name_lock);
+    *list_p = list;
+    *count_p = n;
+    return MF_OK;
+}
+
+mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p)
+{
+    mf_attr_t *list = NULL;
+    int n = 0;
+    mf_status_t status = attr_snapshot(oldcomm, &list, &n);
+    for (int i = 0; i < n && status == MF_OK; i++) {
+        mf_keyval_t kv = keyval_snapshot(list[i].keyval);
+        void *out = NULL;
+        int flag = 0;
+        if ((uintptr_t)kv.copy_fn == 1) {
+            /* MPI_COMM_DUP_FN: the value itself */
+            out = list[i].value;
+            flag = 1;
+        } else if ((uintptr_t)kv.copy_fn > 1) {
+            MPI_Comm_copy_attr_function *fn = (MPI_Comm_copy_attr_function *)kv.copy_fn;
+            int rc = fn(mf_comm_handle(oldcomm), list[i].keyval, kv.extra_state, list[i].value,
+                        &out, &flag);
+            if (rc != MPI_SUCCESS) {
+                *cb_err_p = rc;
+                status = MF_ERR_OTHER;
+                break;
+            }
+        }
+        if (flag)
+            status = attr_append(newcomm, list[i].keyval, out);
+    }
+    free(list);
+    return status;
+}
+
+mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p)
+{
+    mf_attr_t *list = NULL;
+    int n = 0;
+    mf_status_t status = attr_snapshot(comm, &list, &n);
+    for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
+        int rc = comm_attr_call_delete(comm, list[i].keyval, list[i].value);
+        if (rc != MPI_SUCCESS) {
+            *cb_err_p = rc;
+            status = MF_ERR_OTHER;
+            break;
+        }
+        attr_remove(comm, list[i].keyval);
+    }
+    free(list);
+    return status;
+}
