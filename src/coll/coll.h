@@ -20,6 +20,50 @@ mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords)
 /* Every process contributes `len` bytes; recvbuf receives comm->size blocks in rank order. */
 mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, void *recvbuf);
 
+/* ---- blocking collectives (coll_blocking.c) ---------------------------------------------- */
+
+/* Algorithm choices, the values of MANIFOLD_COLL_BCAST and MANIFOLD_COLL_ALLREDUCE
+ * (0 lets the size decide). */
+#define MF_COLL_AUTO                         0
+#define MF_COLL_BCAST_BINOMIAL               1
+#define MF_COLL_BCAST_SCATTER_ALLGATHER      2
+#define MF_COLL_ALLREDUCE_RECURSIVE_DOUBLING 1
+#define MF_COLL_ALLREDUCE_RABENSEIFNER       2
+
+/* All of them are called by every member of the intracommunicator with matching arguments
+ * (the binding checked the local ones). Lengths and displacements are in bytes; reductions
+ * take `count` items of the predefined type `dt` of `extent` bytes and an operation that
+ * mf_op_check accepted. MPI_IN_PLACE is passed through where the comment says so. */
+mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
+/* sbuf: at the root it may equal rbuf (in place); rbuf is used at the root only. */
+mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype dt, size_t extent, MPI_Op op, int root);
+/* sbuf may equal rbuf (in place). */
+mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                              MPI_Datatype dt, size_t extent, MPI_Op op);
+/* rbuf, rlens, rdispls are used at the root only; sbuf MPI_IN_PLACE at the root. */
+mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                            const size_t *rlens, const size_t *rdispls, int root);
+/* sbuf, slens, sdispls are used at the root only; rbuf MPI_IN_PLACE at the root. */
+mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                             const size_t *sdispls, void *rbuf, size_t rlen, int root);
+/* sbuf may be MPI_IN_PLACE (own block already in rbuf). */
+mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                               const size_t *rlens, const size_t *rdispls);
+/* sbuf may be MPI_IN_PLACE (then slens/sdispls are ignored: rbuf's layout is used). Also
+ * MPI_Alltoallw: byte displacements, one length per peer. */
+mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                              const size_t *sdispls, void *rbuf, const size_t *rlens,
+                              const size_t *rdispls);
+/* counts[i] items end up at rank i; sbuf may be MPI_IN_PLACE (input in rbuf, which then
+ * holds the whole vector). */
+mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                   const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op);
+/* Inclusive (MPI_Scan) or exclusive (MPI_Exscan: rank 0's rbuf is left alone) prefix
+ * reduction; sbuf may be MPI_IN_PLACE. */
+mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                         MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
+
 /* ---- reduction operations (coll_op.c) ---------------------------------------------------- */
 
 /* Object tag of user-defined operations (the `kind` word of every MPI object). */
