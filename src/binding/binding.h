@@ -51,6 +51,9 @@ int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank
 int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg);
+/* `op` is a valid operation, usable in a reduction (not MPI_REPLACE/MPI_NO_OP), and defined on
+ * the predefined datatype `dt` (binding_op.c). */
+int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt);
 
 /* Attributes at MPI_Comm_dup (copy callbacks; on failure the new communicator is freed and the
  * error raised on the parent) and before a communicator goes away (delete callbacks, in the

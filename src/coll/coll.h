@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Collective protocol interface. For now: the blocking collectives the library itself needs
- * (communicator creation agrees on context ids and exchanges colors/keys) and MPI_Barrier, built
- * on point-to-point over the communicator's internal context so they never match user messages.
+ * Collective protocol interface: reduction operations (predefined and user-defined MPI_Op
+ * objects and the engine that applies them), the blocking collectives on intracommunicators,
+ * and the few collectives the library itself needs (communicator creation agrees on context
+ * ids and exchanges colors/keys). Everything is built on point-to-point over the
+ * communicator's internal context, with a tag per collective, so collective traffic never
+ * matches user messages nor another collective's. Buffers are described in bytes: the binding
+ * layer has already checked the datatypes (predefined only for now) and turned counts into
+ * byte lengths; reductions also get the element count and datatype.
  */
 #ifndef MF_COLL_H
 #define MF_COLL_H
@@ -17,5 +22,87 @@ mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords)
 mf_status_t mf_coll_allreduce_band_tag(mf_comm_t *comm, int tag, uint64_t *words, int nwords);
 /* Every process contributes `len` bytes; recvbuf receives comm->size blocks in rank order. */
 mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, void *recvbuf);
+
+/* ---- blocking collectives (coll_blocking.c) ---------------------------------------------- */
+
+/* Algorithm choices, the values of MANIFOLD_COLL_BCAST and MANIFOLD_COLL_ALLREDUCE
+ * (0 lets the size decide). */
+#define MF_COLL_AUTO                         0
+#define MF_COLL_BCAST_BINOMIAL               1
+#define MF_COLL_BCAST_SCATTER_ALLGATHER      2
+#define MF_COLL_ALLREDUCE_RECURSIVE_DOUBLING 1
+#define MF_COLL_ALLREDUCE_RABENSEIFNER       2
+
+/* All of them are called by every member of the intracommunicator with matching arguments
+ * (the binding checked the local ones). Lengths and displacements are in bytes; reductions
+ * take `count` items of the predefined type `dt` of `extent` bytes and an operation that
+ * mf_op_check accepted. MPI_IN_PLACE is passed through where the comment says so. */
+mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
+/* sbuf: at the root it may equal rbuf (in place); rbuf is used at the root only. */
+mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype dt, size_t extent, MPI_Op op, int root);
+/* sbuf may equal rbuf (in place). */
+mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                              MPI_Datatype dt, size_t extent, MPI_Op op);
+/* rbuf, rlens, rdispls are used at the root only; sbuf MPI_IN_PLACE at the root. */
+mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                            const size_t *rlens, const size_t *rdispls, int root);
+/* sbuf, slens, sdispls are used at the root only; rbuf MPI_IN_PLACE at the root. */
+mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                             const size_t *sdispls, void *rbuf, size_t rlen, int root);
+/* sbuf may be MPI_IN_PLACE (own block already in rbuf). */
+mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                               const size_t *rlens, const size_t *rdispls);
+/* sbuf may be MPI_IN_PLACE (then slens/sdispls are ignored: rbuf's layout is used). Also
+ * MPI_Alltoallw: byte displacements, one length per peer. */
+mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                              const size_t *sdispls, void *rbuf, const size_t *rlens,
+                              const size_t *rdispls);
+/* counts[i] items end up at rank i; sbuf may be MPI_IN_PLACE (input in rbuf, which then
+ * holds the whole vector). */
+mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                   const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op);
+/* Inclusive (MPI_Scan) or exclusive (MPI_Exscan: rank 0's rbuf is left alone) prefix
+ * reduction; sbuf may be MPI_IN_PLACE. */
+mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                         MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
+
+/* ---- reduction operations (coll_op.c) ---------------------------------------------------- */
+
+/* Object tag of user-defined operations (the `kind` word of every MPI object). */
+#define MF_KIND_OP 0x6672ee20u
+
+struct MPI_ABI_Op {
+    uint32_t kind;
+    int commutative;
+    MPI_User_function *fn;     /* from MPI_Op_create, or NULL */
+    MPI_User_function_c *fn_c; /* from MPI_Op_create_c, or NULL */
+    struct MPI_ABI_Op *next_free;
+};
+
+typedef struct MPI_ABI_Op mf_op_t;
+
+/* 1 when `op` is a predefined operation other than MPI_OP_NULL. */
+int mf_op_is_predefined(MPI_Op op);
+/* 1 when `op` is a predefined operation or a live user-defined one. */
+int mf_op_valid(MPI_Op op);
+/* The name of a predefined operation ("MPI_SUM"), "user-defined operation" otherwise. */
+const char *mf_op_name(MPI_Op op);
+/* 1 when the (valid) operation is commutative. */
+int mf_op_commutative(MPI_Op op);
+/* MF_OK when the valid operation `op` is defined on the predefined datatype `dt` (MPI-4.1
+ * section 6.9.2); MF_ERR_INVALID when it is not (the caller reports MPI_ERR_OP). User-defined
+ * operations accept every datatype. */
+mf_status_t mf_op_check(MPI_Op op, MPI_Datatype dt);
+/* inout[i] = in[i] op inout[i] for `count` items of `dt` (MPI's order: the first operand is
+ * the lower-ranked contribution when `in` comes from lower ranks). mf_op_check must have
+ * accepted (op, dt). User functions with an int count are called in pieces of at most
+ * INT_MAX items. */
+void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
+/* Exactly one of fn, fn_c is non-NULL. */
+mf_status_t mf_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commutative,
+                         mf_op_t **op_p);
+/* The handle stays recognisable as freed: freed objects are recycled, never unmapped. */
+void mf_op_free(mf_op_t *op);
 
 #endif /* MF_COLL_H */

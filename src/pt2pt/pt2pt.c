@@ -11,6 +11,10 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* How long a buffered send waits for space held by earlier ones before MPI_ERR_BUFFER. */
+#define BSEND_WAIT_NS 1000000000L
 
 static mf_request_t *req_of_op(mf_vci_op_t *op)
 {
@@ -79,7 +83,6 @@ mf_status_t mf_bsend_attach(void *buf, size_t size)
     return status;
 }
 
-
 mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
 {
     pthread_mutex_lock(&bsend.lock);
@@ -130,12 +133,20 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
                                unsigned ctx)
 {
     mf_status_t status = bsend_reserve(len);
-    /* Space held by earlier buffered sends comes back as they complete: progress a while
-     * before declaring the buffer too small. */
-    int polls = 0;
-    for (int i = 0; i < 4096 && status == MF_ERR_NO_MEMORY && bsend_used() > 0; i++) {
-        mf_progress_poke(comm->vci, &polls);
-        status = bsend_reserve(len);
+    /* Space held by earlier buffered sends comes back as they complete: progress for up to a
+     * second before declaring the buffer too small (the standard makes that case an error;
+     * waiting longer could hang a program whose receiver needs this sender to go on). */
+    if (status == MF_ERR_NO_MEMORY && bsend_used() > 0) {
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        int polls = 0;
+        do {
+            mf_progress_poke(comm->vci, &polls);
+            status = bsend_reserve(len);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+        } while (status == MF_ERR_NO_MEMORY && bsend_used() > 0 &&
+                 (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) <
+                     BSEND_WAIT_NS);
     }
     if (status != MF_OK)
         return status;

@@ -94,6 +94,8 @@ typedef struct mf_params {
     int vci_count;      /* MANIFOLD_VCI_COUNT */
     int progress_sweep; /* MANIFOLD_PROGRESS_SWEEP_POLLS */
     int print_params;   /* MANIFOLD_PRINT_PARAMS */
+    int coll_bcast;     /* MANIFOLD_COLL_BCAST */
+    int coll_allreduce; /* MANIFOLD_COLL_ALLREDUCE */
 } mf_params_t;
 
 extern mf_params_t mf_params;

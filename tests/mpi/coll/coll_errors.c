@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Bad arguments to the collectives and reduction operations report the right error class
+ * through the error handler (MPI_ERRORS_RETURN here) on every rank, and the communicator keeps
+ * working: root out of range (MPI_ERR_ROOT), negative count (MPI_ERR_COUNT), null datatype
+ * (MPI_ERR_TYPE), MPI_OP_NULL and an operation not defined on the type (MPI_ERR_OP), the same
+ * buffer as sendbuf and recvbuf (MPI_ERR_BUFFER), freeing a predefined operation (MPI_ERR_OP).
+ * Every check uses arguments that all ranks see as wrong, so no rank enters the collective.
+ */
+#include "mtest.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size, errs = 0, buf[4] = {1, 2, 3, 4}, out[4];
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+
+    int rc = MPI_Bcast(buf, 1, MPI_INT, size, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ROOT, "MPI_Bcast");
+    rc = MPI_Reduce(buf, out, 1, MPI_INT, MPI_SUM, -1, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ROOT, "MPI_Reduce");
+    rc = MPI_Gather(buf, 1, MPI_INT, out, 1, MPI_INT, size + 3, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ROOT, "MPI_Gather");
+    rc = MPI_Bcast(buf, -1, MPI_INT, 0, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Bcast");
+    if (mtest_is_manifold()) {
+        /* MPICH 5.0.2 crashes on a negative count in MPI_Allreduce. */
+        rc = MPI_Allreduce(buf, out, -2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Allreduce");
+    }
+    rc = MPI_Allgather(buf, -1, MPI_INT, out, 1, MPI_INT, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Allgather");
+    rc = MPI_Bcast(buf, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Bcast");
+    rc = MPI_Allreduce(buf, out, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Allreduce");
+    rc = MPI_Allreduce(buf, out, 1, MPI_INT, MPI_MINLOC, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Allreduce");
+    rc = MPI_Reduce(buf, out, 1, MPI_DOUBLE, MPI_BAND, 0, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Reduce");
+    rc = MPI_Allreduce(buf, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allreduce");
+    rc = MPI_Reduce_local(buf, out, 1, MPI_INT, MPI_MAXLOC);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Reduce_local");
+    MPI_Op op = MPI_SUM;
+    rc = MPI_Op_free(&op);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Op_free");
+
+    /* Still works. */
+    int sum = 0;
+    rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS && sum == size * (size - 1) / 2, "allreduce after errors: %d",
+                sum);
+    return mtest_finalize(errs);
+}
