@@ -35,9 +35,14 @@ int main(int argc, char **argv)
     expect(12, 3, (int[]){0, 3, 0}, (int[]){2, 3, 2});
     expect(12, 2, (int[]){2, 6}, (int[]){2, 6});
     expect(64, 3, (int[]){0, 0, 0}, (int[]){4, 4, 4});
-    expect(2147483647, 2, (int[]){0, 0}, (int[]){2147483647, 1});
-    expect(1, 0, NULL, NULL);
+    if (mtest_is_manifold()) /* a large prime: MPICH 5.0.2 divides by zero */
+        expect(2147483647, 2, (int[]){0, 0}, (int[]){2147483647, 1});
+    if (mtest_is_manifold())
+        expect(1, 0, NULL, NULL); /* MPICH 5.0.2 divides by zero here */
 
+    /* MPICH 5.0.2 divides by zero on some invalid input: the errors are checked on Manifold */
+    if (!mtest_is_manifold())
+        return mtest_finalize(mtest_error_count());
     int dims[3] = {0, 5, 0};
     int rc = MPI_Dims_create(12, 3, dims);
     MTEST_CHECK_ERR(rc, MPI_ERR_DIMS, "MPI_Dims_create");

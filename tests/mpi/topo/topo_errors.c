@@ -6,7 +6,9 @@
  * ranks outside the grid or graph give MPI_ERR_RANK (Cart_coords, Cart_rank in a non-periodic
  * dimension, Graph_neighbors, edges and distributed-graph neighbours); the output handle of a
  * failed constructor is left alone. Classes are checked on Manifold; elsewhere a call just has
- * to fail, since implementations choose differently among MPI_ERR_ARG, _RANK and _DIMS.
+ * to fail, since implementations choose differently among MPI_ERR_ARG, _RANK and _DIMS. The
+ * zero extent and the invalid graph and distributed-graph arguments are checked on Manifold
+ * only: MPICH 5.0.2 accepts some of them and crashes on others.
  */
 #include "mtest.h"
 
@@ -24,7 +26,7 @@ static void check(int rc, int expected_class, const char *fname)
 
 int main(int argc, char **argv)
 {
-    int rank, size, rc, v;
+    int rank, size, rc, v, one = 1;
     MPI_Comm cart, graph, out = MPI_COMM_NULL;
 
     mtest_init(&argc, &argv);
@@ -49,8 +51,10 @@ int main(int argc, char **argv)
     rc = MPI_Cart_create(MPI_COMM_WORLD, -1, dims, periods, 0, &out);
     check(rc, MPI_ERR_DIMS, "MPI_Cart_create");
     int zero[2] = {size, 0};
-    rc = MPI_Cart_create(MPI_COMM_WORLD, 2, zero, periods, 0, &out);
-    check(rc, MPI_ERR_DIMS, "MPI_Cart_create");
+    if (mtest_is_manifold()) {
+        rc = MPI_Cart_create(MPI_COMM_WORLD, 2, zero, periods, 0, &out);
+        check(rc, MPI_ERR_DIMS, "MPI_Cart_create");
+    }
     int big[2] = {size, 2};
     rc = MPI_Cart_create(MPI_COMM_WORLD, 2, big, periods, 0, &out);
     check(rc, MPI_ERR_ARG, "MPI_Cart_create");
@@ -79,6 +83,9 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS && a == MPI_PROC_NULL && b == MPI_PROC_NULL,
                 "shift along an extent of 1: %d %d", a, b);
     MPI_Comm_free(&cart);
+
+    if (!mtest_is_manifold())
+        goto done;
 
     /* graphs */
     int index[3] = {1, 0, 2}, edges[2] = {0, 0};
@@ -109,7 +116,7 @@ int main(int argc, char **argv)
     rc = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, -1, nb, MPI_UNWEIGHTED, 0, NULL,
                                         MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &out);
     check(rc, MPI_ERR_ARG, "MPI_Dist_graph_create_adjacent");
-    int one = 1, me = rank, neg = -3;
+    int me = rank, neg = -3;
     rc = MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &one, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
                                &out);
     check(rc, MPI_ERR_RANK, "MPI_Dist_graph_create");
@@ -117,6 +124,7 @@ int main(int argc, char **argv)
     check(rc, MPI_ERR_ARG, "MPI_Dist_graph_create");
     MTEST_CHECK(out == MPI_COMM_NULL, "a failed distributed graph constructor changed its output");
 
+done:
     /* the communicators still work */
     int sum = 0;
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

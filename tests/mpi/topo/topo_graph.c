@@ -2,8 +2,9 @@
 /*
  * Graph topologies: a ring over all processes (each node linked to both neighbours) and a star
  * over all but the last process. Checks Topo_test, Graphdims_get, Graph_get (also with less
- * room than the graph), Graph_neighbors(_count) for every node, Graph_map, MPI_COMM_NULL for
- * processes outside the graph, a message along an edge, and MPI_Comm_dup keeping the graph.
+ * room than the graph, on Manifold), Graph_neighbors(_count) for every node, Graph_map,
+ * MPI_COMM_NULL for processes outside the graph, a message along an edge, and MPI_Comm_dup keeping
+ * the graph.
  */
 #include "mtest.h"
 
@@ -38,9 +39,12 @@ int main(int argc, char **argv)
         MTEST_CHECK(gi[i] == index[i], "index[%d]=%d", i, gi[i]);
     for (int i = 0; i < 2 * size; i++)
         MTEST_CHECK(ge[i] == edges[i], "edges[%d]=%d", i, ge[i]);
-    int one[1] = {-7};
-    MPI_Graph_get(ring, 1, 1, gi, one);
-    MTEST_CHECK(one[0] == edges[0], "Graph_get with room for one edge: %d", one[0]);
+    if (mtest_is_manifold()) {
+        /* less room than the graph: MPICH 5.0.2 refuses, Manifold fills what fits */
+        int one[1] = {-7};
+        MPI_Graph_get(ring, 1, 1, gi, one);
+        MTEST_CHECK(one[0] == edges[0], "Graph_get with room for one edge: %d", one[0]);
+    }
     for (int r = 0; r < size; r++) {
         int cnt, nb[2];
         MPI_Graph_neighbors_count(ring, r, &cnt);
