@@ -135,6 +135,7 @@ struct MPI_ABI_Comm {
     char name[MPI_MAX_OBJECT_NAME];
     struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
     struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
+    struct mf_topo *topo;      /* process topology (core_topo.h); NULL when none */
     struct MPI_ABI_Comm *next_free;
 };
 

@@ -11,6 +11,7 @@
 #include "core.h"
 
 #include "coll.h"
+#include "core_topo.h"
 #include "pmi.h"
 
 #include <stdio.h>
@@ -43,6 +44,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size,
     comm->name[0] = '\0';
     comm->info = NULL;
     comm->attrs = NULL;
+    comm->topo = NULL;
     pthread_mutex_init(&comm->name_lock, NULL);
 }
 
@@ -86,6 +88,8 @@ static void comm_destroy(mf_comm_t *comm)
     if (comm->info != NULL)
         mf_info_free(comm->info);
     comm->info = NULL;
+    mf_topo_free(comm->topo);
+    comm->topo = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
     pthread_mutex_lock(&comms.lock);
@@ -259,6 +263,9 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
     if (parent->info != NULL)
         status = mf_info_dup(parent->info, &(*comm_p)->info);
     pthread_mutex_unlock(&parent->name_lock);
+    /* ... and its topology (section 8.4): the topology is immutable, no lock needed. */
+    if (status == MF_OK && parent->topo != NULL)
+        status = mf_topo_dup(parent->topo, &(*comm_p)->topo);
     if (status != MF_OK) {
         mf_comm_free(*comm_p);
         *comm_p = NULL;
