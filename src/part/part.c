@@ -58,9 +58,11 @@ typedef struct mf_part {
 
 static atomic_uint next_channel = 1;
 
-static uint64_t setup_tag(mf_comm_t *comm, int src, int tag)
+/* to_sender: the message goes from the receiving side to the sending side. */
+static uint64_t setup_tag(mf_comm_t *comm, int src, int tag, int to_sender)
 {
-    return mf_pt2pt_tag_make(MF_PART_SETUP_CTX_BIT | mf_comm_ctx_user(comm), src, tag);
+    unsigned ctx = MF_PART_SETUP_CTX_BIT | mf_comm_ctx_user(comm);
+    return mf_pt2pt_tag_make(to_sender ? ctx | MF_PART_SETUP_TO_SEND : ctx, src, tag);
 }
 
 static void part_poll(mf_request_t *req);
@@ -170,8 +172,8 @@ mf_status_t mf_part_start(mf_request_t *req)
     }
     pt->ctl_send_posted = 0;
     pt->ctl_recv_posted = 0;
-    uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag);
-    uint64_t peer_setup = setup_tag(req->comm, req->peer, req->tag);
+    uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag, !pt->is_send);
+    uint64_t peer_setup = setup_tag(req->comm, req->peer, req->tag, pt->is_send);
     if (pt->is_send) {
         for (int p = 0; p < pt->npart; p++) {
             atomic_store_explicit(&pt->state[p], PART_IDLE, memory_order_relaxed);
