@@ -7,6 +7,7 @@
 #include "binding.h"
 
 #include "pt2pt.h"
+#include "part.h"
 
 #include <stdlib.h>
 
@@ -340,7 +341,7 @@ static int start_one(const char *func, MPI_Request r)
     if (r->active)
         return mf_err_raise(
             r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument request is already active"));
-    mf_status_t st = mf_pt2pt_start(r);
+    mf_status_t st = mf_part_is_part(r) ? mf_part_start(r) : mf_pt2pt_start(r);
     if (st != MF_OK)
         return mf_err_from_status(r->comm, st, func, "cannot start the operation");
     return MPI_SUCCESS;
@@ -381,7 +382,17 @@ int PMPI_Request_free(MPI_Request *request)
             NULL,
             mf_err_code(MPI_ERR_REQUEST, func, "argument request is %s",
                         *request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL" : "not a valid request"));
-    mf_pt2pt_request_free(*request);
+    if (mf_part_is_part(*request)) {
+        /* Partitioned requests may only be freed while inactive (MPI-4.0 section 4.2). */
+        if ((*request)->active)
+            return mf_err_raise((*request)->comm,
+                                mf_err_code(MPI_ERR_REQUEST, func,
+                                            "argument request is an active partitioned request; "
+                                            "complete it with MPI_Wait or MPI_Test first"));
+        mf_part_free(*request);
+    } else {
+        mf_pt2pt_request_free(*request);
+    }
     *request = MPI_REQUEST_NULL;
     return MPI_SUCCESS;
 }

@@ -289,6 +289,8 @@ typedef enum {
     MF_REQ_RECV,
     MF_REQ_PRECOMPLETE, /* shared, immutable: an operation that finished at once */
     MF_REQ_NULL_PROC,   /* receive from MPI_PROC_NULL: completes with the empty status */
+    MF_REQ_PSEND,       /* partitioned send (src/part) */
+    MF_REQ_PRECV,       /* partitioned receive (src/part) */
 } mf_req_type_t;
 
 typedef enum {
@@ -322,6 +324,11 @@ struct MPI_ABI_Request {
     MPI_Count dt_count;
     void *pack_buf;
     uint8_t unpacked;
+    /* Requests that need work besides the transport's own progress (partitioned requests:
+     * setup, flushing queued partitions) set `poll`; completion checks call it before looking
+     * at op.done. `part` is that layer's state. */
+    void (*poll)(struct MPI_ABI_Request *req);
+    void *part;
     struct MPI_ABI_Request *next_free;
 };
 

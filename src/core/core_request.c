@@ -117,6 +117,8 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->dt_count = 0;
     req->pack_buf = NULL;
     req->unpacked = 0;
+    req->poll = NULL;
+    req->part = NULL;
     req->next_free = NULL;
     mf_vci_op_reset(&req->op, NULL);
 }
@@ -194,6 +196,8 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci)
 
 int mf_request_is_complete(mf_request_t *req)
 {
+    if (req->poll != NULL && !mf_vci_op_is_done(&req->op))
+        req->poll(req);
     return mf_vci_op_is_done(&req->op);
 }
 
@@ -216,7 +220,7 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 void mf_request_wait_done(mf_request_t *req)
 {
     int polls = 0;
-    while (!mf_vci_op_is_done(&req->op))
+    while (!mf_request_is_complete(req))
         mf_progress_poke(req->vci, &polls);
 }
 
@@ -268,6 +272,9 @@ void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
         }
         break;
     }
+    case MF_REQ_PRECV:
+        mf_status_set(status, req->peer, req->tag, status->MPI_ERROR, (MPI_Count)req->buf_len, 0);
+        break;
     case MF_REQ_NULL_PROC:
         mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
         break;

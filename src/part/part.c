@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Partitioned communication on tagged transport messages. At the first MPI_Start each side
+ * sends the other a setup message (its channel id and partition layout) on the partitioned
+ * setup context, matched on (communicator, source, tag) in order; nothing is posted before, so
+ * freeing a request that was never started leaves nothing behind. From then on the sender sends
+ * partition p as one message tagged (receiver's channel, p) as soon as MPI_Pready marks it and
+ * the receiver is known to be armed; the receiver posts one receive per sender partition at
+ * its buffer offset, so data lands in place and MPI_Parrived only looks at the receives that
+ * cover a partition. Later iterations skip the setup: the receiver re-arms its receives and
+ * sends a token tagged (sender's channel, MF_PART_TOKEN_INDEX), and the sender holds ready
+ * partitions back until that token has arrived, so it never writes into a buffer the receiver
+ * still owns. All state changes happen under the communicator's VCI lock; only the per
+ * partition "ready" marks and the "armed" flag are atomics, which is what lets MPI_Pready run
+ * from many threads without waiting for anything.
+ */
+#include "part.h"
+
+#include "pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The setup message: identical layout on both sides (same build). */
+typedef struct part_setup {
+    uint64_t part_bytes;
+    uint32_t channel;
+    uint32_t npart;
+} part_setup_t;
+
+enum { PART_IDLE = 0, PART_READY = 1, PART_SENT = 2 };
+
+typedef struct mf_part {
+    int is_send;
+    int npart;
+    size_t part_bytes;
+    char *buf;
+    uint32_t channel; /* allocated here; the peer's messages to us carry it */
+    int started_once; /* the setup handshake was issued */
+    int setup_done;   /* the peer's setup message arrived and was read */
+    uint32_t peer_channel;
+    int peer_npart;
+    size_t peer_part_bytes;
+    mf_status_t err; /* MF_ERR_TRUNCATE when the sender's data does not fit the receiver */
+    part_setup_t out, in;
+    mf_vci_op_t ctl_send, ctl_recv;
+    int ctl_send_posted, ctl_recv_posted;
+    char token_out, token_in;
+    /* sender: partition marks, "receiver armed" flag, partitions handed to the transport */
+    _Atomic(unsigned char) *state;
+    atomic_int armed;
+    int nsent;
+    /* sender: one op per own partition; receiver: one per sender partition */
+    mf_vci_op_t *ops;
+    int nops;
+    int data_posted; /* receiver: this iteration's receives are posted */
+} mf_part_t;
+
+static atomic_uint next_channel = 1;
+
+/* to_sender: the message goes from the receiving side to the sending side. */
+static uint64_t setup_tag(mf_comm_t *comm, int src, int tag, int to_sender)
+{
+    unsigned ctx = MF_PART_SETUP_CTX_BIT | mf_comm_ctx_user(comm);
+    return mf_pt2pt_tag_make(to_sender ? ctx | MF_PART_SETUP_TO_SEND : ctx, src, tag);
+}
+
+static void part_poll(mf_request_t *req);
+
+mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
+                         mf_comm_t *comm, mf_request_t **req_p)
+{
+    mf_part_t *pt = calloc(1, sizeof(*pt));
+    if (pt == NULL)
+        return MF_ERR_NO_MEMORY;
+    pt->is_send = is_send;
+    pt->npart = npart;
+    pt->part_bytes = part_bytes;
+    pt->buf = buf;
+    pt->channel = atomic_fetch_add(&next_channel, 1);
+    if (is_send) {
+        pt->state = calloc((size_t)npart, sizeof(*pt->state));
+        pt->ops = calloc((size_t)npart, sizeof(*pt->ops));
+        pt->nops = npart;
+        if (pt->state == NULL || pt->ops == NULL) {
+            free(pt->state);
+            free(pt->ops);
+            free(pt);
+            return MF_ERR_NO_MEMORY;
+        }
+    }
+    mf_vci_t *vci = comm->vci;
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, is_send ? MF_REQ_PSEND : MF_REQ_PRECV, comm);
+    mf_vci_unlock(vci);
+    if (req == NULL) {
+        free(pt->state);
+        free(pt->ops);
+        free(pt);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->persistent = 1;
+    req->buf = buf;
+    req->buf_len = (size_t)npart * part_bytes;
+    req->peer = peer;
+    req->tag = tag;
+    req->part = pt;
+    req->poll = part_poll;
+    *req_p = req;
+    return MF_OK;
+}
+
+static void sender_send_locked(mf_request_t *req, mf_part_t *pt, int p)
+{
+    pt->nsent++;
+    if (pt->err != MF_OK)
+        return; /* the receiver cannot take the data: the request completes with the error */
+    mf_vci_op_reset(&pt->ops[p], NULL);
+    mf_status_t st = mf_vci_tag_send_locked(
+        req->vci, mf_comm_world_rank(req->comm, req->peer), pt->buf + (size_t)p * pt->part_bytes,
+        pt->part_bytes, mf_part_data_tag(pt->peer_channel, (unsigned)p), 0, &pt->ops[p]);
+    if (st != MF_OK && pt->err == MF_OK)
+        pt->err = st;
+}
+
+static mf_status_t receiver_post_locked(mf_request_t *req, mf_part_t *pt)
+{
+    for (int i = 0; i < pt->nops; i++)
+        mf_vci_op_reset(&pt->ops[i], NULL);
+    pt->data_posted = 1;
+    if (pt->err != MF_OK)
+        return MF_OK;
+    for (int i = 0; i < pt->peer_npart; i++) {
+        mf_status_t st = mf_vci_tag_recv_locked(
+            req->vci, pt->buf + (size_t)i * pt->peer_part_bytes, pt->peer_part_bytes,
+            mf_part_data_tag(pt->channel, (unsigned)i), ~(uint64_t)0, &pt->ops[i]);
+        if (st != MF_OK)
+            return st;
+    }
+    return MF_OK;
+}
+
+static mf_status_t ctl_send_locked(mf_request_t *req, mf_part_t *pt, const void *buf, size_t len,
+                                   uint64_t tag)
+{
+    mf_vci_op_reset(&pt->ctl_send, NULL);
+    pt->ctl_send_posted = 1;
+    return mf_vci_tag_send_locked(req->vci, mf_comm_world_rank(req->comm, req->peer), buf, len, tag,
+                                  0, &pt->ctl_send);
+}
+
+static mf_status_t ctl_recv_locked(mf_request_t *req, mf_part_t *pt, void *buf, size_t len,
+                                   uint64_t tag)
+{
+    mf_vci_op_reset(&pt->ctl_recv, NULL);
+    pt->ctl_recv_posted = 1;
+    return mf_vci_tag_recv_locked(req->vci, buf, len, tag, ~(uint64_t)0, &pt->ctl_recv);
+}
+
+mf_status_t mf_part_start(mf_request_t *req)
+{
+    mf_part_t *pt = req->part;
+    mf_vci_t *vci = req->vci;
+    mf_status_t st = MF_OK;
+    mf_vci_lock(vci);
+    mf_vci_op_reset(&req->op, NULL);
+    req->active = 1;
+    if (req->peer == MPI_PROC_NULL) {
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+        mf_vci_unlock(vci);
+        return MF_OK;
+    }
+    pt->ctl_send_posted = 0;
+    pt->ctl_recv_posted = 0;
+    uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag, !pt->is_send);
+    uint64_t peer_setup = setup_tag(req->comm, req->peer, req->tag, pt->is_send);
+    if (pt->is_send) {
+        for (int p = 0; p < pt->npart; p++) {
+            atomic_store_explicit(&pt->state[p], PART_IDLE, memory_order_relaxed);
+            mf_vci_op_reset(&pt->ops[p], NULL);
+        }
+        pt->nsent = 0;
+        atomic_store(&pt->armed, 0);
+        if (!pt->started_once) {
+            pt->started_once = 1;
+            pt->out = (part_setup_t){
+                .part_bytes = pt->part_bytes, .channel = pt->channel, .npart = (uint32_t)pt->npart};
+            st = ctl_send_locked(req, pt, &pt->out, sizeof(pt->out), my_setup);
+            if (st == MF_OK)
+                st = ctl_recv_locked(req, pt, &pt->in, sizeof(pt->in), peer_setup);
+        } else {
+            st = ctl_recv_locked(req, pt, &pt->token_in, 1,
+                                 mf_part_data_tag(pt->channel, MF_PART_TOKEN_INDEX));
+        }
+    } else {
+        pt->data_posted = 0;
+        if (!pt->started_once) {
+            pt->started_once = 1;
+            pt->out = (part_setup_t){
+                .part_bytes = pt->part_bytes, .channel = pt->channel, .npart = (uint32_t)pt->npart};
+            st = ctl_send_locked(req, pt, &pt->out, sizeof(pt->out), my_setup);
+            if (st == MF_OK)
+                st = ctl_recv_locked(req, pt, &pt->in, sizeof(pt->in), peer_setup);
+        } else {
+            st = receiver_post_locked(req, pt);
+            if (st == MF_OK)
+                st = ctl_send_locked(req, pt, &pt->token_out, 1,
+                                     mf_part_data_tag(pt->peer_channel, MF_PART_TOKEN_INDEX));
+        }
+    }
+    mf_vci_unlock(vci);
+    return st;
+}
+
+/* The sender learns the receiver's layout (first iteration) or its re-arm token, then flushes
+ * the partitions marked ready meanwhile. VCI lock held. */
+static void sender_advance_locked(mf_request_t *req, mf_part_t *pt)
+{
+    if (atomic_load(&pt->armed))
+        return;
+    if (!pt->ctl_recv_posted || !mf_vci_op_is_done(&pt->ctl_recv))
+        return;
+    if (!pt->setup_done) {
+        pt->setup_done = 1;
+        pt->peer_channel = pt->in.channel;
+        pt->peer_npart = (int)pt->in.npart;
+        pt->peer_part_bytes = (size_t)pt->in.part_bytes;
+        if ((uint64_t)pt->npart * pt->part_bytes > (uint64_t)pt->peer_npart * pt->peer_part_bytes)
+            pt->err = MF_ERR_TRUNCATE;
+    }
+    if (pt->ctl_recv.status != MF_OK && pt->err == MF_OK)
+        pt->err = pt->ctl_recv.status;
+    pt->ctl_recv_posted = 0;
+    /* Publish "armed" before scanning: a concurrent MPI_Pready either sees it and sends its own
+     * partition, or marked its partition before our scan and we send it (the CAS picks one). */
+    atomic_store(&pt->armed, 1);
+    for (int p = 0; p < pt->npart; p++) {
+        unsigned char expect = PART_READY;
+        if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
+            sender_send_locked(req, pt, p);
+    }
+}
+
+static void receiver_advance_locked(mf_request_t *req, mf_part_t *pt)
+{
+    if (pt->data_posted || !pt->ctl_recv_posted || !mf_vci_op_is_done(&pt->ctl_recv))
+        return;
+    pt->ctl_recv_posted = 0;
+    if (pt->ctl_recv.status != MF_OK) {
+        pt->err = pt->ctl_recv.status;
+        pt->data_posted = 1;
+        return;
+    }
+    pt->setup_done = 1;
+    pt->peer_channel = pt->in.channel;
+    pt->peer_npart = (int)pt->in.npart;
+    pt->peer_part_bytes = (size_t)pt->in.part_bytes;
+    if ((uint64_t)pt->peer_npart * pt->peer_part_bytes > (uint64_t)pt->npart * pt->part_bytes)
+        pt->err = MF_ERR_TRUNCATE;
+    pt->ops = calloc((size_t)pt->peer_npart, sizeof(*pt->ops));
+    if (pt->ops == NULL) {
+        pt->err = MF_ERR_NO_MEMORY;
+        pt->data_posted = 1;
+        return;
+    }
+    pt->nops = pt->peer_npart;
+    mf_status_t st = receiver_post_locked(req, pt);
+    if (st != MF_OK)
+        pt->err = st;
+}
+
+static int ops_done(mf_part_t *pt, int n, mf_status_t *err_p)
+{
+    for (int i = 0; i < n; i++) {
+        if (!mf_vci_op_is_done(&pt->ops[i]))
+            return 0;
+        if (pt->ops[i].status != MF_OK && *err_p == MF_OK)
+            *err_p = pt->ops[i].status;
+    }
+    return 1;
+}
+
+static void part_poll(mf_request_t *req)
+{
+    mf_part_t *pt = req->part;
+    if (!req->active || mf_vci_op_is_done(&req->op))
+        return;
+    mf_vci_lock(req->vci);
+    if (mf_vci_op_is_done(&req->op)) {
+        mf_vci_unlock(req->vci);
+        return;
+    }
+    int done = 0;
+    mf_status_t err = pt->err;
+    if (pt->is_send) {
+        sender_advance_locked(req, pt);
+        err = pt->err;
+        done = atomic_load(&pt->armed) && pt->nsent == pt->npart &&
+               (pt->err != MF_OK || ops_done(pt, pt->npart, &err));
+    } else {
+        receiver_advance_locked(req, pt);
+        err = pt->err;
+        done = pt->data_posted && (pt->err != MF_OK || ops_done(pt, pt->peer_npart, &err));
+    }
+    if (done && pt->ctl_send_posted && !mf_vci_op_is_done(&pt->ctl_send))
+        done = 0;
+    if (done) {
+        req->op.status = err;
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+    }
+    mf_vci_unlock(req->vci);
+}
+
+mf_status_t mf_part_pready(mf_request_t *req, int p)
+{
+    mf_part_t *pt = req->part;
+    if (req->peer == MPI_PROC_NULL)
+        return MF_OK;
+    unsigned char expect = PART_IDLE;
+    if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
+        return MF_ERR_INVALID;
+    if (!atomic_load(&pt->armed))
+        return MF_OK; /* queued: progress sends it once the receiver is armed */
+    mf_vci_lock(req->vci);
+    expect = PART_READY;
+    if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
+        sender_send_locked(req, pt, p);
+    mf_vci_unlock(req->vci);
+    return MF_OK;
+}
+
+int mf_part_parrived(mf_request_t *req, int p)
+{
+    mf_part_t *pt = req->part;
+    if (!req->active || req->peer == MPI_PROC_NULL)
+        return 1;
+    mf_vci_progress(req->vci);
+    part_poll(req);
+    if (mf_vci_op_is_done(&req->op))
+        return 1;
+    mf_vci_lock(req->vci);
+    int flag = 0, lo, hi;
+    if (pt->data_posted) {
+        flag = 1;
+        if (pt->err == MF_OK &&
+            mf_part_cover(pt->part_bytes, p, pt->peer_part_bytes, pt->peer_npart, &lo, &hi)) {
+            for (int i = lo; i <= hi && flag; i++)
+                flag = mf_vci_op_is_done(&pt->ops[i]);
+        }
+    }
+    mf_vci_unlock(req->vci);
+    return flag;
+}
+
+size_t mf_part_npart(const mf_request_t *req)
+{
+    const mf_part_t *pt = req->part;
+    return (size_t)pt->npart;
+}
+
+void mf_part_free(mf_request_t *req)
+{
+    mf_part_t *pt = req->part;
+    mf_vci_lock(req->vci);
+    req->part = NULL;
+    req->poll = NULL;
+    mf_request_release_locked(req);
+    mf_vci_unlock(req->vci);
+    if (pt != NULL) {
+        free(pt->state);
+        free(pt->ops);
+        free(pt);
+    }
+}
