@@ -29,6 +29,9 @@ int mf_err_code(int error_class, const char *func, const char *fmt, ...)
 /* Hand `code` to the communicator's error handler (comm NULL: MPI_COMM_SELF's, as MPI-4 says for
  * errors not tied to an object). Returns the code when the handler returns. */
 int mf_err_raise(mf_comm_t *comm, int code);
+/* Hand `code` to the session's error handler (MPI_ERRORS_ARE_FATAL until set). Returns the code
+ * when the handler returns. */
+int mf_err_raise_session(mf_session_t *session, int code);
 /* Convert an internal status to an error code of the matching class and raise it on comm. */
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what);
 
@@ -36,6 +39,15 @@ int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, co
 int *mf_err_last_used_code_ptr(void);
 
 int mf_check_initialized(const char *func);
+/* `handle` is a live session (MPI_ERR_SESSION on MPI_COMM_SELF's handler otherwise). */
+int mf_check_session(const char *func, MPI_Session handle, mf_session_t **session_p);
+
+/* The library's start-up, shared by the world model and every session: the first user starts
+ * it (mf_init), the last one shuts it down (mf_finalize). `world` says which model asks: the
+ * world model may start once per process. Both print why they fail when no handler can be
+ * called and return an MPI error class. */
+int mf_binding_lib_acquire(const char *func, int world, int required, int *provided_p);
+int mf_binding_lib_release(const char *func, int world);
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 /* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
 int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);

@@ -29,28 +29,69 @@ static void attrs_init(void)
     attr_universe = mf_global.world_size;
 }
 
-static int init_common(const char *func, int required, int *provided)
+/* Users of the library's start-up: the world model (between MPI_Init and MPI_Finalize) and
+ * each live session. Protected by init_lock. */
+static int lib_users;
+
+int mf_binding_lib_acquire(const char *func, int world, int required, int *provided_p)
 {
     pthread_mutex_lock(&init_lock);
-    int state = atomic_load(&mf_global.state);
-    if (state != MF_STATE_UNINIT) {
+    int world_state = atomic_load(&mf_global.world_state);
+    if (world && world_state != MF_STATE_UNINIT) {
         pthread_mutex_unlock(&init_lock);
-        return mf_err_raise(NULL,
-                            mf_err_code(MPI_ERR_OTHER, func, "MPI is already %s",
-                                        state == MF_STATE_READY ? "initialized" : "finalized"));
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_OTHER, func, "MPI is already %s",
+                              world_state == MF_STATE_READY ? "initialized" : "finalized"));
     }
-    int level;
-    mf_status_t status = mf_init(required, &level);
-    pthread_mutex_unlock(&init_lock);
-    if (status != MF_OK) {
-        /* Nothing can report the error through a handler yet: say why and fail. */
-        fprintf(stderr, "manifold: %s failed: %s\n", func, mf_status_str(status));
+    int state = atomic_load(&mf_global.state);
+    if (state == MF_STATE_FINALIZED) {
+        /* Transport and launcher connections cannot be brought up twice in one process. */
+        pthread_mutex_unlock(&init_lock);
+        fprintf(stderr,
+                "manifold: %s: the library was shut down and cannot be started again "
+                "in this process\n",
+                func);
         return MPI_ERR_OTHER;
     }
-    attrs_init();
-    if (provided != NULL)
-        *provided = level;
+    if (state == MF_STATE_UNINIT) {
+        int level;
+        mf_status_t status = mf_init(required, &level);
+        if (status != MF_OK) {
+            pthread_mutex_unlock(&init_lock);
+            /* Nothing can report the error through a handler yet: say why and fail. */
+            fprintf(stderr, "manifold: %s failed: %s\n", func, mf_status_str(status));
+            return MPI_ERR_OTHER;
+        }
+        attrs_init();
+    }
+    lib_users++;
+    if (world)
+        atomic_store(&mf_global.world_state, MF_STATE_READY);
+    pthread_mutex_unlock(&init_lock);
+    if (provided_p != NULL)
+        *provided_p = mf_global.thread_level;
     return MPI_SUCCESS;
+}
+
+int mf_binding_lib_release(const char *func, int world)
+{
+    pthread_mutex_lock(&init_lock);
+    mf_status_t status = MF_OK;
+    if (world)
+        atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
+    if (--lib_users == 0)
+        status = mf_finalize();
+    pthread_mutex_unlock(&init_lock);
+    if (status != MF_OK) {
+        fprintf(stderr, "manifold: %s: %s\n", func, mf_status_str(status));
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+static int init_common(const char *func, int required, int *provided)
+{
+    return mf_binding_lib_acquire(func, 1, required, provided);
 }
 
 #pragma weak MPI_Init = PMPI_Init
@@ -84,6 +125,13 @@ int PMPI_Finalize(void)
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* Sessions may keep the library up; the world model itself must be initialised. */
+    int world_state = atomic_load(&mf_global.world_state);
+    if (world_state != MF_STATE_READY)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_OTHER, func, "called %s",
+                                              world_state == MF_STATE_UNINIT
+                                                  ? "without MPI_Init (only sessions are active)"
+                                                  : "twice"));
     /* MPI_Finalize first frees MPI_COMM_SELF's attributes, in the reverse order of setting
      * (MPI-4.1 section 11.2.2), then MPI_COMM_WORLD's so nothing is left behind. */
     rc = mf_binding_comm_delete_attrs(func, &mf_comm_self);
@@ -91,14 +139,7 @@ int PMPI_Finalize(void)
         rc = mf_binding_comm_delete_attrs(func, &mf_comm_world);
     if (rc != MPI_SUCCESS)
         return rc;
-    pthread_mutex_lock(&init_lock);
-    mf_status_t status = mf_finalize();
-    pthread_mutex_unlock(&init_lock);
-    if (status != MF_OK) {
-        fprintf(stderr, "manifold: %s: %s\n", func, mf_status_str(status));
-        return MPI_ERR_OTHER;
-    }
-    return MPI_SUCCESS;
+    return mf_binding_lib_release(func, 1);
 }
 
 #pragma weak MPI_Initialized = PMPI_Initialized
@@ -107,7 +148,7 @@ int PMPI_Initialized(int *flag)
     if (flag == NULL)
         return mf_err_raise(NULL,
                             mf_err_code(MPI_ERR_ARG, "MPI_Initialized", "argument flag is NULL"));
-    *flag = atomic_load(&mf_global.state) != MF_STATE_UNINIT;
+    *flag = atomic_load(&mf_global.world_state) != MF_STATE_UNINIT;
     return MPI_SUCCESS;
 }
 
@@ -117,7 +158,7 @@ int PMPI_Finalized(int *flag)
     if (flag == NULL)
         return mf_err_raise(NULL,
                             mf_err_code(MPI_ERR_ARG, "MPI_Finalized", "argument flag is NULL"));
-    *flag = atomic_load(&mf_global.state) == MF_STATE_FINALIZED;
+    *flag = atomic_load(&mf_global.world_state) == MF_STATE_FINALIZED;
     return MPI_SUCCESS;
 }
 

@@ -221,6 +221,20 @@ int mf_err_raise(mf_comm_t *comm, int code)
     return code;
 }
 
+int mf_err_raise_session(mf_session_t *session, int code)
+{
+    MPI_Errhandler eh = atomic_load_explicit(&session->errhandler, memory_order_acquire);
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->session_fn == NULL) {
+        fatal(NULL, code);
+        return code;
+    }
+    MPI_Session handle = session;
+    eh->session_fn(&handle, &code);
+    return code;
+}
+
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what)
 {
     int cls;
@@ -251,9 +265,24 @@ int mf_check_initialized(const char *func)
     int state = atomic_load_explicit(&mf_global.state, memory_order_acquire);
     if (MF_LIKELY(state == MF_STATE_READY))
         return MPI_SUCCESS;
-    return mf_err_raise(
-        NULL, mf_err_code(MPI_ERR_OTHER, func, "called %s",
-                          state == MF_STATE_UNINIT ? "before MPI_Init" : "after MPI_Finalize"));
+    return mf_err_raise(NULL,
+                        mf_err_code(MPI_ERR_OTHER, func, "called %s",
+                                    state == MF_STATE_UNINIT ? "before MPI_Init or MPI_Session_init"
+                                                             : "after MPI_Finalize"));
+}
+
+int mf_check_session(const char *func, MPI_Session handle, mf_session_t **session_p)
+{
+    mf_session_t *session = mf_session_get(handle);
+    if (MF_LIKELY(session != NULL)) {
+        *session_p = session;
+        return MPI_SUCCESS;
+    }
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_SESSION, func, "argument session: %s",
+                                          handle == MPI_SESSION_NULL
+                                              ? "MPI_SESSION_NULL is not a session"
+                                              : "not a valid session (finalized or never "
+                                                "initialized)"));
 }
 
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
@@ -436,6 +465,10 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!mf_errhandler_valid(errhandler))
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
+    if (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
+                                           "argument errhandler is a session error handler, "
+                                           "not a communicator one"));
     mf_errhandler_retain(errhandler);
     MPI_Errhandler old = atomic_exchange(&c->errhandler, errhandler);
     mf_errhandler_release(old);

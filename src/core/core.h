@@ -32,6 +32,7 @@ typedef enum {
     MF_KIND_MESSAGE = 0x6672ee04,
     MF_KIND_INFO = 0x6672ee05,
     MF_KIND_GROUP = 0x6672ee06,
+    MF_KIND_SESSION = 0x6672ee07,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
@@ -75,7 +76,8 @@ typedef enum {
 } mf_state_t;
 
 typedef struct mf_global {
-    atomic_int state;
+    atomic_int state;       /* the library: up while the world model or any session uses it */
+    atomic_int world_state; /* the world model: MPI_Init ... MPI_Finalize */
     int thread_level;
     pthread_t main_thread;
     int world_rank, world_size;
@@ -93,7 +95,8 @@ static inline int mf_is_initialized(void)
     return atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
 
-/* init/finalize: mf_init is called once (MPI_Init, MPI_Init_thread). */
+/* init/finalize: mf_init is called once, by the first of MPI_Init, MPI_Init_thread and
+ * MPI_Session_init; mf_finalize by the last of MPI_Finalize and MPI_Session_finalize. */
 mf_status_t mf_init(int required, int *provided_p);
 mf_status_t mf_finalize(void);
 void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
@@ -103,7 +106,9 @@ void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
 struct MPI_ABI_Errhandler {
     uint32_t kind;
     atomic_int refs;
+    /* Exactly one is set: a handler is for communicators or for sessions. */
     MPI_Comm_errhandler_function *comm_fn;
+    MPI_Session_errhandler_function *session_fn;
 };
 
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
@@ -111,6 +116,28 @@ void mf_errhandler_retain(MPI_Errhandler eh);
 void mf_errhandler_release(MPI_Errhandler eh);
 /* 1 when eh is a predefined handler or a live user handler. */
 int mf_errhandler_valid(MPI_Errhandler eh);
+
+/* ---- sessions ---------------------------------------------------------------------------- */
+
+/* An MPI-4 session: a handle on the library's start-up with its own error handler and hints.
+ * Finalized sessions keep the "freed" kind (their memory is recycled, never returned), so a
+ * stale handle is recognised. */
+struct MPI_ABI_Session {
+    uint32_t kind;
+    int thread_level;
+    _Atomic(MPI_Errhandler) errhandler;
+    struct MPI_ABI_Info *info; /* the hints given to MPI_Session_init; NULL when none */
+    struct MPI_ABI_Session *next_free;
+};
+
+typedef struct MPI_ABI_Session mf_session_t;
+
+static inline mf_session_t *mf_session_get(MPI_Session handle)
+{
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_SESSION ? handle : NULL;
+}
 
 /* ---- communicators ----------------------------------------------------------------------- */
 
