@@ -117,6 +117,7 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->dt_count = 0;
     req->pack_buf = NULL;
     req->unpacked = 0;
+    req->sched = NULL;
     req->next_free = NULL;
     mf_vci_op_reset(&req->op, NULL);
 }
@@ -176,6 +177,10 @@ void mf_request_release_locked(mf_request_t *req)
     free(req->pack_buf);
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
+    if (req->sched != NULL) {
+        mf_sched_free(req->sched);
+        req->sched = NULL;
+    }
     req->kind = MF_KIND_FREED;
     req->next_free = cache->free_list;
     cache->free_list = req;
@@ -194,11 +199,18 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci)
 
 int mf_request_is_complete(mf_request_t *req)
 {
+    if (mf_vci_op_is_done(&req->op))
+        return 1;
+    /* A collective finishes only when its schedule is advanced: every test of it advances all
+     * started schedules (another one may be what a peer needs before it can serve this one). */
+    if (req->type == MF_REQ_COLL)
+        mf_sched_progress_all();
     return mf_vci_op_is_done(&req->op);
 }
 
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 {
+    mf_sched_progress_all();
     if (mf_vci_progress(vci) > 0) {
         *polls_p = 0;
         return;
@@ -216,7 +228,7 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 void mf_request_wait_done(mf_request_t *req)
 {
     int polls = 0;
-    while (!mf_vci_op_is_done(&req->op))
+    while (!mf_request_is_complete(req))
         mf_progress_poke(req->vci, &polls);
 }
 
