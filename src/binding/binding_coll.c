@@ -30,6 +30,47 @@ static vec_t vec_of(const void *p, int large)
     return v;
 }
 
+/* How an entry point runs: NULL for the blocking form, otherwise the non-blocking (MPI_I...)
+ * or persistent (..._init) form and where its request goes. */
+typedef struct {
+    int persistent;
+    MPI_Request *request;
+    MPI_Info info;
+} nb_t;
+
+static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
+{
+    if (nb == NULL)
+        return MPI_SUCCESS;
+    int rc = mf_check_ptr(func, c, nb->request, "request");
+    if (rc == MPI_SUCCESS && nb->persistent && nb->info != MPI_INFO_NULL &&
+        mf_info_get_obj(nb->info) == NULL)
+        rc = mf_err_raise(c, mf_err_code(MPI_ERR_INFO, func,
+                                         "argument info is not a valid info "
+                                         "object"));
+    return rc;
+}
+
+/* A new schedule for the checked collective about to be built (it takes the communicator's
+ * next collective sequence number, so only call it once every argument has been checked). */
+static mf_sched_t *nb_begin(mf_comm_t *c)
+{
+    return mf_sched_create(c, mf_sched_next_tag(c));
+}
+
+/* Turn the built schedule into the user's request (started unless persistent). */
+static int nb_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t *s)
+{
+    if (s == NULL)
+        return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the schedule");
+    mf_request_t *req = NULL;
+    mf_status_t status = mf_sched_request(s, nb->persistent, &req);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot start the collective");
+    *nb->request = req;
+    return MPI_SUCCESS;
+}
+
 static int check_root(const char *func, mf_comm_t *c, int root)
 {
     if (root >= 0 && root < c->size)
@@ -120,11 +161,13 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
 /* ---- broadcast, reductions --------------------------------------------------------------- */
 
 static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int root,
-                        MPI_Comm comm)
+                        MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t bytes;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS)
         rc = check_root(func, c, root);
     if (rc == MPI_SUCCESS && buf == MPI_IN_PLACE)
@@ -133,30 +176,38 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
-    return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
+    if (nb == NULL)
+        return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL)
+        mf_nbc_bcast(s, buf, bytes, root);
+    return nb_end(func, c, nb, s);
 }
 
 #pragma weak MPI_Bcast = PMPI_Bcast
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm);
+    return bcast_common("MPI_Bcast", buffer, count, datatype, root, comm, NULL);
 }
 
 #pragma weak MPI_Bcast_c = PMPI_Bcast_c
 int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    return bcast_common("MPI_Bcast_c", buffer, count, datatype, root, comm);
+    return bcast_common("MPI_Bcast_c", buffer, count, datatype, root, comm, NULL);
 }
 
 typedef enum { RED_REDUCE, RED_ALLREDUCE, RED_SCAN, RED_EXSCAN } red_kind_t;
 
 /* Reduce (root >= 0), Allreduce, Scan, Exscan: `count` items of `dt` on every process. */
 static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, void *rbuf,
-                         MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)
+                         MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+                         const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t bytes, extent;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind == RED_REDUCE)
         rc = check_root(func, c, root);
     if (rc != MPI_SUCCESS)
@@ -175,6 +226,18 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     if (rc != MPI_SUCCESS)
         return rc;
     const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (nb != NULL) {
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL) {
+            if (kind == RED_REDUCE)
+                mf_nbc_reduce(s, src, rbuf, (size_t)count, dt, extent, op, root);
+            else if (kind == RED_ALLREDUCE)
+                mf_nbc_allreduce(s, src, rbuf, (size_t)count, dt, extent, op);
+            else
+                mf_nbc_scan(s, sbuf, rbuf, (size_t)count, dt, extent, op, kind == RED_EXSCAN);
+        }
+        return nb_end(func, c, nb, s);
+    }
     mf_status_t status;
     switch (kind) {
     case RED_REDUCE:
@@ -198,51 +261,54 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
 #pragma weak MPI_Reduce = PMPI_Reduce
 int PMPI_Reduce(RED_ARGS, int root, MPI_Comm comm)
 {
-    return reduce_common("MPI_Reduce", RED_REDUCE, RED_PASS, root, comm);
+    return reduce_common("MPI_Reduce", RED_REDUCE, RED_PASS, root, comm, NULL);
 }
 #pragma weak MPI_Reduce_c = PMPI_Reduce_c
 int PMPI_Reduce_c(RED_ARGS_C, int root, MPI_Comm comm)
 {
-    return reduce_common("MPI_Reduce_c", RED_REDUCE, RED_PASS, root, comm);
+    return reduce_common("MPI_Reduce_c", RED_REDUCE, RED_PASS, root, comm, NULL);
 }
 #pragma weak MPI_Allreduce = PMPI_Allreduce
 int PMPI_Allreduce(RED_ARGS, MPI_Comm comm)
 {
-    return reduce_common("MPI_Allreduce", RED_ALLREDUCE, RED_PASS, -1, comm);
+    return reduce_common("MPI_Allreduce", RED_ALLREDUCE, RED_PASS, -1, comm, NULL);
 }
 #pragma weak MPI_Allreduce_c = PMPI_Allreduce_c
 int PMPI_Allreduce_c(RED_ARGS_C, MPI_Comm comm)
 {
-    return reduce_common("MPI_Allreduce_c", RED_ALLREDUCE, RED_PASS, -1, comm);
+    return reduce_common("MPI_Allreduce_c", RED_ALLREDUCE, RED_PASS, -1, comm, NULL);
 }
 #pragma weak MPI_Scan = PMPI_Scan
 int PMPI_Scan(RED_ARGS, MPI_Comm comm)
 {
-    return reduce_common("MPI_Scan", RED_SCAN, RED_PASS, -1, comm);
+    return reduce_common("MPI_Scan", RED_SCAN, RED_PASS, -1, comm, NULL);
 }
 #pragma weak MPI_Scan_c = PMPI_Scan_c
 int PMPI_Scan_c(RED_ARGS_C, MPI_Comm comm)
 {
-    return reduce_common("MPI_Scan_c", RED_SCAN, RED_PASS, -1, comm);
+    return reduce_common("MPI_Scan_c", RED_SCAN, RED_PASS, -1, comm, NULL);
 }
 #pragma weak MPI_Exscan = PMPI_Exscan
 int PMPI_Exscan(RED_ARGS, MPI_Comm comm)
 {
-    return reduce_common("MPI_Exscan", RED_EXSCAN, RED_PASS, -1, comm);
+    return reduce_common("MPI_Exscan", RED_EXSCAN, RED_PASS, -1, comm, NULL);
 }
 #pragma weak MPI_Exscan_c = PMPI_Exscan_c
 int PMPI_Exscan_c(RED_ARGS_C, MPI_Comm comm)
 {
-    return reduce_common("MPI_Exscan_c", RED_EXSCAN, RED_PASS, -1, comm);
+    return reduce_common("MPI_Exscan_c", RED_EXSCAN, RED_PASS, -1, comm, NULL);
 }
 
 /* Reduce_scatter (counts per rank) and Reduce_scatter_block (counts.p NULL: ucount each). */
 static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf, vec_t counts,
-                                 MPI_Count ucount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+                                 MPI_Count ucount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                                 const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t bytes, extent;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && counts.p == NULL)
         rc = mf_check_count(func, c, "recvcount", ucount);
     if (rc == MPI_SUCCESS && counts.p != NULL)
@@ -274,8 +340,14 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
                              (sbuf == MPI_IN_PLACE ? total : items[c->rank]) * extent);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, sbuf, rbuf, total * extent);
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && nb == NULL)
         rc = finish(func, c, mf_coll_reduce_scatter(c, sbuf, rbuf, items, dt, extent, op));
+    if (rc == MPI_SUCCESS && nb != NULL) {
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL)
+            mf_nbc_reduce_scatter(s, sbuf, rbuf, items, dt, extent, op);
+        rc = nb_end(func, c, nb, s);
+    }
     free(items);
     return rc;
 }
@@ -285,28 +357,28 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter_common("MPI_Reduce_scatter", sendbuf, recvbuf, vec_of(recvcounts, 0), 0,
-                                 datatype, op, comm);
+                                 datatype, op, comm, NULL);
 }
 #pragma weak MPI_Reduce_scatter_c = PMPI_Reduce_scatter_c
 int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter_common("MPI_Reduce_scatter_c", sendbuf, recvbuf, vec_of(recvcounts, 1), 0,
-                                 datatype, op, comm);
+                                 datatype, op, comm, NULL);
 }
 #pragma weak MPI_Reduce_scatter_block = PMPI_Reduce_scatter_block
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter_common("MPI_Reduce_scatter_block", sendbuf, recvbuf, vec_of(NULL, 0),
-                                 recvcount, datatype, op, comm);
+                                 recvcount, datatype, op, comm, NULL);
 }
 #pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     return reduce_scatter_common("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, vec_of(NULL, 1),
-                                 recvcount, datatype, op, comm);
+                                 recvcount, datatype, op, comm, NULL);
 }
 
 /* ---- gather, scatter, allgather ---------------------------------------------------------- */
@@ -326,11 +398,13 @@ typedef struct {
 } move_args_t;
 
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
-                       MPI_Comm comm)
+                       MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t one_bytes, all_extent, *arr = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind != MOVE_ALLGATHER)
         rc = check_root(func, c, root);
     if (rc != MPI_SUCCESS)
@@ -385,9 +459,22 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             return rc;
         }
     }
-    mf_status_t status;
     size_t n = one_in_place ? 0 : one_bytes;
     const size_t *lens = arr, *displs = arr != NULL ? arr + c->size : NULL;
+    if (nb != NULL) {
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL) {
+            if (kind == MOVE_GATHER)
+                mf_nbc_gatherv(s, a->one_buf, n, a->all_buf, lens, displs, root);
+            else if (kind == MOVE_SCATTER)
+                mf_nbc_scatterv(s, a->all_buf, lens, displs, (void *)a->one_buf, n, root);
+            else
+                mf_nbc_allgatherv(s, a->one_buf, n, a->all_buf, lens, displs);
+        }
+        free(arr);
+        return nb_end(func, c, nb, s);
+    }
+    mf_status_t status;
     if (kind == MOVE_GATHER)
         status = mf_coll_gatherv(c, a->one_buf, n, a->all_buf, lens, displs, root);
     else if (kind == MOVE_SCATTER)
@@ -407,7 +494,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
 
 static int gather_like(const char *func, move_kind_t kind, const void *sendbuf, MPI_Count sendcount,
                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                       MPI_Datatype recvtype, int root, MPI_Comm comm)
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, const nb_t *nb)
 {
     move_args_t a;
     if (kind == MOVE_SCATTER) {
@@ -417,52 +504,53 @@ static int gather_like(const char *func, move_kind_t kind, const void *sendbuf, 
         a = (move_args_t){sendbuf,         sendcount,       sendtype,  recvbuf,
                           vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype};
     }
-    return move_common(func, kind, &a, root, comm);
+    return move_common(func, kind, &a, root, comm, nb);
 }
 
 #pragma weak MPI_Gather = PMPI_Gather
 int PMPI_Gather(GATHER_ARGS, int root, MPI_Comm comm)
 {
     return gather_like("MPI_Gather", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                       recvtype, root, comm);
+                       recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Gather_c = PMPI_Gather_c
 int PMPI_Gather_c(GATHER_ARGS_C, int root, MPI_Comm comm)
 {
     return gather_like("MPI_Gather_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, root, comm);
+                       recvcount, recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Scatter = PMPI_Scatter
 int PMPI_Scatter(GATHER_ARGS, int root, MPI_Comm comm)
 {
     return gather_like("MPI_Scatter", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, root, comm);
+                       recvcount, recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Scatter_c = PMPI_Scatter_c
 int PMPI_Scatter_c(GATHER_ARGS_C, int root, MPI_Comm comm)
 {
     return gather_like("MPI_Scatter_c", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, root, comm);
+                       recvcount, recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Allgather = PMPI_Allgather
 int PMPI_Allgather(GATHER_ARGS, MPI_Comm comm)
 {
     return gather_like("MPI_Allgather", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, 0, comm);
+                       recvcount, recvtype, 0, comm, NULL);
 }
 #pragma weak MPI_Allgather_c = PMPI_Allgather_c
 int PMPI_Allgather_c(GATHER_ARGS_C, MPI_Comm comm)
 {
     return gather_like("MPI_Allgather_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                       recvcount, recvtype, 0, comm);
+                       recvcount, recvtype, 0, comm, NULL);
 }
 
 static int gatherv_like(const char *func, move_kind_t kind, const void *one_buf,
                         MPI_Count one_count, MPI_Datatype one_type, void *all_buf, vec_t counts,
-                        vec_t displs, MPI_Datatype all_type, int root, MPI_Comm comm)
+                        vec_t displs, MPI_Datatype all_type, int root, MPI_Comm comm,
+                        const nb_t *nb)
 {
     move_args_t a = {one_buf, one_count, one_type, all_buf, counts, displs, 0, all_type};
-    return move_common(func, kind, &a, root, comm);
+    return move_common(func, kind, &a, root, comm, nb);
 }
 
 #pragma weak MPI_Gatherv = PMPI_Gatherv
@@ -471,7 +559,7 @@ int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Comm comm)
 {
     return gatherv_like("MPI_Gatherv", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
-                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, root, comm);
+                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Gatherv_c = PMPI_Gatherv_c
 int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -479,7 +567,7 @@ int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int root, MPI_Comm comm)
 {
     return gatherv_like("MPI_Gatherv_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
-                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, root, comm);
+                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, root, comm, NULL);
 }
 #pragma weak MPI_Scatterv = PMPI_Scatterv
 int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -487,7 +575,7 @@ int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   int root, MPI_Comm comm)
 {
     return gatherv_like("MPI_Scatterv", MOVE_SCATTER, recvbuf, recvcount, recvtype, (void *)sendbuf,
-                        vec_of(sendcounts, 0), vec_of(displs, 0), sendtype, root, comm);
+                        vec_of(sendcounts, 0), vec_of(displs, 0), sendtype, root, comm, NULL);
 }
 #pragma weak MPI_Scatterv_c = PMPI_Scatterv_c
 int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
@@ -496,7 +584,7 @@ int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 {
     return gatherv_like("MPI_Scatterv_c", MOVE_SCATTER, recvbuf, recvcount, recvtype,
                         (void *)sendbuf, vec_of(sendcounts, 1), vec_of(displs, 1), sendtype, root,
-                        comm);
+                        comm, NULL);
 }
 #pragma weak MPI_Allgatherv = PMPI_Allgatherv
 int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -504,7 +592,7 @@ int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     MPI_Comm comm)
 {
     return gatherv_like("MPI_Allgatherv", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, 0, comm);
+                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, 0, comm, NULL);
 }
 #pragma weak MPI_Allgatherv_c = PMPI_Allgatherv_c
 int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -512,7 +600,7 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       MPI_Datatype recvtype, MPI_Comm comm)
 {
     return gatherv_like("MPI_Allgatherv_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, 0, comm);
+                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, 0, comm, NULL);
 }
 
 /* ---- all-to-all -------------------------------------------------------------------------- */
@@ -572,11 +660,13 @@ static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int i
 }
 
 static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_side_t *rcv,
-                           MPI_Comm comm)
+                           MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t *sarr = NULL, *rarr = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
     if (rc != MPI_SUCCESS)
         return rc;
     if (rcv->buf == MPI_IN_PLACE)
@@ -589,7 +679,20 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     rc = a2a_layout(func, c, rcv, 0, &rarr);
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
         rc = check_alias(func, c, snd->buf, rcv->buf, 1);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS && nb != NULL) {
+        int n = c->size;
+        mf_sched_t *s = nb_begin(c);
+        mf_status_t status = MF_OK;
+        if (s != NULL)
+            status = mf_nbc_alltoallv(s, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
+                                      (void *)rcv->buf, rarr, rarr + n);
+        if (status != MF_OK) {
+            mf_sched_free(s);
+            rc = finish(func, c, status);
+        } else {
+            rc = nb_end(func, c, nb, s);
+        }
+    } else if (rc == MPI_SUCCESS) {
         int n = c->size;
         mf_status_t status = mf_coll_alltoallv(c, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
                                                (void *)rcv->buf, rarr, rarr + n);
@@ -605,14 +708,14 @@ int PMPI_Alltoall(GATHER_ARGS, MPI_Comm comm)
 {
     a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
     a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
-    return alltoall_common("MPI_Alltoall", &s, &r, comm);
+    return alltoall_common("MPI_Alltoall", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
 int PMPI_Alltoall_c(GATHER_ARGS_C, MPI_Comm comm)
 {
     a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
     a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
-    return alltoall_common("MPI_Alltoall_c", &s, &r, comm);
+    return alltoall_common("MPI_Alltoall_c", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
 int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -621,7 +724,7 @@ int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, sendtype, NULL};
     a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, recvtype, NULL};
-    return alltoall_common("MPI_Alltoallv", &s, &r, comm);
+    return alltoall_common("MPI_Alltoallv", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoallv_c = PMPI_Alltoallv_c
 int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -630,7 +733,7 @@ int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, sendtype, NULL};
     a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, recvtype, NULL};
-    return alltoall_common("MPI_Alltoallv_c", &s, &r, comm);
+    return alltoall_common("MPI_Alltoallv_c", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
 int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -639,7 +742,7 @@ int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 {
     a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, NULL, sendtypes};
     a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, NULL, recvtypes};
-    return alltoall_common("MPI_Alltoallw", &s, &r, comm);
+    return alltoall_common("MPI_Alltoallw", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
 int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
@@ -648,5 +751,679 @@ int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 {
     a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, NULL, sendtypes};
     a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, NULL, recvtypes};
-    return alltoall_common("MPI_Alltoallw_c", &s, &r, comm);
+    return alltoall_common("MPI_Alltoallw_c", &s, &r, comm, NULL);
+}
+
+/* ---- non-blocking and persistent forms --------------------------------------------------- */
+
+/* Each MPI_I<coll> and MPI_<Coll>_init (int and _c) goes through the blocking form's checked
+ * implementation with an nb_t saying which form it is; the schedule algorithms are in
+ * src/coll/coll_nbc.c. */
+
+static int barrier_nb(const char *func, MPI_Comm comm, const nb_t *nb)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = check_nb(func, c, nb);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL)
+        mf_nbc_barrier(s);
+    return nb_end(func, c, nb, s);
+}
+
+#pragma weak MPI_Ibarrier = PMPI_Ibarrier
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return barrier_nb("MPI_Ibarrier", comm, &nb);
+}
+
+#pragma weak MPI_Barrier_init = PMPI_Barrier_init
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return barrier_nb("MPI_Barrier_init", comm, &nb);
+}
+
+#pragma weak MPI_Ibcast = PMPI_Ibcast
+int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return bcast_common("MPI_Ibcast", buffer, count, datatype, root, comm, &nb);
+}
+
+#pragma weak MPI_Ibcast_c = PMPI_Ibcast_c
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return bcast_common("MPI_Ibcast_c", buffer, count, datatype, root, comm, &nb);
+}
+
+#pragma weak MPI_Bcast_init = PMPI_Bcast_init
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                    MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return bcast_common("MPI_Bcast_init", buffer, count, datatype, root, comm, &nb);
+}
+
+#pragma weak MPI_Bcast_init_c = PMPI_Bcast_init_c
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return bcast_common("MPI_Bcast_init_c", buffer, count, datatype, root, comm, &nb);
+}
+
+#pragma weak MPI_Ireduce = PMPI_Ireduce
+int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Ireduce", RED_REDUCE, sendbuf, recvbuf, count, datatype, op, root,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Ireduce_c = PMPI_Ireduce_c
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Ireduce_c", RED_REDUCE, sendbuf, recvbuf, count, datatype, op, root,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Reduce_init = PMPI_Reduce_init
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Reduce_init", RED_REDUCE, sendbuf, recvbuf, count, datatype, op, root,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Reduce_init_c = PMPI_Reduce_init_c
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Reduce_init_c", RED_REDUCE, sendbuf, recvbuf, count, datatype, op,
+                         root, comm, &nb);
+}
+
+#pragma weak MPI_Iallreduce = PMPI_Iallreduce
+int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iallreduce", RED_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, -1,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Iallreduce_c = PMPI_Iallreduce_c
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iallreduce_c", RED_ALLREDUCE, sendbuf, recvbuf, count, datatype, op,
+                         -1, comm, &nb);
+}
+
+#pragma weak MPI_Allreduce_init = PMPI_Allreduce_init
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Allreduce_init", RED_ALLREDUCE, sendbuf, recvbuf, count, datatype, op,
+                         -1, comm, &nb);
+}
+
+#pragma weak MPI_Allreduce_init_c = PMPI_Allreduce_init_c
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Allreduce_init_c", RED_ALLREDUCE, sendbuf, recvbuf, count, datatype,
+                         op, -1, comm, &nb);
+}
+
+#pragma weak MPI_Iscan = PMPI_Iscan
+int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iscan", RED_SCAN, sendbuf, recvbuf, count, datatype, op, -1, comm,
+                         &nb);
+}
+
+#pragma weak MPI_Iscan_c = PMPI_Iscan_c
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iscan_c", RED_SCAN, sendbuf, recvbuf, count, datatype, op, -1, comm,
+                         &nb);
+}
+
+#pragma weak MPI_Scan_init = PMPI_Scan_init
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Scan_init", RED_SCAN, sendbuf, recvbuf, count, datatype, op, -1, comm,
+                         &nb);
+}
+
+#pragma weak MPI_Scan_init_c = PMPI_Scan_init_c
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Scan_init_c", RED_SCAN, sendbuf, recvbuf, count, datatype, op, -1,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Iexscan = PMPI_Iexscan
+int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iexscan", RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, -1, comm,
+                         &nb);
+}
+
+#pragma weak MPI_Iexscan_c = PMPI_Iexscan_c
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_common("MPI_Iexscan_c", RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, -1,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Exscan_init = PMPI_Exscan_init
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Exscan_init", RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, -1,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Exscan_init_c = PMPI_Exscan_init_c
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_common("MPI_Exscan_init_c", RED_EXSCAN, sendbuf, recvbuf, count, datatype, op, -1,
+                         comm, &nb);
+}
+
+#pragma weak MPI_Ireduce_scatter = PMPI_Ireduce_scatter
+int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_scatter_common("MPI_Ireduce_scatter", sendbuf, recvbuf, vec_of(recvcounts, 0), 0,
+                                 datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Ireduce_scatter_c = PMPI_Ireduce_scatter_c
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_scatter_common("MPI_Ireduce_scatter_c", sendbuf, recvbuf, vec_of(recvcounts, 1),
+                                 0, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Reduce_scatter_init = PMPI_Reduce_scatter_init
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                             MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_scatter_common("MPI_Reduce_scatter_init", sendbuf, recvbuf, vec_of(recvcounts, 0),
+                                 0, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Reduce_scatter_init_c = PMPI_Reduce_scatter_init_c
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_scatter_common("MPI_Reduce_scatter_init_c", sendbuf, recvbuf,
+                                 vec_of(recvcounts, 1), 0, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Ireduce_scatter_block = PMPI_Ireduce_scatter_block
+int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_scatter_common("MPI_Ireduce_scatter_block", sendbuf, recvbuf, vec_of(NULL, 0),
+                                 recvcount, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return reduce_scatter_common("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, vec_of(NULL, 1),
+                                 recvcount, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Reduce_scatter_block_init = PMPI_Reduce_scatter_block_init
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                   MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_scatter_common("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, vec_of(NULL, 0),
+                                 recvcount, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Reduce_scatter_block_init_c = PMPI_Reduce_scatter_block_init_c
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                     MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return reduce_scatter_common("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf,
+                                 vec_of(NULL, 1), recvcount, datatype, op, comm, &nb);
+}
+
+#pragma weak MPI_Igather = PMPI_Igather
+int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Igather", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                       recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Igather_c = PMPI_Igather_c
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Igather_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Gather_init = PMPI_Gather_init
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Gather_init", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Gather_init_c = PMPI_Gather_init_c
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Gather_init_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Iscatter = PMPI_Iscatter
+int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Iscatter", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Iscatter_c = PMPI_Iscatter_c
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Iscatter_c", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Scatter_init = PMPI_Scatter_init
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Scatter_init", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Scatter_init_c = PMPI_Scatter_init_c
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Scatter_init_c", MOVE_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Iallgather = PMPI_Iallgather
+int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Iallgather", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Iallgather_c = PMPI_Iallgather_c
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gather_like("MPI_Iallgather_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Allgather_init = PMPI_Allgather_init
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Allgather_init", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                       recvcount, recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Allgather_init_c = PMPI_Allgather_init_c
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gather_like("MPI_Allgather_init_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype,
+                       recvbuf, recvcount, recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Igatherv = PMPI_Igatherv
+int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Igatherv", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Igatherv_c = PMPI_Igatherv_c
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Igatherv_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Gatherv_init = PMPI_Gatherv_init
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Gatherv_init", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Gatherv_init_c = PMPI_Gatherv_init_c
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Gatherv_init_c", MOVE_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, root, comm, &nb);
+}
+
+#pragma weak MPI_Iscatterv = PMPI_Iscatterv
+int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Iscatterv", MOVE_SCATTER, recvbuf, recvcount, recvtype,
+                        (void *)sendbuf, vec_of(sendcounts, 0), vec_of(displs, 0), sendtype, root,
+                        comm, &nb);
+}
+
+#pragma weak MPI_Iscatterv_c = PMPI_Iscatterv_c
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Iscatterv_c", MOVE_SCATTER, recvbuf, recvcount, recvtype,
+                        (void *)sendbuf, vec_of(sendcounts, 1), vec_of(displs, 1), sendtype, root,
+                        comm, &nb);
+}
+
+#pragma weak MPI_Scatterv_init = PMPI_Scatterv_init
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Scatterv_init", MOVE_SCATTER, recvbuf, recvcount, recvtype,
+                        (void *)sendbuf, vec_of(sendcounts, 0), vec_of(displs, 0), sendtype, root,
+                        comm, &nb);
+}
+
+#pragma weak MPI_Scatterv_init_c = PMPI_Scatterv_init_c
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                         MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Scatterv_init_c", MOVE_SCATTER, recvbuf, recvcount, recvtype,
+                        (void *)sendbuf, vec_of(sendcounts, 1), vec_of(displs, 1), sendtype, root,
+                        comm, &nb);
+}
+
+#pragma weak MPI_Iallgatherv = PMPI_Iallgatherv
+int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Iallgatherv", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Iallgatherv_c = PMPI_Iallgatherv_c
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    return gatherv_like("MPI_Iallgatherv_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                        vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Allgatherv_init = PMPI_Allgatherv_init
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Allgatherv_init", MOVE_ALLGATHER, sendbuf, sendcount, sendtype,
+                        recvbuf, vec_of(recvcounts, 0), vec_of(displs, 0), recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Allgatherv_init_c = PMPI_Allgatherv_init_c
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                           MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    return gatherv_like("MPI_Allgatherv_init_c", MOVE_ALLGATHER, sendbuf, sendcount, sendtype,
+                        recvbuf, vec_of(recvcounts, 1), vec_of(displs, 1), recvtype, 0, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoall = PMPI_Ialltoall
+int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    return alltoall_common("MPI_Ialltoall", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoall_c = PMPI_Ialltoall_c
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    return alltoall_common("MPI_Ialltoall_c", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoall_init = PMPI_Alltoall_init
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    return alltoall_common("MPI_Alltoall_init", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoall_init_c = PMPI_Alltoall_init_c
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    return alltoall_common("MPI_Alltoall_init_c", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoallv = PMPI_Ialltoallv
+int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, recvtype, NULL};
+    return alltoall_common("MPI_Ialltoallv", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoallv_c = PMPI_Ialltoallv_c
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                      MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, recvtype, NULL};
+    return alltoall_common("MPI_Ialltoallv_c", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoallv_init = PMPI_Alltoallv_init
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, recvtype, NULL};
+    return alltoall_common("MPI_Alltoallv_init", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoallv_init_c = PMPI_Alltoallv_init_c
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, recvtype, NULL};
+    return alltoall_common("MPI_Alltoallv_init_c", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
+int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, NULL, sendtypes};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, NULL, recvtypes};
+    return alltoall_common("MPI_Ialltoallw", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                      MPI_Request *request)
+{
+    nb_t nb = {0, request, MPI_INFO_NULL};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, NULL, sendtypes};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, NULL, recvtypes};
+    return alltoall_common("MPI_Ialltoallw_c", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 0), vec_of(sdispls, 0), 0, NULL, sendtypes};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 0), vec_of(rdispls, 0), 0, NULL, recvtypes};
+    return alltoall_common("MPI_Alltoallw_init", &s, &r, comm, &nb);
+}
+
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request)
+{
+    nb_t nb = {1, request, info};
+    a2a_side_t s = {sendbuf, vec_of(sendcounts, 1), vec_of(sdispls, 1), 0, NULL, sendtypes};
+    a2a_side_t r = {recvbuf, vec_of(recvcounts, 1), vec_of(rdispls, 1), 0, NULL, recvtypes};
+    return alltoall_common("MPI_Alltoallw_init_c", &s, &r, comm, &nb);
 }

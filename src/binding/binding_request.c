@@ -6,6 +6,7 @@
  */
 #include "binding.h"
 
+#include "coll.h"
 #include "pt2pt.h"
 #include "part.h"
 
@@ -341,7 +342,9 @@ static int start_one(const char *func, MPI_Request r)
     if (r->active)
         return mf_err_raise(
             r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument request is already active"));
-    mf_status_t st = mf_part_is_part(r) ? mf_part_start(r) : mf_pt2pt_start(r);
+    mf_status_t st = mf_part_is_part(r)       ? mf_part_start(r)
+                     : r->type == MF_REQ_COLL ? mf_sched_start(r)
+                                              : mf_pt2pt_start(r);
     if (st != MF_OK)
         return mf_err_from_status(r->comm, st, func, "cannot start the operation");
     return MPI_SUCCESS;
@@ -382,6 +385,14 @@ int PMPI_Request_free(MPI_Request *request)
             NULL,
             mf_err_code(MPI_ERR_REQUEST, func, "argument request is %s",
                         *request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL" : "not a valid request"));
+    if ((*request)->type == MF_REQ_COLL && !req_inactive(*request) &&
+        !mf_request_is_complete(*request))
+        /* The schedule still refers to the user's buffers and must run to its end: a collective
+         * request is freed once completed (or, persistent, while inactive). */
+        return mf_err_raise((*request)->comm,
+                            mf_err_code(MPI_ERR_REQUEST, func,
+                                        "argument request is an active collective operation; "
+                                        "complete it before freeing it"));
     if (mf_part_is_part(*request)) {
         /* Partitioned requests may only be freed while inactive (MPI-4.0 section 4.2). */
         if ((*request)->active)
@@ -409,6 +420,11 @@ int PMPI_Cancel(MPI_Request *request)
     if (*request == MPI_REQUEST_NULL || mf_request_get(*request) == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is not a valid request"));
+    if ((*request)->type == MF_REQ_COLL)
+        return mf_err_raise((*request)->comm,
+                            mf_err_code(MPI_ERR_REQUEST, func,
+                                        "argument request is a collective operation, which "
+                                        "cannot be cancelled"));
     if (!req_inactive(*request))
         mf_pt2pt_cancel(*request);
     return MPI_SUCCESS;

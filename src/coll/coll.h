@@ -67,6 +67,58 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
 mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 
+/* ---- schedules: non-blocking and persistent collectives (coll_sched.c, coll_nbc.c) -------- */
+
+/* A schedule is built once (at MPI_I<coll> or MPI_<Coll>_init) from rounds of steps; a round
+ * runs its local steps in order, then posts its sends and receives, and the next round starts
+ * when they have all completed. Building never fails on the spot: an allocation failure is
+ * remembered and reported by mf_sched_request. */
+typedef struct mf_sched mf_sched_t;
+
+/* The internal tag of the next non-blocking or persistent collective on `comm` (bit 23 set,
+ * a sequence number below it): every member computes the same one. */
+int mf_sched_next_tag(mf_comm_t *comm);
+mf_sched_t *mf_sched_create(mf_comm_t *comm, int tag);
+mf_comm_t *mf_sched_comm(const mf_sched_t *s);
+void mf_sched_send(mf_sched_t *s, const void *buf, size_t len, int peer);
+void mf_sched_recv(mf_sched_t *s, void *buf, size_t len, int peer);
+void mf_sched_copy(mf_sched_t *s, void *dst, const void *src, size_t len);
+/* inout = in op inout over `count` items of the schedule's datatype and operation. */
+void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count);
+void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op);
+/* Close the current round: later steps wait for its operations. */
+void mf_sched_barrier(mf_sched_t *s);
+/* A scratch buffer freed with the schedule; NULL on out-of-memory. */
+void *mf_sched_tmp(mf_sched_t *s, size_t len);
+mf_status_t mf_sched_status(const mf_sched_t *s);
+/* Wrap the schedule (owned from now on, freed on failure) in a collective request; a
+ * non-persistent one is started at once, a persistent one waits for mf_sched_start. */
+mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p);
+/* (Re)start the inactive persistent collective request `req`. */
+mf_status_t mf_sched_start(mf_request_t *req);
+
+/* The algorithms, with the arguments of the blocking forms above. */
+void mf_nbc_barrier(mf_sched_t *s);
+void mf_nbc_bcast(mf_sched_t *s, void *buf, size_t len, int root);
+void mf_nbc_reduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                   size_t extent, MPI_Op op, int root);
+void mf_nbc_allreduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                      size_t extent, MPI_Op op);
+void mf_nbc_gatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf, const size_t *rlens,
+                    const size_t *rdispls, int root);
+void mf_nbc_scatterv(mf_sched_t *s, const void *sbuf, const size_t *slens, const size_t *sdispls,
+                     void *rbuf, size_t rlen, int root);
+void mf_nbc_allgatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf,
+                       const size_t *rlens, const size_t *rdispls);
+/* MF_ERR_TRUNCATE when this process's own block does not fit. */
+mf_status_t mf_nbc_alltoallv(mf_sched_t *s, const void *sbuf, const size_t *slens,
+                             const size_t *sdispls, void *rbuf, const size_t *rlens,
+                             const size_t *rdispls);
+void mf_nbc_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const size_t *counts,
+                           MPI_Datatype dt, size_t extent, MPI_Op op);
+void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                 size_t extent, MPI_Op op, int exclusive);
+
 /* ---- reduction operations (coll_op.c) ---------------------------------------------------- */
 
 /* Object tag of user-defined operations (the `kind` word of every MPI object). */

@@ -157,7 +157,8 @@ struct MPI_ABI_Comm {
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
     mf_vci_t *vci;
     _Atomic(MPI_Errhandler) errhandler;
-    uint32_t create_seq;       /* communicators created from this one: identical on all members */
+    uint32_t create_seq; /* communicators created from this one: identical on all members */
+    uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
     pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
     struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
@@ -318,6 +319,7 @@ typedef enum {
     MF_REQ_NULL_PROC,   /* receive from MPI_PROC_NULL: completes with the empty status */
     MF_REQ_PSEND,       /* partitioned send (src/part) */
     MF_REQ_PRECV,       /* partitioned receive (src/part) */
+    MF_REQ_COLL,        /* non-blocking or persistent collective: runs a schedule (coll.h) */
 } mf_req_type_t;
 
 typedef enum {
@@ -351,11 +353,13 @@ struct MPI_ABI_Request {
     MPI_Count dt_count;
     void *pack_buf;
     uint8_t unpacked;
-    /* Requests that need work besides the transport's own progress (partitioned requests:
-     * setup, flushing queued partitions) set `poll`; completion checks call it before looking
-     * at op.done. `part` is that layer's state. */
+    /* Requests that need work besides the transport's own progress set `poll`; completion
+     * checks call it before looking at op.done (partitioned requests: setup and flushing queued
+     * partitions; collective requests: advancing the schedules). `part` is the partitioned
+     * layer's state. */
     void (*poll)(struct MPI_ABI_Request *req);
     void *part;
+    struct mf_sched *sched; /* MF_REQ_COLL: the schedule it runs (owned) */
     struct MPI_ABI_Request *next_free;
 };
 
@@ -390,6 +394,10 @@ void mf_request_wait_done(mf_request_t *req);
 int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it);
 int mf_request_error(mf_request_t *req);
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
+/* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
+ * The progress loops call the first, so a collective moves on whatever request is waited for. */
+void mf_sched_progress_all(void);
+void mf_sched_free(struct mf_sched *sched);
 /* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */
 void mf_progress_poke(mf_vci_t *vci, int *polls_p);
 

@@ -41,6 +41,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size,
     comm->vci = mf_vci_get((int)(context_id % (unsigned)mf_vci_pool_size()));
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
+    comm->nbc_seq = 0;
     comm->name[0] = '\0';
     comm->info = NULL;
     comm->attrs = NULL;

@@ -119,6 +119,7 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->unpacked = 0;
     req->poll = NULL;
     req->part = NULL;
+    req->sched = NULL;
     req->next_free = NULL;
     mf_vci_op_reset(&req->op, NULL);
 }
@@ -178,6 +179,10 @@ void mf_request_release_locked(mf_request_t *req)
     free(req->pack_buf);
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
+    if (req->sched != NULL) {
+        mf_sched_free(req->sched);
+        req->sched = NULL;
+    }
     req->kind = MF_KIND_FREED;
     req->next_free = cache->free_list;
     cache->free_list = req;
@@ -203,6 +208,7 @@ int mf_request_is_complete(mf_request_t *req)
 
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 {
+    mf_sched_progress_all();
     if (mf_vci_progress(vci) > 0) {
         *polls_p = 0;
         return;

@@ -1,0 +1,293 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collective algorithms written as schedules (coll_sched.c) for the non-blocking and
+ * persistent collectives: dissemination barrier, binomial broadcast, binomial reduce in rank
+ * order, recursive-doubling allreduce with the extra ranks folded into their neighbours, linear
+ * gather(v)/scatter(v), ring allgather(v), pairwise all-to-all, reduce-scatter as reduce +
+ * scatter, chain scan. Arguments are those of the blocking forms (coll.h): byte lengths and
+ * displacements, items for reductions. Every builder only appends steps; the caller turns the
+ * schedule into a request (mf_sched_request), which also reports allocation failures.
+ */
+#include "coll.h"
+
+#include <string.h>
+
+void mf_nbc_barrier(mf_sched_t *s)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    char *token = mf_sched_tmp(s, 2);
+    if (token == NULL)
+        return;
+    for (int dist = 1; dist < size; dist <<= 1) {
+        mf_sched_send(s, token, 1, (rank + dist) % size);
+        mf_sched_recv(s, token + 1, 1, (rank - dist + size) % size);
+        mf_sched_barrier(s);
+    }
+}
+
+void mf_nbc_bcast(mf_sched_t *s, void *buf, size_t len, int root)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, vr = (comm->rank - root + size) % size, mask = 1;
+    if (size == 1)
+        return;
+    while (mask < size) {
+        if (vr & mask) {
+            mf_sched_recv(s, buf, len, (vr - mask + root) % size);
+            mf_sched_barrier(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < size)
+            mf_sched_send(s, buf, len, (vr + mask + root) % size);
+    mf_sched_barrier(s);
+}
+
+/* The tree is rooted at rank 0 so each node holds a contiguous range of ranks and combines
+ * "mine op received" (the received range is the next one up): rank order is kept for every
+ * operation. The result goes on to `root` if that is not 0. `acc` holds the contribution. */
+static void reduce_tree(mf_sched_t *s, char *acc, char *tmp, void *rbuf, size_t count,
+                        size_t extent, int root)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    size_t len = count * extent;
+    for (int mask = 1; mask < size; mask <<= 1) {
+        if (rank & mask) {
+            mf_sched_send(s, acc, len, rank - mask);
+            mf_sched_barrier(s);
+            break;
+        }
+        if (rank + mask < size) {
+            mf_sched_recv(s, tmp, len, rank + mask);
+            mf_sched_barrier(s);
+            mf_sched_reduce(s, acc, tmp, count); /* tmp = acc op tmp */
+            mf_sched_copy(s, acc, tmp, len);
+        }
+    }
+    mf_sched_barrier(s);
+    if (root == 0) {
+        if (rank == 0)
+            mf_sched_copy(s, rbuf, acc, len);
+    } else if (rank == 0) {
+        mf_sched_send(s, acc, len, root);
+    } else if (rank == root) {
+        mf_sched_recv(s, rbuf, len, 0);
+    }
+    mf_sched_barrier(s);
+}
+
+void mf_nbc_reduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                   size_t extent, MPI_Op op, int root)
+{
+    size_t len = count * extent;
+    char *acc = mf_sched_tmp(s, len), *tmp = mf_sched_tmp(s, len);
+    if (acc == NULL || tmp == NULL)
+        return;
+    mf_sched_set_op(s, dt, op);
+    mf_sched_copy(s, acc, sbuf, len);
+    reduce_tree(s, acc, tmp, rbuf, count, extent, root);
+}
+
+/* Rank of the process that plays folded rank `nr` (see mf_nbc_allreduce). */
+static int unfold(int nr, int rem)
+{
+    return nr < rem ? 2 * nr + 1 : nr + rem;
+}
+
+void mf_nbc_allreduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                      size_t extent, MPI_Op op)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank, pof2 = 1;
+    size_t len = count * extent;
+    mf_sched_set_op(s, dt, op);
+    mf_sched_copy(s, rbuf, sbuf, len);
+    if (size == 1)
+        return;
+    char *tmp = mf_sched_tmp(s, len);
+    if (tmp == NULL)
+        return;
+    mf_sched_barrier(s);
+    while (pof2 * 2 <= size)
+        pof2 *= 2;
+    int rem = size - pof2, nr;
+    /* Fold: among ranks 0..2*rem-1, each even rank hands its data to the odd rank above it
+     * (which combines "lower op higher") and waits for the result; the odd ones and the ranks
+     * from 2*rem on keep the rank order as folded ranks 0..pof2-1. */
+    if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+            mf_sched_send(s, rbuf, len, rank + 1);
+            mf_sched_barrier(s);
+            mf_sched_recv(s, rbuf, len, rank + 1);
+            mf_sched_barrier(s);
+            return;
+        }
+        mf_sched_recv(s, tmp, len, rank - 1);
+        mf_sched_barrier(s);
+        mf_sched_reduce(s, tmp, rbuf, count); /* rbuf = lower op mine */
+        nr = rank / 2;
+    } else {
+        nr = rank - rem;
+    }
+    for (int mask = 1; mask < pof2; mask <<= 1) {
+        int peer_nr = nr ^ mask, peer = unfold(peer_nr, rem);
+        mf_sched_send(s, rbuf, len, peer);
+        mf_sched_recv(s, tmp, len, peer);
+        mf_sched_barrier(s);
+        if (peer_nr < nr) {
+            mf_sched_reduce(s, tmp, rbuf, count); /* rbuf = theirs op mine */
+        } else {
+            mf_sched_reduce(s, rbuf, tmp, count); /* tmp = mine op theirs */
+            mf_sched_copy(s, rbuf, tmp, len);
+        }
+    }
+    mf_sched_barrier(s);
+    if (rank < 2 * rem)
+        mf_sched_send(s, rbuf, len, rank - 1);
+    mf_sched_barrier(s);
+}
+
+void mf_nbc_gatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf, const size_t *rlens,
+                    const size_t *rdispls, int root)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    if (comm->rank != root) {
+        mf_sched_send(s, sbuf, slen, root);
+        mf_sched_barrier(s);
+        return;
+    }
+    char *r = rbuf;
+    for (int i = 0; i < comm->size; i++) {
+        if (i != root)
+            mf_sched_recv(s, r + rdispls[i], rlens[i], i);
+        else if (sbuf != MPI_IN_PLACE)
+            mf_sched_copy(s, r + rdispls[i], sbuf, slen);
+    }
+    mf_sched_barrier(s);
+}
+
+void mf_nbc_scatterv(mf_sched_t *s, const void *sbuf, const size_t *slens, const size_t *sdispls,
+                     void *rbuf, size_t rlen, int root)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    if (comm->rank != root) {
+        mf_sched_recv(s, rbuf, rlen, root);
+        mf_sched_barrier(s);
+        return;
+    }
+    const char *b = sbuf;
+    for (int i = 0; i < comm->size; i++) {
+        if (i != root)
+            mf_sched_send(s, b + sdispls[i], slens[i], i);
+        else if (rbuf != MPI_IN_PLACE)
+            mf_sched_copy(s, rbuf, b + sdispls[i], slens[i]);
+    }
+    mf_sched_barrier(s);
+}
+
+void mf_nbc_allgatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf,
+                       const size_t *rlens, const size_t *rdispls)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    char *r = rbuf;
+    if (sbuf != MPI_IN_PLACE)
+        mf_sched_copy(s, r + rdispls[rank], sbuf, slen);
+    mf_sched_barrier(s);
+    int right = (rank + 1) % size, left = (rank - 1 + size) % size;
+    /* Ring: step i forwards the block that originated i ranks to the left. */
+    for (int i = 0; i < size - 1; i++) {
+        int sb = (rank - i + size) % size, rb = (rank - i - 1 + size) % size;
+        mf_sched_send(s, r + rdispls[sb], rlens[sb], right);
+        mf_sched_recv(s, r + rdispls[rb], rlens[rb], left);
+        mf_sched_barrier(s);
+    }
+}
+
+mf_status_t mf_nbc_alltoallv(mf_sched_t *s, const void *sbuf, const size_t *slens,
+                             const size_t *sdispls, void *rbuf, const size_t *rlens,
+                             const size_t *rdispls)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    char *r = rbuf;
+    if (sbuf == MPI_IN_PLACE) {
+        /* The data to send is what recvbuf holds when the operation starts: copy it then. */
+        size_t end = 0;
+        for (int i = 0; i < size; i++)
+            if (rdispls[i] + rlens[i] > end)
+                end = rdispls[i] + rlens[i];
+        char *copy = mf_sched_tmp(s, end);
+        if (copy == NULL)
+            return MF_OK; /* reported by mf_sched_request */
+        mf_sched_copy(s, copy, rbuf, end);
+        mf_sched_barrier(s);
+        sbuf = copy;
+        slens = rlens;
+        sdispls = rdispls;
+    }
+    if (slens[rank] > rlens[rank])
+        return MF_ERR_TRUNCATE;
+    const char *b = sbuf;
+    mf_sched_copy(s, r + rdispls[rank], b + sdispls[rank], slens[rank]);
+    mf_sched_barrier(s);
+    /* Pairwise: in step i send to rank+i and receive from rank-i, so every pair meets once. */
+    for (int i = 1; i < size; i++) {
+        int dst = (rank + i) % size, src = (rank - i + size) % size;
+        mf_sched_send(s, b + sdispls[dst], slens[dst], dst);
+        mf_sched_recv(s, r + rdispls[src], rlens[src], src);
+        mf_sched_barrier(s);
+    }
+    return MF_OK;
+}
+
+void mf_nbc_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const size_t *counts,
+                           MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    size_t *lens = mf_sched_tmp(s, 2 * (size_t)size * sizeof(size_t));
+    if (lens == NULL)
+        return;
+    size_t *displs = lens + size, total = 0;
+    for (int i = 0; i < size; i++) {
+        lens[i] = counts[i] * extent;
+        displs[i] = total * extent;
+        total += counts[i];
+    }
+    char *full = mf_sched_tmp(s, total * extent);
+    if (full == NULL)
+        return;
+    /* Reduce everything at rank 0 (rank order kept), then scatter the blocks. */
+    mf_nbc_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, full, total, dt, extent, op, 0);
+    mf_nbc_scatterv(s, full, lens, displs, rbuf, lens[rank], 0);
+}
+
+void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                 size_t extent, MPI_Op op, int exclusive)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank;
+    size_t len = count * extent;
+    char *prefix = mf_sched_tmp(s, len), *mine = mf_sched_tmp(s, len);
+    if (prefix == NULL || mine == NULL)
+        return;
+    mf_sched_set_op(s, dt, op);
+    mf_sched_copy(s, mine, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
+    if (rank > 0) {
+        mf_sched_recv(s, prefix, len, rank - 1);
+        mf_sched_barrier(s);
+        if (exclusive)
+            mf_sched_copy(s, rbuf, prefix, len);
+        mf_sched_reduce(s, prefix, mine, count); /* mine = prefix op mine */
+    }
+    if (!exclusive)
+        mf_sched_copy(s, rbuf, mine, len);
+    if (rank + 1 < size)
+        mf_sched_send(s, mine, len, rank + 1);
+    mf_sched_barrier(s);
+}

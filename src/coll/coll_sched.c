@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collective schedules: the engine behind the non-blocking (MPI_Ibcast ...) and persistent
+ * (MPI_Bcast_init ...) collectives. A schedule is a list of steps grouped in rounds; a round
+ * first runs its local steps (copies, reductions) in order, then posts its sends and receives
+ * on the communicator's internal context, and the next round starts once all of them have
+ * completed. Started schedules sit on one process-wide list that every progress loop advances
+ * (mf_sched_progress_all), so a collective moves on whichever request the program waits for,
+ * which the standard requires: peers may complete outstanding collectives in different orders.
+ * Each schedule carries its own tag, derived from a per-communicator sequence number that all
+ * members agree on because collectives are started in the same order everywhere.
+ */
+#include "coll.h"
+
+#include "pt2pt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE } step_kind_t;
+
+typedef struct {
+    uint8_t kind;
+    int round;
+    int peer;
+    const void *src; /* send data, copy/reduce input */
+    void *dst;       /* receive buffer, copy/reduce output */
+    size_t len;      /* bytes (send, receive, copy) or items (reduce) */
+    mf_request_t *req;
+} step_t;
+
+struct mf_sched {
+    mf_comm_t *comm;
+    int tag;
+    int nsteps, cap, round;
+    step_t *steps;
+    void **tmps; /* scratch buffers owned by the schedule */
+    int ntmps;
+    MPI_Datatype dt; /* of the reductions */
+    MPI_Op op;
+    mf_status_t build_status;
+    /* While started: */
+    mf_request_t *owner;
+    int cur;    /* first step of the running round */
+    int posted; /* the running round's operations are posted */
+    mf_status_t status;
+    struct mf_sched *prev, *next;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    mf_sched_t *head;
+    atomic_int count;
+} active = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- building ---------------------------------------------------------------------------- */
+
+mf_sched_t *mf_sched_create(mf_comm_t *comm, int seq_tag)
+{
+    mf_sched_t *s = mf_calloc(1, sizeof(*s), "collective schedule");
+    if (s == NULL)
+        return NULL;
+    s->comm = comm;
+    s->tag = seq_tag;
+    s->build_status = MF_OK;
+    return s;
+}
+
+int mf_sched_next_tag(mf_comm_t *comm)
+{
+    /* Bit 23 set keeps these tags apart from the blocking collectives' small ones. */
+    uint32_t seq = comm->nbc_seq++;
+    return (int)((1u << (MF_PT2PT_TAG_BITS - 1)) | (seq & ((1u << (MF_PT2PT_TAG_BITS - 1)) - 1)));
+}
+
+static step_t *add_step(mf_sched_t *s, step_kind_t kind)
+{
+    if (s->build_status != MF_OK)
+        return NULL;
+    if (s->nsteps == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        step_t *steps = realloc(s->steps, (size_t)cap * sizeof(*steps));
+        if (steps == NULL) {
+            s->build_status = MF_ERR_NO_MEMORY;
+            return NULL;
+        }
+        s->steps = steps;
+        s->cap = cap;
+    }
+    step_t *st = &s->steps[s->nsteps++];
+    memset(st, 0, sizeof(*st));
+    st->kind = (uint8_t)kind;
+    st->round = s->round;
+    return st;
+}
+
+void mf_sched_send(mf_sched_t *s, const void *buf, size_t len, int peer)
+{
+    step_t *st = add_step(s, STEP_SEND);
+    if (st != NULL) {
+        st->src = buf;
+        st->len = len;
+        st->peer = peer;
+    }
+}
+
+void mf_sched_recv(mf_sched_t *s, void *buf, size_t len, int peer)
+{
+    step_t *st = add_step(s, STEP_RECV);
+    if (st != NULL) {
+        st->dst = buf;
+        st->len = len;
+        st->peer = peer;
+    }
+}
+
+void mf_sched_copy(mf_sched_t *s, void *dst, const void *src, size_t len)
+{
+    if (len == 0 || dst == src)
+        return;
+    step_t *st = add_step(s, STEP_COPY);
+    if (st != NULL) {
+        st->dst = dst;
+        st->src = src;
+        st->len = len;
+    }
+}
+
+void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count)
+{
+    if (count == 0)
+        return;
+    step_t *st = add_step(s, STEP_REDUCE);
+    if (st != NULL) {
+        st->src = in;
+        st->dst = inout;
+        st->len = count;
+    }
+}
+
+void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
+{
+    s->dt = dt;
+    s->op = op;
+}
+
+void mf_sched_barrier(mf_sched_t *s)
+{
+    /* An empty round is harmless but useless: only open a new one after some step. */
+    if (s->nsteps > 0 && s->steps[s->nsteps - 1].round == s->round)
+        s->round++;
+}
+
+void *mf_sched_tmp(mf_sched_t *s, size_t len)
+{
+    if (s->build_status != MF_OK)
+        return NULL;
+    void **tmps = realloc(s->tmps, (size_t)(s->ntmps + 1) * sizeof(*tmps));
+    void *p = mf_malloc(len ? len : 1, "collective scratch buffer");
+    if (tmps != NULL)
+        s->tmps = tmps;
+    if (tmps == NULL || p == NULL) {
+        free(p);
+        s->build_status = MF_ERR_NO_MEMORY;
+        return NULL;
+    }
+    s->tmps[s->ntmps++] = p;
+    return p;
+}
+
+mf_status_t mf_sched_status(const mf_sched_t *s)
+{
+    return s->build_status;
+}
+
+void mf_sched_free(mf_sched_t *s)
+{
+    if (s == NULL)
+        return;
+    for (int i = 0; i < s->ntmps; i++)
+        free(s->tmps[i]);
+    free(s->tmps);
+    free(s->steps);
+    free(s);
+}
+
+/* ---- running ----------------------------------------------------------------------------- */
+
+static void note_error(mf_sched_t *s, mf_status_t status)
+{
+    if (status != MF_OK && status != MF_ERR_CANCELED && s->status == MF_OK)
+        s->status = status;
+}
+
+/* Post the running round: local steps first, in order, then its sends and receives. */
+static void post_round(mf_sched_t *s, int end)
+{
+    unsigned ctx = mf_comm_ctx_internal(s->comm);
+    for (int i = s->cur; i < end; i++) {
+        step_t *st = &s->steps[i];
+        if (st->kind == STEP_COPY)
+            memmove(st->dst, st->src, st->len);
+        else if (st->kind == STEP_REDUCE)
+            mf_op_apply(s->op, st->src, st->dst, st->len, s->dt);
+    }
+    for (int i = s->cur; i < end; i++) {
+        step_t *st = &s->steps[i];
+        mf_status_t status = MF_OK;
+        st->req = NULL;
+        if (st->kind == STEP_SEND)
+            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, s->comm, ctx,
+                                    MF_SEND_STANDARD, &st->req);
+        else if (st->kind == STEP_RECV)
+            status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, s->comm, ctx, &st->req);
+        if (status != MF_OK) {
+            st->req = NULL;
+            note_error(s, status);
+        }
+    }
+    s->posted = 1;
+}
+
+/* Advance one started schedule as far as it goes; 1 when it has finished. Sched lock held. */
+static int advance(mf_sched_t *s)
+{
+    while (s->cur < s->nsteps) {
+        int end = s->cur;
+        while (end < s->nsteps && s->steps[end].round == s->steps[s->cur].round)
+            end++;
+        if (!s->posted)
+            post_round(s, end);
+        int pending = 0;
+        for (int i = s->cur; i < end; i++) {
+            step_t *st = &s->steps[i];
+            if (st->req == NULL)
+                continue;
+            if (!mf_vci_op_is_done(&st->req->op)) {
+                pending = 1;
+                continue;
+            }
+            MPI_Request h = st->req;
+            note_error(s, st->req->op.status);
+            (void)mf_request_complete(&h, MPI_STATUS_IGNORE, 1);
+            st->req = NULL;
+        }
+        if (pending)
+            return 0;
+        s->cur = end;
+        s->posted = 0;
+    }
+    return 1;
+}
+
+static void unlink_active(mf_sched_t *s)
+{
+    if (s->prev != NULL)
+        s->prev->next = s->next;
+    else
+        active.head = s->next;
+    if (s->next != NULL)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    atomic_fetch_sub_explicit(&active.count, 1, memory_order_relaxed);
+}
+
+static void finish(mf_sched_t *s)
+{
+    mf_request_t *req = s->owner;
+    unlink_active(s);
+    req->op.status = s->status;
+    req->op.length = 0;
+    atomic_store_explicit(&req->op.done, 1, memory_order_release);
+}
+
+void mf_sched_progress_all(void)
+{
+    if (atomic_load_explicit(&active.count, memory_order_relaxed) == 0)
+        return;
+    /* One thread advances all schedules at a time; the others poll their VCIs meanwhile. */
+    if (pthread_mutex_trylock(&active.lock) != 0)
+        return;
+    mf_sched_t *s = active.head;
+    while (s != NULL) {
+        mf_sched_t *next = s->next;
+        if (advance(s))
+            finish(s);
+        s = next;
+    }
+    pthread_mutex_unlock(&active.lock);
+}
+
+/* The completion-check hook of a collective request: a collective finishes only when schedules
+ * are advanced, and every test of one advances all started schedules (another one may be what a
+ * peer needs before it can serve this one). */
+static void sched_poll(mf_request_t *req)
+{
+    (void)req;
+    mf_sched_progress_all();
+}
+
+mf_status_t mf_sched_start(mf_request_t *req)
+{
+    mf_sched_t *s = req->sched;
+    s->owner = req;
+    s->cur = 0;
+    s->posted = 0;
+    s->status = MF_OK;
+    mf_vci_op_reset(&req->op, NULL);
+    req->active = 1;
+    pthread_mutex_lock(&active.lock);
+    s->prev = NULL;
+    s->next = active.head;
+    if (active.head != NULL)
+        active.head->prev = s;
+    active.head = s;
+    atomic_fetch_add_explicit(&active.count, 1, memory_order_relaxed);
+    if (advance(s))
+        finish(s);
+    pthread_mutex_unlock(&active.lock);
+    return MF_OK;
+}
+
+mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p)
+{
+    mf_status_t status = s->build_status;
+    if (status != MF_OK) {
+        mf_sched_free(s);
+        return status;
+    }
+    mf_comm_t *comm = s->comm;
+    mf_vci_lock(comm->vci);
+    mf_request_t *req = mf_request_alloc_locked(comm->vci, MF_REQ_COLL, comm);
+    mf_vci_unlock(comm->vci);
+    if (req == NULL) {
+        mf_sched_free(s);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->sched = s;
+    req->poll = sched_poll;
+    req->persistent = (uint8_t)persistent;
+    s->owner = req;
+    if (persistent) {
+        /* Inactive until MPI_Start; a completed inactive request reads as done. */
+        atomic_store_explicit(&req->op.done, 1, memory_order_relaxed);
+        *req_p = req;
+        return MF_OK;
+    }
+    status = mf_sched_start(req);
+    req->active = 0;
+    *req_p = req;
+    return status;
+}
+
+mf_comm_t *mf_sched_comm(const mf_sched_t *s)
+{
+    return s->comm;
+}
