@@ -75,8 +75,8 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
     if (info == NULL || info->size <= 0)
         return MF_ERR_INVALID;
     /* The true extent is the extent: a pair type is moved with its padding (see the header). */
-    *p = (mf_dtype_props_t){info->size, info->extent, info->nbasic, 0, info->extent, 0,
-                            info->extent, 1, 0};
+    *p = (mf_dtype_props_t){
+        info->size, info->extent, info->nbasic, 0, info->extent, 0, info->extent, 1, 0};
     return MF_OK;
 }
 

@@ -36,9 +36,10 @@ static inline int mf_part_cover(size_t r, int j, size_t s, int send_npart, int *
  * left once, plus the internal bit). Setup messages use context 0x4000 | the communicator's
  * user context, with the usual source and user-tag fields, so they match in order on
  * (communicator, source, tag) like any message; MF_PART_SETUP_TO_SEND marks the receiver's
- * reply, so a process talking to itself never takes its own setup message for the peer's. Data and per-iteration tokens set bit 63 and
- * carry a channel id that the destination process allocated (unique there) and a partition
- * index; MF_PART_TOKEN_INDEX is the receiver's "iteration armed" token. */
+ * reply, so a process talking to itself never takes its own setup message for the peer's. Data and
+ * per-iteration tokens set bit 63 and carry a channel id that the destination process allocated
+ * (unique there) and a partition index; MF_PART_TOKEN_INDEX is the receiver's "iteration armed"
+ * token. */
 #define MF_PART_SETUP_CTX_BIT 0x4000u
 #define MF_PART_SETUP_TO_SEND 0x2000u /* set on receiver-to-sender setup messages */
 #define MF_PART_INDEX_BITS    24
