@@ -294,8 +294,7 @@ void mf_bench_mpi_ok(int rc, const char *call)
     mf_bench_abort();
 }
 
-/* Prints s as a JSON string body, escaping what JSON requires. */
-static void print_json_escaped(FILE *out, const char *s)
+void mf_bench_print_json_string(FILE *out, const char *s)
 {
     for (; *s != '\0'; s++) {
         unsigned char c = (unsigned char)*s;
@@ -311,9 +310,7 @@ static void print_json_escaped(FILE *out, const char *s)
     }
 }
 
-/* The library's self-description (text holds MPI_MAX_LIBRARY_VERSION_STRING bytes), trimmed
- * of trailing blanks and newlines. */
-static void library_version(char *text)
+void mf_bench_library_version(char *text)
 {
     int len = 0;
     size_t n;
@@ -353,12 +350,12 @@ static void print_header(FILE *out, const mf_bench_info_t *info, const mf_bench_
     int version = 0;
     int subversion = 0;
 
-    library_version(library);
+    mf_bench_library_version(library);
     mf_bench_mpi_ok(MPI_Get_version(&version, &subversion), "MPI_Get_version");
     fprintf(out, "{\n  \"benchmark\": \"%s\",\n  \"metric\": \"%s\",\n  \"unit\": \"%s\",\n",
             info->name, info->metric, info->unit);
     fprintf(out, "  \"mpi_version\": \"%d.%d\",\n  \"library\": \"", version, subversion);
-    print_json_escaped(out, library);
+    mf_bench_print_json_string(out, library);
     fprintf(out, "\",\n  \"nprocs\": 2,\n  \"reps\": %d,\n  \"warmup\": %d,\n", opts->reps,
             opts->warmup);
     if (info->uses_window)

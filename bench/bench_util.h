@@ -112,4 +112,11 @@ void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opt
 int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts,
                         const mf_bench_result_t *results, int nresults);
 
+/* Prints s as the body of a JSON string (without the quotes), escaping what JSON requires. */
+void mf_bench_print_json_string(FILE *out, const char *s);
+
+/* Stores the library's self-description (MPI_Get_library_version) in text, which holds
+ * MPI_MAX_LIBRARY_VERSION_STRING bytes, trimmed of trailing blanks and newlines. */
+void mf_bench_library_version(char *text);
+
 #endif /* MF_BENCH_UTIL_H */

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Latency of the blocking collectives on MPI_COMM_WORLD (any number of processes, at least 2):
+ * Barrier, Bcast, Reduce, Allreduce, Gather, Scatter, Allgather, Alltoall, Reduce_scatter_block
+ * and Scan, over message sizes from 8 B to 4 MiB by default. The size is the buffer of Bcast,
+ * Reduce, Allreduce and Scan, and the block one rank contributes or receives for Gather,
+ * Scatter, Allgather, Alltoall and Reduce_scatter_block (as in OSU's benchmarks). Reductions
+ * sum MPI_INT. For every size one checked call runs first (every rank verifies what it got),
+ * then untimed warm-up calls, then --reps timed loops, each after an MPI_Barrier; a loop's
+ * number is the slowest rank's average time per call, and the median over the loops is
+ * reported in microseconds. Standard MPI only, so it builds with any MPI.
+ */
+#include "bench_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#define COLL_NAME  "coll_latency"
+#define COLL_COUNT 10
+
+typedef enum {
+    COLL_BARRIER,
+    COLL_BCAST,
+    COLL_REDUCE,
+    COLL_ALLREDUCE,
+    COLL_GATHER,
+    COLL_SCATTER,
+    COLL_ALLGATHER,
+    COLL_ALLTOALL,
+    COLL_REDUCE_SCATTER_BLOCK,
+    COLL_SCAN,
+} coll_kind_t;
+
+static const char *const coll_names[COLL_COUNT] = {
+    "Barrier",   "Bcast",    "Reduce",
+    "Allreduce", "Gather",   "Scatter",
+    "Allgather", "Alltoall", "Reduce_scatter_block",
+    "Scan",
+};
+
+/* What every call needs: the buffers (each nprocs x max_size bytes) and the job's shape. */
+typedef struct coll_ctx {
+    coll_kind_t kind;
+    unsigned char *sbuf;
+    unsigned char *rbuf;
+    int rank;
+    int nprocs;
+} coll_ctx_t;
+
+/* One result with the collective it belongs to. */
+typedef struct coll_result {
+    coll_kind_t kind;
+    mf_bench_result_t res;
+} coll_result_t;
+
+static int is_reduction(coll_kind_t kind)
+{
+    return kind == COLL_REDUCE || kind == COLL_ALLREDUCE || kind == COLL_REDUCE_SCATTER_BLOCK ||
+           kind == COLL_SCAN;
+}
+
+/* One call of the collective with size bytes (per block for the block collectives). */
+static void coll_call(const coll_ctx_t *ctx, size_t size)
+{
+    int bytes = (int)size;
+    int ints = (int)(size / sizeof(int32_t));
+    MPI_Comm comm = MPI_COMM_WORLD;
+    void *s = ctx->sbuf;
+    void *r = ctx->rbuf;
+
+    switch (ctx->kind) {
+    case COLL_BARRIER: mf_bench_mpi_ok(MPI_Barrier(comm), "MPI_Barrier"); break;
+    case COLL_BCAST: mf_bench_mpi_ok(MPI_Bcast(s, bytes, MPI_BYTE, 0, comm), "MPI_Bcast"); break;
+    case COLL_REDUCE:
+        mf_bench_mpi_ok(MPI_Reduce(s, r, ints, MPI_INT32_T, MPI_SUM, 0, comm), "MPI_Reduce");
+        break;
+    case COLL_ALLREDUCE:
+        mf_bench_mpi_ok(MPI_Allreduce(s, r, ints, MPI_INT32_T, MPI_SUM, comm), "MPI_Allreduce");
+        break;
+    case COLL_GATHER:
+        mf_bench_mpi_ok(MPI_Gather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, comm), "MPI_Gather");
+        break;
+    case COLL_SCATTER:
+        mf_bench_mpi_ok(MPI_Scatter(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, comm),
+                        "MPI_Scatter");
+        break;
+    case COLL_ALLGATHER:
+        mf_bench_mpi_ok(MPI_Allgather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, comm),
+                        "MPI_Allgather");
+        break;
+    case COLL_ALLTOALL:
+        mf_bench_mpi_ok(MPI_Alltoall(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, comm), "MPI_Alltoall");
+        break;
+    case COLL_REDUCE_SCATTER_BLOCK:
+        mf_bench_mpi_ok(MPI_Reduce_scatter_block(s, r, ints, MPI_INT32_T, MPI_SUM, comm),
+                        "MPI_Reduce_scatter_block");
+        break;
+    case COLL_SCAN:
+        mf_bench_mpi_ok(MPI_Scan(s, r, ints, MPI_INT32_T, MPI_SUM, comm), "MPI_Scan");
+        break;
+    }
+}
+
+/* The value rank puts at int index i of its send buffer for the reductions. */
+static int32_t reduce_input(int rank, size_t i)
+{
+    return (int32_t)(i % 1000003u) + rank + 1;
+}
+
+/* The sum of reduce_input over ranks 0 .. upto. */
+static int32_t reduce_sum(int upto, size_t i)
+{
+    return (int32_t)(upto + 1) * (int32_t)(i % 1000003u) + (upto + 1) * (upto + 2) / 2;
+}
+
+static void check_ints(const int32_t *got, size_t n, size_t first, int upto, coll_kind_t kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (got[i] != reduce_sum(upto, first + i)) {
+            fprintf(stderr, "%s: MPI_%s gave %d at element %zu, expected %d\n", COLL_NAME,
+                    coll_names[kind], (int)got[i], first + i, (int)reduce_sum(upto, first + i));
+            mf_bench_abort();
+        }
+    }
+}
+
+static void fill_reduction(const coll_ctx_t *ctx, size_t size)
+{
+    size_t total = ctx->kind == COLL_REDUCE_SCATTER_BLOCK ? size * (size_t)ctx->nprocs : size;
+    int32_t *s = (int32_t *)ctx->sbuf;
+
+    for (size_t i = 0; i < total / sizeof(int32_t); i++)
+        s[i] = reduce_input(ctx->rank, i);
+}
+
+static void verify_reduction(const coll_ctx_t *ctx, size_t size)
+{
+    size_t n = size / sizeof(int32_t);
+    const int32_t *r = (const int32_t *)ctx->rbuf;
+    int last = ctx->nprocs - 1;
+
+    switch (ctx->kind) {
+    case COLL_REDUCE:
+        if (ctx->rank == 0)
+            check_ints(r, n, 0, last, ctx->kind);
+        break;
+    case COLL_ALLREDUCE: check_ints(r, n, 0, last, ctx->kind); break;
+    case COLL_REDUCE_SCATTER_BLOCK: check_ints(r, n, n * (size_t)ctx->rank, last, ctx->kind); break;
+    case COLL_SCAN: check_ints(r, n, 0, ctx->rank, ctx->kind); break;
+    default: break;
+    }
+}
+
+/* Seeds of the byte patterns: block b sent by rank r carries seed r * nprocs + b + 1. */
+static unsigned seed_of(const coll_ctx_t *ctx, int from, int block)
+{
+    return (unsigned)(from * ctx->nprocs + block + 1);
+}
+
+static void fill_blocks(const coll_ctx_t *ctx, size_t size)
+{
+    int p = ctx->nprocs;
+
+    switch (ctx->kind) {
+    case COLL_BCAST:
+        if (ctx->rank == 0)
+            mf_bench_fill(ctx->sbuf, size, seed_of(ctx, 0, 0));
+        else
+            memset(ctx->sbuf, 0, size);
+        break;
+    case COLL_GATHER:
+    case COLL_ALLGATHER: mf_bench_fill(ctx->sbuf, size, seed_of(ctx, ctx->rank, 0)); break;
+    case COLL_SCATTER:
+    case COLL_ALLTOALL:
+        for (int b = 0; b < p; b++)
+            mf_bench_fill(ctx->sbuf + (size_t)b * size, size, seed_of(ctx, ctx->rank, b));
+        break;
+    default: break;
+    }
+    memset(ctx->rbuf, 0, size * (size_t)p);
+}
+
+static void verify_blocks(const coll_ctx_t *ctx, size_t size)
+{
+    int p = ctx->nprocs;
+
+    switch (ctx->kind) {
+    case COLL_BCAST: mf_bench_verify(ctx->sbuf, size, seed_of(ctx, 0, 0), COLL_NAME); break;
+    case COLL_GATHER:
+        for (int b = 0; ctx->rank == 0 && b < p; b++)
+            mf_bench_verify(ctx->rbuf + (size_t)b * size, size, seed_of(ctx, b, 0), COLL_NAME);
+        break;
+    case COLL_ALLGATHER:
+        for (int b = 0; b < p; b++)
+            mf_bench_verify(ctx->rbuf + (size_t)b * size, size, seed_of(ctx, b, 0), COLL_NAME);
+        break;
+    case COLL_SCATTER:
+        mf_bench_verify(ctx->rbuf, size, seed_of(ctx, 0, ctx->rank), COLL_NAME);
+        break;
+    case COLL_ALLTOALL:
+        for (int b = 0; b < p; b++)
+            mf_bench_verify(ctx->rbuf + (size_t)b * size, size, seed_of(ctx, b, ctx->rank),
+                            COLL_NAME);
+        break;
+    default: break;
+    }
+}
+
+/* One call whose result every rank checks, so a library that computes or delivers wrong data
+ * is caught before its numbers are printed. */
+static void checked_call(const coll_ctx_t *ctx, size_t size)
+{
+    if (is_reduction(ctx->kind))
+        fill_reduction(ctx, size);
+    else
+        fill_blocks(ctx, size);
+    coll_call(ctx, size);
+    if (is_reduction(ctx->kind))
+        verify_reduction(ctx, size);
+    else
+        verify_blocks(ctx, size);
+}
+
+/* One timed loop; returns the slowest rank's average time per call in microseconds (the same
+ * number on every rank). */
+static double timed_loop(const coll_ctx_t *ctx, size_t size, int iters)
+{
+    double start;
+    double mine;
+    double slowest = 0.0;
+
+    mf_bench_mpi_ok(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    start = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        coll_call(ctx, size);
+    mine = (MPI_Wtime() - start) * 1e6 / iters;
+    mf_bench_mpi_ok(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+                    "MPI_Allreduce");
+    return slowest;
+}
+
+static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t size,
+                    double *samples, mf_bench_result_t *result)
+{
+    /* Budget by the bytes one rank moves: a block collective moves nprocs blocks. */
+    size_t moved = ctx->kind == COLL_BARRIER ? 0 : size;
+    int iters;
+    int warmup;
+
+    if (ctx->kind >= COLL_GATHER && ctx->kind <= COLL_REDUCE_SCATTER_BLOCK)
+        moved *= (size_t)ctx->nprocs;
+    iters = mf_bench_iters_for_size(opts, moved, 1);
+    warmup = mf_bench_warmup_for_size(opts, iters);
+    if (opts->warmup > 0)
+        checked_call(ctx, size);
+    for (int i = 1; i < warmup; i++)
+        coll_call(ctx, size);
+    for (int r = 0; r < opts->reps; r++)
+        samples[r] = timed_loop(ctx, size, iters);
+    result->size = size;
+    result->iters = iters;
+    mf_bench_summarize(samples, opts->reps, result);
+}
+
+static void print_result(FILE *out, const coll_result_t *r)
+{
+    fprintf(out,
+            "\"collective\": \"%s\", \"size\": %zu, \"iters\": %d, \"median\": %.6g, "
+            "\"min\": %.6g, \"max\": %.6g",
+            coll_names[r->kind], r->res.size, r->res.iters, r->res.median, r->res.min, r->res.max);
+}
+
+static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result_t *results, int n)
+{
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    FILE *out;
+
+    if (opts->json_path == NULL)
+        return 0;
+    out = fopen(opts->json_path, "w");
+    if (out == NULL) {
+        fprintf(stderr, "%s: cannot write %s\n", COLL_NAME, opts->json_path);
+        return 1;
+    }
+    mf_bench_library_version(library);
+    fprintf(out,
+            "{\n  \"benchmark\": \"%s\",\n  \"metric\": \"latency of one call, slowest "
+            "rank, median over timed loops\",\n  \"unit\": \"us\",\n  \"library\": \"",
+            COLL_NAME);
+    mf_bench_print_json_string(out, library);
+    fprintf(out, "\",\n  \"nprocs\": %d,\n  \"reps\": %d,\n  \"warmup\": %d,\n", nprocs, opts->reps,
+            opts->warmup);
+    fprintf(out, "  \"results\": [\n");
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "    {");
+        print_result(out, &results[i]);
+        fprintf(out, "}%s\n", i + 1 < n ? "," : "");
+    }
+    fprintf(out, "  ]\n}\n");
+    if (fclose(out) != 0) {
+        fprintf(stderr, "%s: cannot write %s\n", COLL_NAME, opts->json_path);
+        return 1;
+    }
+    return 0;
+}
+
+static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
+{
+    size_t *sizes;
+    int nsizes = mf_bench_sizes(opts, &sizes);
+    size_t bytes = (opts->max_size > 0 ? opts->max_size : 1) * (size_t)nprocs;
+    coll_ctx_t ctx = {.sbuf = mf_bench_alloc(bytes),
+                      .rbuf = mf_bench_alloc(bytes),
+                      .rank = rank,
+                      .nprocs = nprocs};
+    coll_result_t *results = calloc((size_t)(COLL_COUNT * nsizes + 1), sizeof(*results));
+    double *samples = calloc((size_t)opts->reps, sizeof(*samples));
+    int n = 0;
+    int rc;
+
+    if (results == NULL || samples == NULL) {
+        fprintf(stderr, "%s: out of memory\n", COLL_NAME);
+        mf_bench_abort();
+    }
+    for (int k = 0; k < COLL_COUNT; k++) {
+        ctx.kind = (coll_kind_t)k;
+        for (int i = 0; i < nsizes; i++) {
+            size_t size = ctx.kind == COLL_BARRIER ? 0 : sizes[i];
+
+            /* Reductions count MPI_INT elements: skip sizes that are not whole elements. */
+            if (is_reduction(ctx.kind) && (size == 0 || size % sizeof(int32_t) != 0))
+                continue;
+            results[n].kind = ctx.kind;
+            measure(&ctx, opts, size, samples, &results[n].res);
+            if (rank == 0) {
+                printf("{\"benchmark\": \"%s\", \"unit\": \"us\", \"nprocs\": %d, ", COLL_NAME,
+                       nprocs);
+                print_result(stdout, &results[n]);
+                printf("}\n");
+                fflush(stdout);
+            }
+            n++;
+            if (ctx.kind == COLL_BARRIER)
+                break;
+        }
+    }
+    rc = rank == 0 ? write_json(opts, nprocs, results, n) : 0;
+    free(samples);
+    free(results);
+    free(ctx.rbuf);
+    free(ctx.sbuf);
+    free(sizes);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    mf_bench_opts_t opts = {
+        .min_size = 8,
+        .max_size = 4 << 20,
+        .iters = 1000,
+        .reps = 5,
+        .warmup = 20,
+        .window = 1,
+        .recv_buffers = 0,
+        .byte_budget = 16 << 20,
+        .json_path = NULL,
+    };
+    int rank;
+    int nprocs;
+    int status = 0;
+
+    mf_bench_mpi_ok(MPI_Init(&argc, &argv), "MPI_Init");
+    mf_bench_mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
+    mf_bench_mpi_ok(MPI_Comm_size(MPI_COMM_WORLD, &nprocs), "MPI_Comm_size");
+    if (nprocs < 2) {
+        fprintf(stderr, "%s: needs at least 2 processes\n", COLL_NAME);
+        status = 1;
+    } else {
+        switch (mf_bench_parse_args(argc, argv, COLL_NAME, rank, &opts)) {
+        case MF_BENCH_ARGS_RUN: status = run(&opts, rank, nprocs); break;
+        case MF_BENCH_ARGS_HELP: status = 0; break;
+        case MF_BENCH_ARGS_BAD: status = 2; break;
+        }
+    }
+    mf_bench_mpi_ok(MPI_Finalize(), "MPI_Finalize");
+    return status;
+}
