@@ -63,6 +63,9 @@ def parse_args(argv):
     p.add_argument("--inner-reps", type=int, default=None,
                    help="timed loops inside each launch (the program's --reps)")
     p.add_argument("--max", default="4m", help="largest size (default 4m; sizes start at 8 B)")
+    p.add_argument("--max-oversubscribed", default=None,
+                   help="largest size when there are more processes than cores (default 256k, "
+                   "with --full the same as --max): those runs are slow at large sizes")
     p.add_argument("--slack", type=float, default=0.05,
                    help="noise allowance of the self-consistency checks (default 0.05: a "
                    "violation is more than 5 %% slower than its bound)")
@@ -94,6 +97,8 @@ def parse_args(argv):
     args.reps = args.reps or (5 if args.full else 3)
     args.inner_reps = args.inner_reps or (9 if args.full else 5)
     args.iters = 1000 if args.full else 200
+    if args.max_oversubscribed is None:
+        args.max_oversubscribed = args.max if args.full else "256k"
     if args.reps < 1 or args.inner_reps < 1:
         p.error("--reps and --inner-reps must be at least 1")
     return args
@@ -138,7 +143,8 @@ def run_launch(args, env, mpi, np_, rep):
         cmd = with_np(mpi["launcher"], np_)
         if args.bind == "core":
             cmd.append(str(p2p.BIND_SCRIPT))
-        cmd += [str(mpi["binaries"]["coll_latency"]), "--max", args.max, "--reps",
+        max_size = args.max_oversubscribed if oversubscribed(np_) else args.max
+        cmd += [str(mpi["binaries"]["coll_latency"]), "--max", max_size, "--reps",
                 str(args.inner_reps), "--iters", str(args.iters), "--json", str(json_path)]
         load = os.getloadavg()[0]
         start = time.monotonic()
@@ -332,7 +338,8 @@ def main(argv):
         "config": {"build_dir": str(Path(args.build_dir).resolve()), "peers": args.peers,
                    "np": args.np, "oversubscribed": {str(n): oversubscribed(n) for n in args.np},
                    "reps": args.reps, "inner_reps": args.inner_reps, "iters": args.iters,
-                   "max": args.max, "full": args.full, "slack": args.slack, "bind": args.bind,
+                   "max": args.max, "max_oversubscribed": args.max_oversubscribed,
+                   "full": args.full, "slack": args.slack, "bind": args.bind,
                    "ucx_tls": args.ucx_tls or "unset (UCX chooses)", "target": TARGET,
                    "statistic": "median over launches of each launch's median over its timed "
                                 "loops; ratios paired within repetitions"},
