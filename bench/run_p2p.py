@@ -163,15 +163,15 @@ def new_mpi(key, label):
             "launcher": [], "env": {}, "binaries": {}, "library": None}
 
 
-def bench_binaries(directory):
-    return {name: Path(directory) / name for name in BENCHMARKS}
+def bench_binaries(directory, benchmarks=None):
+    return {name: Path(directory) / name for name in (benchmarks or BENCHMARKS)}
 
 
-def find_manifold(build_dir):
+def find_manifold(build_dir, benchmarks=None):
     mpi = new_mpi("manifold", "Manifold")
     build = Path(build_dir).resolve()
     mpiexec = build / "bin" / "mpiexec"
-    binaries = bench_binaries(build / "bench")
+    binaries = bench_binaries(build / "bench", benchmarks)
     missing = [str(p) for p in [mpiexec, *binaries.values()] if not p.exists()]
     if missing:
         mpi["reason"] = ("not built: missing " + ", ".join(missing) +
@@ -182,11 +182,12 @@ def find_manifold(build_dir):
     return mpi
 
 
-def compile_benchmarks(cc, outdir, env):
-    """Compiles every benchmark with the wrapper cc into outdir. Returns (binaries, error)."""
+def compile_benchmarks(cc, outdir, env, benchmarks=None):
+    """Compiles every benchmark (of BENCHMARKS, or of the given {name: {"extra": sources}})
+    with the wrapper cc into outdir. Returns (binaries, error)."""
     outdir.mkdir(parents=True, exist_ok=True)
     binaries = {}
-    for name, spec in BENCHMARKS.items():
+    for name, spec in (benchmarks or BENCHMARKS).items():
         sources = [str(BENCH_DIR / f"{name}.c")] + [str(BENCH_DIR / s) for s in spec["extra"]]
         out = outdir / name
         rc, text = run_cmd([cc, "-O3", "-o", str(out), *sources], env=env, timeout=300)
@@ -196,14 +197,14 @@ def compile_benchmarks(cc, outdir, env):
     return binaries, None
 
 
-def find_mpich(args, env):
+def find_mpich(args, env, benchmarks=None):
     mpi = new_mpi("mpich", "MPICH 5.0.2")
     venv = Path(args.mpich_venv).resolve()
     cc, mpiexec = venv / "bin" / "mpicc_abi", venv / "bin" / "mpiexec"
     if not cc.exists() or not mpiexec.exists():
         mpi["reason"] = f"no {cc} or {mpiexec} (create it with bench/setup_peers.sh)"
         return mpi
-    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "mpich", env)
+    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "mpich", env, benchmarks)
     if err:
         mpi["reason"] = err
         return mpi
@@ -232,21 +233,23 @@ def openmpi_launcher(mpirun, pml):
 
 
 def probe_run(mpi, env, timeout):
-    """One tiny latency run; returns None if it works, else the error text."""
-    cmd = mpi["launcher"] + [str(mpi["binaries"]["p2p_latency"]), "--min", "8", "--max", "8",
+    """One tiny run of the first benchmark (all take the common options); returns None if
+    it works, else the error text."""
+    cmd = mpi["launcher"] + [str(next(iter(mpi["binaries"].values()))), "--min", "8", "--max", "8",
                              "--iters", "100", "--reps", "1"]
     rc, text = run_cmd(cmd, env={**env, **mpi["env"]}, timeout=timeout)
     return None if rc == 0 else tail(text)
 
 
-def find_openmpi(args, env):
+def find_openmpi(args, env, benchmarks=None):
     mpi = new_mpi("openmpi", "Open MPI 5.0.11")
     venv = Path(args.openmpi_venv).resolve()
     cc, mpirun = venv / "bin" / "mpicc", venv / "bin" / "mpirun"
     if not cc.exists() or not mpirun.exists():
         mpi["reason"] = f"no {cc} or {mpirun} (create it with bench/setup_peers.sh)"
         return mpi
-    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "openmpi", env)
+    binaries, err = compile_benchmarks(str(cc), Path(args.work_dir) / "openmpi", env,
+                                       benchmarks)
     if err:
         mpi["reason"] = err
         return mpi
@@ -285,16 +288,16 @@ def swap_variant(manifold, mpich):
     return mpi
 
 
-def discover_mpis(args, env):
+def discover_mpis(args, env, benchmarks=None):
     log("preparing the MPIs ...")
-    manifold = find_manifold(args.build_dir)
+    manifold = find_manifold(args.build_dir, benchmarks)
     mpis = [manifold]
     mpich = None
     if "mpich" in args.peers:
-        mpich = find_mpich(args, env)
+        mpich = find_mpich(args, env, benchmarks)
         mpis.append(mpich)
     if "openmpi" in args.peers:
-        mpis.append(find_openmpi(args, env))
+        mpis.append(find_openmpi(args, env, benchmarks))
     if mpich is not None and not args.no_swap:
         mpis.append(swap_variant(manifold, mpich))
     for mpi in mpis:
@@ -317,14 +320,17 @@ def bench_args(args, name):
     return extra + ["--reps", str(args.inner_reps)]
 
 
-def run_benchmark(args, env, mpi, name, rep):
-    """One launch of one benchmark on one MPI; returns a run record."""
+def run_benchmark(args, env, mpi, name, rep, extra=None):
+    """One launch of one benchmark on one MPI, with the given arguments (default: those of
+    bench_args); returns a run record."""
     with tempfile.TemporaryDirectory(prefix="mf-bench-") as tmp:
         json_path = Path(tmp) / "out.json"
         cmd = list(mpi["launcher"])
         if args.bind == "core":
             cmd.append(str(BIND_SCRIPT))
-        cmd += [str(mpi["binaries"][name]), *bench_args(args, name), "--json", str(json_path)]
+        if extra is None:
+            extra = bench_args(args, name)
+        cmd += [str(mpi["binaries"][name]), *extra, "--json", str(json_path)]
         load = os.getloadavg()[0]
         start = time.monotonic()
         rc, out = run_cmd(cmd, env={**env, **mpi["env"]}, timeout=args.timeout)
