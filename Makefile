@@ -2,13 +2,13 @@
 # The two entry points of the README. `make check` installs what is missing, builds the
 # AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
-# Other targets: build, release, check-asan, check-tsan, bench, format, clean.
+# Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, format, clean.
 
 JOBS ?= 2
 B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
 
-.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench format clean
+.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype format clean
 
 all: build
 
@@ -53,6 +53,9 @@ demo: release
 bench: release
 	tools/install-deps.sh --with-openmpi
 	python3 bench/run_p2p.py --build $(B)/release
+
+bench-dtype: release
+	python3 bench/run_dtype.py $(B)/release
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

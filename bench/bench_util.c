@@ -344,7 +344,7 @@ void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opt
     fflush(stdout);
 }
 
-static void print_header(FILE *out, const mf_bench_info_t *info, const mf_bench_opts_t *opts)
+void mf_bench_print_json_header(FILE *out, const mf_bench_info_t *info, const mf_bench_opts_t *opts)
 {
     char library[MPI_MAX_LIBRARY_VERSION_STRING];
     int version = 0;
@@ -375,7 +375,7 @@ int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts
         fprintf(stderr, "%s: cannot write %s: %s\n", info->name, opts->json_path, strerror(errno));
         return -1;
     }
-    print_header(out, info, opts);
+    mf_bench_print_json_header(out, info, opts);
     fprintf(out, "  \"results\": [\n");
     for (int i = 0; i < nresults; i++) {
         fprintf(out, "    {");

@@ -107,6 +107,12 @@ void mf_bench_mpi_ok(int rc, const char *call);
 void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opts,
                          const mf_bench_result_t *result);
 
+/* Opens a JSON document on out: its "{" and the fields describing the benchmark, the library
+ * (MPI_Get_library_version), the MPI version and the common options, each line ending in a
+ * comma. The caller adds its results and the closing "}". */
+void mf_bench_print_json_header(FILE *out, const mf_bench_info_t *info,
+                                const mf_bench_opts_t *opts);
+
 /* Writes the JSON document with every result to opts.json_path (if set). Returns 0 or -1 after
  * printing why the file could not be written. */
 int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts,

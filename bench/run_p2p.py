@@ -288,16 +288,16 @@ def swap_variant(manifold, mpich):
     return mpi
 
 
-def discover_mpis(args, env):
+def discover_mpis(args, env, benchmarks=None):
     log("preparing the MPIs ...")
-    manifold = find_manifold(args.build_dir)
+    manifold = find_manifold(args.build_dir, benchmarks)
     mpis = [manifold]
     mpich = None
     if "mpich" in args.peers:
-        mpich = find_mpich(args, env)
+        mpich = find_mpich(args, env, benchmarks)
         mpis.append(mpich)
     if "openmpi" in args.peers:
-        mpis.append(find_openmpi(args, env))
+        mpis.append(find_openmpi(args, env, benchmarks))
     if mpich is not None and not args.no_swap:
         mpis.append(swap_variant(manifold, mpich))
     for mpi in mpis:
@@ -320,14 +320,17 @@ def bench_args(args, name):
     return extra + ["--reps", str(args.inner_reps)]
 
 
-def run_benchmark(args, env, mpi, name, rep):
-    """One launch of one benchmark on one MPI; returns a run record."""
+def run_benchmark(args, env, mpi, name, rep, extra=None):
+    """One launch of one benchmark on one MPI, with the given arguments (default: those of
+    bench_args); returns a run record."""
     with tempfile.TemporaryDirectory(prefix="mf-bench-") as tmp:
         json_path = Path(tmp) / "out.json"
         cmd = list(mpi["launcher"])
         if args.bind == "core":
             cmd.append(str(BIND_SCRIPT))
-        cmd += [str(mpi["binaries"][name]), *bench_args(args, name), "--json", str(json_path)]
+        if extra is None:
+            extra = bench_args(args, name)
+        cmd += [str(mpi["binaries"][name]), *extra, "--json", str(json_path)]
         load = os.getloadavg()[0]
         start = time.monotonic()
         rc, out = run_cmd(cmd, env={**env, **mpi["env"]}, timeout=args.timeout)
