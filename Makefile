@@ -2,13 +2,14 @@
 # The two entry points of the README. `make check` installs what is missing, builds the
 # AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
-# Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, format, clean.
+# Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll, format,
+# clean.
 
 JOBS ?= 2
 B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
 
-.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype format clean
+.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype bench-coll format clean
 
 all: build
 
@@ -55,7 +56,12 @@ bench: release
 	python3 bench/run_p2p.py --build $(B)/release
 
 bench-dtype: release
+	tools/install-deps.sh --with-openmpi
 	python3 bench/run_dtype.py $(B)/release
+
+bench-coll: release
+	tools/install-deps.sh --with-openmpi
+	python3 bench/run_coll.py $(B)/release
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
