@@ -124,14 +124,21 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     mf_vci_op_reset(&req->op, NULL);
 }
 
-mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
+/* The first free request of the VCI's cache (refilled when empty), still on the free list. */
+static mf_request_t *cache_head_locked(request_cache_t *cache)
 {
-    request_cache_t *cache = &caches[mf_vci_index(vci)];
     if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache)) {
         mf_log(MF_LOG_ERROR, "request", "cannot allocate a request");
         return NULL;
     }
-    mf_request_t *req = cache->free_list;
+    return cache->free_list;
+}
+
+mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
+{
+    mf_request_t *req = cache_head_locked(&caches[mf_vci_index(vci)]);
+    if (req == NULL)
+        return NULL;
     mf_request_t *next = req->next_free;
     request_init(req, vci, MF_REQ_SEND, comm);
     req->next_free = next;
@@ -155,11 +162,9 @@ void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
     request_cache_t *cache = &caches[mf_vci_index(vci)];
-    if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache)) {
-        mf_log(MF_LOG_ERROR, "request", "cannot allocate a request");
+    mf_request_t *req = cache_head_locked(cache);
+    if (req == NULL)
         return NULL;
-    }
-    mf_request_t *req = cache->free_list;
     cache->free_list = req->next_free;
     cache->allocated++;
     request_init(req, vci, type, comm);
