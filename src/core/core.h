@@ -231,6 +231,10 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
+/* The VCIs a communicator uses: its home VCI (collectives, and all point-to-point traffic
+ * unless spread) and how many pool VCIs user point-to-point traffic is spread over by the
+ * mpi_assert_no_any_source/_tag assertions (1: not spread). For tools. */
+void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p);
 /* Replace the communicator's hints by a copy of `info` (NULL clears them). */
 mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
 

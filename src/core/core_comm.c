@@ -117,6 +117,12 @@ void mf_comm_free(mf_comm_t *comm)
     mf_vci_unlock(vci);
 }
 
+void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p)
+{
+    *home_p = mf_vci_index(comm->vci);
+    *spread_p = 1;
+}
+
 static mf_comm_t *comm_object_new(void)
 {
     pthread_mutex_lock(&comms.lock);

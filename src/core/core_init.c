@@ -24,7 +24,7 @@ mf_status_t mf_init(int required, int *provided_p)
         return status;
     mf_global.param_check = mf_params.param_check;
     mf_global.sweep_polls = mf_params.progress_sweep;
-    mf_global.nvcis = mf_params.vci_count;
+    mf_global.nvcis = mf_params.vci_count > 0 ? mf_params.vci_count : 1;
     mf_global.main_thread = pthread_self();
     /* Every thread level is served by the same fine-grained locking, so we always provide
      * MPI_THREAD_MULTIPLE (the standard allows providing more than required). */

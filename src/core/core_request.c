@@ -75,7 +75,7 @@ void mf_request_pool_fini(void)
     ncaches = 0;
 }
 
-static int cache_refill(request_cache_t *cache)
+static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
 {
     request_chunk_t *c = calloc(1, sizeof(*c) + CACHE_CHUNK * sizeof(mf_request_t));
     if (c == NULL)
@@ -91,6 +91,7 @@ static int cache_refill(request_cache_t *cache)
         cache->free_list = &chunk[i];
     }
     cache->misses++;
+    mf_vci_count_request_miss_locked(vci);
     return 1;
 }
 
@@ -125,9 +126,9 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
 }
 
 /* The first free request of the VCI's cache (refilled when empty), still on the free list. */
-static mf_request_t *cache_head_locked(request_cache_t *cache)
+static mf_request_t *cache_head_locked(request_cache_t *cache, mf_vci_t *vci)
 {
-    if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache)) {
+    if (MF_UNLIKELY(cache->free_list == NULL) && !cache_refill(cache, vci)) {
         mf_log(MF_LOG_ERROR, "request", "cannot allocate a request");
         return NULL;
     }
@@ -136,7 +137,7 @@ static mf_request_t *cache_head_locked(request_cache_t *cache)
 
 mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
 {
-    mf_request_t *req = cache_head_locked(&caches[mf_vci_index(vci)]);
+    mf_request_t *req = cache_head_locked(&caches[mf_vci_index(vci)], vci);
     if (req == NULL)
         return NULL;
     mf_request_t *next = req->next_free;
@@ -162,7 +163,7 @@ void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
     request_cache_t *cache = &caches[mf_vci_index(vci)];
-    mf_request_t *req = cache_head_locked(cache);
+    mf_request_t *req = cache_head_locked(cache, vci);
     if (req == NULL)
         return NULL;
     cache->free_list = req->next_free;

@@ -89,9 +89,22 @@ void *mf_calloc(size_t n, size_t size, const char *what);
 /* Tunables. Every MANIFOLD_* environment variable is declared once, in util_params.c; the
  * values are parsed at init (mf_params_load) and an invalid value is an error, an unknown
  * MANIFOLD_* variable a warning. */
+#define MF_VCI_MAX 64 /* largest VCI pool */
+
+enum { MF_THREAD_CS_VCI = 0, MF_THREAD_CS_GLOBAL = 1 };
+enum { MF_VCI_PROGRESS_OWN = 0, MF_VCI_PROGRESS_ALL = 1 };
+enum { MF_VCI_SHARING_CONTEXT = 0, MF_VCI_SHARING_WORKER = 1, MF_VCI_SHARING_SHARED = 2 };
+
 typedef struct mf_params {
-    int param_check;    /* MANIFOLD_PARAM_CHECK */
-    int vci_count;      /* MANIFOLD_VCI_COUNT */
+    int param_check;       /* MANIFOLD_PARAM_CHECK */
+    int vci_count;         /* MANIFOLD_VCI_COUNT (0: sized to the machine) */
+    int thread_cs;         /* MANIFOLD_THREAD_CS: MF_THREAD_CS_* */
+    int vci_progress;      /* MANIFOLD_VCI_PROGRESS: MF_VCI_PROGRESS_* */
+    int vci_request_cache; /* MANIFOLD_VCI_REQUEST_CACHE */
+    int vci_align;         /* MANIFOLD_VCI_ALIGN */
+    int vci_sharing;       /* MANIFOLD_VCI_SHARING: MF_VCI_SHARING_* */
+    int vci_workers;       /* MANIFOLD_VCI_WORKERS */
+    int vci_stats;         /* MANIFOLD_VCI_STATS */
     int progress_sweep; /* MANIFOLD_PROGRESS_SWEEP_POLLS */
     int print_params;   /* MANIFOLD_PRINT_PARAMS */
     int coll_bcast;     /* MANIFOLD_COLL_BCAST */
@@ -103,5 +116,19 @@ extern mf_params_t mf_params;
 mf_status_t mf_params_load(void);
 /* Print every tunable (name, value, default, description) to `out`. */
 void mf_params_print(FILE *out, int only_non_default);
+
+/* One tunable, for tools (MPI_T control variables, manifold_info). `value` is NULL for
+ * variables read by other programs; `choices` is NULL unless the tunable is an enumeration
+ * (then the value is an index into it). */
+typedef struct mf_param_info {
+    const char *name; /* without the MANIFOLD_ prefix */
+    const char *description;
+    int *value;
+    int default_value, min, max;
+    const char *const *choices;
+} mf_param_info_t;
+int mf_params_count(void);
+/* 1 and *info filled when index < mf_params_count(). */
+int mf_params_describe(int index, mf_param_info_t *info);
 
 #endif /* MF_UTIL_H */

@@ -19,27 +19,52 @@ typedef struct param_def {
     int *value;       /* NULL for variables read by other programs (the launcher) */
     int default_value, min, max;
     const char *description;
+    /* Enumerations: the accepted words, NULL-terminated; the value is the word's index. */
+    const char *const *choices;
 } param_def_t;
 
 extern char **environ;
 
+static const char *const thread_cs_choices[] = {"vci", "global", NULL};
+static const char *const vci_progress_choices[] = {"own", "all", NULL};
+static const char *const vci_sharing_choices[] = {"context", "worker", "shared", NULL};
+
 static const param_def_t param_table[] = {
     {"PARAM_CHECK", &mf_params.param_check, 1, 0, 1,
-     "check the arguments of every MPI call and report bad ones through the error handler"},
-    {"VCI_COUNT", &mf_params.vci_count, 1, 1, 64,
-     "number of virtual communication interfaces (network channels) in the pool"},
+     "check the arguments of every MPI call and report bad ones through the error handler", NULL},
+    {"VCI_COUNT", &mf_params.vci_count, 0, 0, MF_VCI_MAX,
+     "virtual communication interfaces (network channels) in the pool; 0: one per core, at "
+     "least 8 (they are created on first use)", NULL},
+    {"THREAD_CS", &mf_params.thread_cs, MF_THREAD_CS_VCI, 0, 1,
+     "critical sections: vci (a lock per channel) or global (one lock; for comparison only)",
+     thread_cs_choices},
+    {"VCI_PROGRESS", &mf_params.vci_progress, MF_VCI_PROGRESS_OWN, 0, 1,
+     "waiting polls its own channel (own) or every channel each time (all; for comparison only)",
+     vci_progress_choices},
+    {"VCI_REQUEST_CACHE", &mf_params.vci_request_cache, 1, 0, 1,
+     "1: free requests are cached per channel; 0: one shared cache (for comparison only)", NULL},
+    {"VCI_ALIGN", &mf_params.vci_align, 1, 0, 1,
+     "1: each channel's state on cache lines of its own; 0: packed (for comparison only)", NULL},
+    {"VCI_SHARING", &mf_params.vci_sharing, MF_VCI_SHARING_WORKER, 0, 2,
+     "transport resources per channel: context (a UCX context each), worker (a worker each "
+     "in one context), shared (VCI_WORKERS workers shared by all channels)",
+     vci_sharing_choices},
+    {"VCI_WORKERS", &mf_params.vci_workers, 2, 1, MF_VCI_MAX,
+     "workers the channels share when VCI_SHARING=shared", NULL},
+    {"VCI_STATS", &mf_params.vci_stats, 0, 0, 1,
+     "print each channel's counters at finalize (every rank, to standard error)", NULL},
     {"PROGRESS_SWEEP_POLLS", &mf_params.progress_sweep, 64, 1, 1 << 20,
-     "unsuccessful polls of a request's own channel before all other channels are progressed"},
+     "unsuccessful polls of a request's own channel before all other channels are progressed", NULL},
     {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
-     "print every tunable that differs from its default at init (rank 0)"},
+     "print every tunable that differs from its default at init (rank 0)", NULL},
     {"COLL_BCAST", &mf_params.coll_bcast, 0, 0, 2,
-     "broadcast algorithm: 0 by message size, 1 binomial tree, 2 scatter then ring allgather"},
+     "broadcast algorithm: 0 by message size, 1 binomial tree, 2 scatter then ring allgather", NULL},
     {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 2,
-     "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner"},
+     "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner", NULL},
     {"PMI", NULL, 0, 1, 2,
-     "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1"},
-    {"MPIEXEC_TIMEOUT", NULL, 0, 0, INT_MAX, "mpiexec: kill the job after this many seconds"},
-    {"LOG", NULL, 0, 0, 0, "logging: <level>[,<category>] with level error, warn, info, debug"},
+     "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1", NULL},
+    {"MPIEXEC_TIMEOUT", NULL, 0, 0, INT_MAX, "mpiexec: kill the job after this many seconds", NULL},
+    {"LOG", NULL, 0, 0, 0, "logging: <level>[,<category>] with level error, warn, info, debug", NULL},
 };
 
 #define PARAM_COUNT (sizeof(param_table) / sizeof(param_table[0]))
@@ -53,8 +78,28 @@ static const param_def_t *param_find(const char *name, size_t len)
     return NULL;
 }
 
+static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
+{
+    for (int i = 0; def->choices[i] != NULL; i++) {
+        if (strcmp(def->choices[i], text) == 0) {
+            *def->value = i;
+            return MF_OK;
+        }
+    }
+    char words[256] = "";
+    for (int i = 0; def->choices[i] != NULL; i++) {
+        strncat(words, i > 0 ? ", " : "", sizeof(words) - strlen(words) - 1);
+        strncat(words, def->choices[i], sizeof(words) - strlen(words) - 1);
+    }
+    mf_log(MF_LOG_ERROR, "params", "MANIFOLD_%s='%s' is invalid: expected one of %s", def->name,
+           text, words);
+    return MF_ERR_INVALID;
+}
+
 static mf_status_t param_parse(const param_def_t *def, const char *text)
 {
+    if (def->choices != NULL)
+        return param_parse_choice(def, text);
     char *end;
     errno = 0;
     long v = strtol(text, &end, 0);
@@ -106,7 +151,31 @@ void mf_params_print(FILE *out, int only_non_default)
         }
         if (only_non_default && *def->value == def->default_value)
             continue;
-        fprintf(out, "MANIFOLD_%-22s = %-8d (default %d, range %d..%d)  %s\n", def->name,
-                *def->value, def->default_value, def->min, def->max, def->description);
+        if (def->choices != NULL)
+            fprintf(out, "MANIFOLD_%-22s = %-8s (default %s)  %s\n", def->name,
+                    def->choices[*def->value], def->choices[def->default_value], def->description);
+        else
+            fprintf(out, "MANIFOLD_%-22s = %-8d (default %d, range %d..%d)  %s\n", def->name,
+                    *def->value, def->default_value, def->min, def->max, def->description);
     }
+}
+
+int mf_params_count(void)
+{
+    return (int)PARAM_COUNT;
+}
+
+int mf_params_describe(int index, mf_param_info_t *info)
+{
+    if (index < 0 || index >= (int)PARAM_COUNT)
+        return 0;
+    const param_def_t *def = &param_table[index];
+    info->name = def->name;
+    info->description = def->description;
+    info->value = def->value;
+    info->default_value = def->default_value;
+    info->min = def->min;
+    info->max = def->max;
+    info->choices = def->choices;
+    return 1;
 }

@@ -21,7 +21,7 @@ struct mf_vci {
     ucp_ep_h *eps; /* indexed by world rank, created on first use */
     int index;
     /* Statistics are written under the lock and read racily by tools. */
-    atomic_uint_fast64_t sends, recvs, lock_acquired, lock_contended, global_sweeps;
+    atomic_uint_fast64_t sends, recvs, lock_acquired, lock_contended, global_sweeps, request_misses;
 } __attribute__((aligned(MF_CACHE_LINE)));
 
 static struct {
@@ -402,13 +402,32 @@ unsigned mf_vci_progress_others(mf_vci_t *self)
     return n;
 }
 
-void mf_vci_stats_get(const mf_vci_t *vci, mf_vci_stats_t *stats)
+void mf_vci_stats_get(int index, mf_vci_stats_t *stats)
 {
+    const mf_vci_t *vci = &pool.vcis[index];
     stats->sends = atomic_load_explicit(&vci->sends, memory_order_relaxed);
     stats->recvs = atomic_load_explicit(&vci->recvs, memory_order_relaxed);
     stats->lock_acquired = atomic_load_explicit(&vci->lock_acquired, memory_order_relaxed);
     stats->lock_contended = atomic_load_explicit(&vci->lock_contended, memory_order_relaxed);
     stats->global_sweeps = atomic_load_explicit(&vci->global_sweeps, memory_order_relaxed);
+    stats->request_misses = atomic_load_explicit(&vci->request_misses, memory_order_relaxed);
+    stats->active = vci->worker != NULL;
+}
+
+void mf_vci_count_request_miss_locked(mf_vci_t *vci)
+{
+    stat_inc(&vci->request_misses);
+}
+
+void mf_vci_resources_get(mf_vci_resources_t *res)
+{
+    res->contexts = 1;
+    res->workers = pool.nvcis;
+    res->endpoints = 0;
+    for (int i = 0; i < pool.nvcis; i++) {
+        for (int peer = 0; peer < pool.world_size; peer++)
+            res->endpoints += pool.vcis[i].eps[peer] != NULL;
+    }
 }
 
 void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release)

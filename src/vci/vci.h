@@ -96,10 +96,28 @@ unsigned mf_vci_progress_others(mf_vci_t *self);
 /* Version of the transport library, for MPI_Get_library_version. */
 void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release);
 
-/* Per-VCI counters, read without the lock (approximate while traffic runs). */
+/* Per-VCI counters, read without the lock (approximate while traffic runs). A VCI whose
+ * transport resources were never created reads as all zeros with active = 0. */
 typedef struct mf_vci_stats {
-    uint64_t sends, recvs, lock_acquired, lock_contended, global_sweeps;
+    uint64_t sends, recvs;     /* transport operations issued on the VCI */
+    uint64_t lock_acquired;    /* lock acquisitions, including successful trylocks */
+    uint64_t lock_contended;   /* acquisitions that found the lock held and had to wait */
+    uint64_t global_sweeps;    /* sweeps over the other VCIs started by waiters on this one */
+    uint64_t request_misses;   /* request-cache refills (the cache was empty) */
+    int active;                /* the VCI's worker exists */
 } mf_vci_stats_t;
-void mf_vci_stats_get(const mf_vci_t *vci, mf_vci_stats_t *stats);
+/* index < mf_vci_pool_size(). */
+void mf_vci_stats_get(int index, mf_vci_stats_t *stats);
+/* Count a request-cache refill on the VCI (lock held). */
+void mf_vci_count_request_miss_locked(mf_vci_t *vci);
+
+/* What the pool's transport resources amount to right now (MANIFOLD_VCI_SHARING decides how
+ * VCIs map onto them). */
+typedef struct mf_vci_resources {
+    int contexts;  /* UCX contexts */
+    int workers;   /* UCX workers created so far */
+    int endpoints; /* endpoints created so far, over all workers */
+} mf_vci_resources_t;
+void mf_vci_resources_get(mf_vci_resources_t *res);
 
 #endif /* MF_VCI_H */

@@ -7,12 +7,32 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int main(void)
 {
     UNIT_CHECK(mf_params_load() == MF_OK, "defaults load");
     UNIT_CHECK(mf_params.param_check == 1, "PARAM_CHECK default is 1");
-    UNIT_CHECK(mf_params.vci_count >= 1, "VCI_COUNT default is at least 1");
+    UNIT_CHECK(mf_params.vci_count == 0, "VCI_COUNT default is 0 (sized to the machine)");
+    UNIT_CHECK(mf_params.thread_cs == MF_THREAD_CS_VCI, "THREAD_CS default is vci");
+
+    setenv("MANIFOLD_THREAD_CS", "global", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.thread_cs == MF_THREAD_CS_GLOBAL,
+               "an enumeration is read by name");
+    setenv("MANIFOLD_THREAD_CS", "1", 1);
+    UNIT_CHECK(mf_params_load() == MF_ERR_INVALID, "an enumeration rejects numbers");
+    setenv("MANIFOLD_THREAD_CS", "Global", 1);
+    UNIT_CHECK(mf_params_load() == MF_ERR_INVALID, "enumeration names are exact");
+    unsetenv("MANIFOLD_THREAD_CS");
+
+    int found = 0;
+    mf_param_info_t info;
+    for (int i = 0; mf_params_describe(i, &info); i++) {
+        if (strcmp(info.name, "VCI_SHARING") == 0)
+            found = info.choices != NULL && strcmp(info.choices[info.default_value], "worker") == 0;
+    }
+    UNIT_CHECK(found, "tools see VCI_SHARING as an enumeration with default worker");
+    UNIT_CHECK(!mf_params_describe(mf_params_count(), &info), "describe stops at the end");
 
     setenv("MANIFOLD_PROGRESS_SWEEP_POLLS", "17", 1);
     UNIT_CHECK(mf_params_load() == MF_OK && mf_params.progress_sweep == 17, "valid value read");
