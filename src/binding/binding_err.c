@@ -367,9 +367,16 @@ int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank)
 
 int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank)
 {
-    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL ||
-                  rank == MPI_ANY_SOURCE))
+    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL))
         return MPI_SUCCESS;
+    if (rank == MPI_ANY_SOURCE) {
+        if (MF_LIKELY(!((comm->hints | comm->spread_by) & MF_HINT_NO_ANY_SOURCE)))
+            return MPI_SUCCESS;
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
+                                              "argument %s is MPI_ANY_SOURCE, but the "
+                                              "communicator asserts mpi_assert_no_any_source",
+                                              arg));
+    }
     return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
                                           "argument %s=%d is not a rank of the communicator "
                                           "(size %d), MPI_ANY_SOURCE nor MPI_PROC_NULL",
@@ -387,8 +394,15 @@ int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag)
 
 int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag)
 {
-    if (MF_LIKELY((tag >= 0 && tag <= MF_PT2PT_TAG_UB) || tag == MPI_ANY_TAG))
+    if (MF_LIKELY(tag >= 0 && tag <= MF_PT2PT_TAG_UB))
         return MPI_SUCCESS;
+    if (tag == MPI_ANY_TAG) {
+        if (MF_LIKELY(!((comm->hints | comm->spread_by) & MF_HINT_NO_ANY_TAG)))
+            return MPI_SUCCESS;
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
+                                              "argument tag is MPI_ANY_TAG, but the "
+                                              "communicator asserts mpi_assert_no_any_tag"));
+    }
     return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
                                           "argument tag=%d is outside [0, MPI_TAG_UB=%d] and "
                                           "not MPI_ANY_TAG",

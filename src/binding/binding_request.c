@@ -93,7 +93,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return rc;
     MPI_Request r = *request;
     if (!req_inactive(r) && !mf_request_is_complete(r)) {
-        mf_vci_progress(r->vci);
+        mf_progress_test(r->vci);
         if (!mf_request_is_complete(r)) {
             *flag = 0;
             return MPI_SUCCESS;
@@ -121,7 +121,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     }
     if (!mf_request_is_complete(request))
-        mf_vci_progress(request->vci);
+        mf_progress_test(request->vci);
     *flag = mf_request_is_complete(request);
     if (*flag)
         mf_request_fill_status(request, status);
@@ -167,6 +167,7 @@ static int any_common(const char *func, int count, MPI_Request reqs[], int *inde
     if (rc != MPI_SUCCESS)
         return rc;
     int polls = 0;
+    int *counter = blocking ? &polls : mf_progress_test_counter();
     for (;;) {
         int nactive, i = find_done(count, reqs, &nactive);
         if (nactive == 0) {
@@ -184,7 +185,7 @@ static int any_common(const char *func, int count, MPI_Request reqs[], int *inde
             int err = mf_request_complete(&reqs[i], status, 1);
             return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
         }
-        progress_requests(count, reqs, &polls);
+        progress_requests(count, reqs, counter);
         if (!blocking && find_done(count, reqs, &nactive) < 0) {
             *flag = 0;
             *index = MPI_UNDEFINED;
@@ -256,8 +257,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
         rc = mf_check_ptr(func, NULL, flag, "flag");
     if (rc != MPI_SUCCESS)
         return rc;
-    int polls = 0;
-    progress_requests(count, array_of_requests, &polls);
+    progress_requests(count, array_of_requests, mf_progress_test_counter());
     for (int i = 0; i < count; i++) {
         if (!req_inactive(array_of_requests[i]) && !mf_request_is_complete(array_of_requests[i])) {
             *flag = 0;
@@ -309,7 +309,7 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
                                                 "at least one operation failed; see the "
                                                 "statuses"));
             if (n == 0)
-                progress_requests(incount, reqs, &polls);
+                progress_requests(incount, reqs, mf_progress_test_counter());
             return MPI_SUCCESS;
         }
         progress_requests(incount, reqs, &polls);

@@ -83,8 +83,9 @@ typedef struct mf_global {
     int world_rank, world_size;
     int appnum;
     int singleton;
-    int param_check; /* validate user arguments (MANIFOLD_PARAM_CHECK) */
-    int sweep_polls; /* unsuccessful polls before a global progress sweep */
+    int param_check;  /* validate user arguments (MANIFOLD_PARAM_CHECK) */
+    int sweep_polls;  /* unsuccessful polls before a global progress sweep */
+    int progress_all; /* MANIFOLD_VCI_PROGRESS=all */
     int nvcis;
 } mf_global_t;
 
@@ -145,17 +146,33 @@ static inline mf_session_t *mf_session_get(MPI_Session handle)
 #define MF_CONTEXT_WORLD 0
 #define MF_CONTEXT_SELF  1
 
+/* The MPI-4 info assertions a communicator's members agreed on (mf_comm_set_info). */
+enum {
+    MF_HINT_NO_ANY_SOURCE = 1,    /* mpi_assert_no_any_source */
+    MF_HINT_NO_ANY_TAG = 2,       /* mpi_assert_no_any_tag */
+    MF_HINT_ALLOW_OVERTAKING = 4, /* mpi_assert_allow_overtaking */
+    MF_HINT_EXACT_LENGTH = 8,     /* mpi_assert_exact_length */
+};
+
 struct MPI_ABI_Comm {
     uint32_t kind;
-    /* Requests and matched messages that use this communicator, and whether the user freed it.
-     * Both are protected by the lock of `vci` (every operation of a communicator runs on its
-     * VCI), so no atomic is needed on the message path. */
-    int pending;
-    int user_freed;
+    /* The user's handle (until MPI_Comm_free) plus one per request or matched message using
+     * the communicator; the last release destroys it. */
+    atomic_int refs;
     int rank, size;
     unsigned context_id; /* index < MF_CONTEXT_MAX; transport context = index*2 (+1 internal) */
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
-    mf_vci_t *vci;
+    mf_vci_t *vci;       /* home VCI: collectives, and point-to-point unless spread */
+    /* Point-to-point spreading: with vci_spread > 1, user messages of (source rank, tag) use
+     * pool VCI (home + key) % vci_spread, the key summing the source and/or tag as `spread_by`
+     * (MF_HINT_NO_ANY_SOURCE/_TAG bits) says. Fixed once set (see mf_comm_set_info). */
+    int vci_spread;
+    unsigned spread_by;
+    unsigned hints; /* MF_HINT_* bits in effect */
+    /* Before spreading, user messages this process sent minus those it received, and posted
+     * receives not yet complete, under the home VCI's lock: summed over the members they tell
+     * whether any message is in flight, which would be lost if its VCI changed. */
+    int64_t unmatched, open_recvs;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
     uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
@@ -207,13 +224,25 @@ static inline unsigned mf_comm_ctx_internal(const mf_comm_t *comm)
     return (comm->context_id << 1) | 1;
 }
 
-/* Count one more/one less user of the communicator; comm->vci's lock held. The last release of
- * a communicator the user freed destroys it. */
-static inline void mf_comm_hold_locked(mf_comm_t *comm)
+/* The VCI of user point-to-point traffic between (source) `rank` and `tag` on comm. */
+static inline mf_vci_t *mf_comm_vci_for(const mf_comm_t *comm, int rank, int tag)
 {
-    comm->pending++;
+    if (MF_LIKELY(comm->vci_spread == 1))
+        return comm->vci;
+    unsigned key = 0;
+    if (comm->spread_by & MF_HINT_NO_ANY_SOURCE)
+        key += (unsigned)rank;
+    if (comm->spread_by & MF_HINT_NO_ANY_TAG)
+        key += (unsigned)tag;
+    return mf_vci_get((int)((unsigned)mf_vci_index(comm->vci) + key) % comm->vci_spread);
 }
-void mf_comm_unhold_locked(mf_comm_t *comm);
+
+/* Count one more/one less user of the communicator (any thread, no lock needed). */
+static inline void mf_comm_hold(mf_comm_t *comm)
+{
+    atomic_fetch_add_explicit(&comm->refs, 1, memory_order_relaxed);
+}
+void mf_comm_release(mf_comm_t *comm);
 mf_status_t mf_comm_init_builtin(void);
 void mf_comm_fini_builtin(void);
 /* Collective over `parent`: a new communicator of the given members (world ranks, ordered by new
@@ -235,7 +264,11 @@ void mf_comm_free(mf_comm_t *comm);
  * unless spread) and how many pool VCIs user point-to-point traffic is spread over by the
  * mpi_assert_no_any_source/_tag assertions (1: not spread). For tools. */
 void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p);
-/* Replace the communicator's hints by a copy of `info` (NULL clears them). */
+/* Collective: replace the communicator's hints by a copy of `info` (NULL clears them) and
+ * apply the assertions all members agree on. mpi_assert_no_any_source/_tag spread user
+ * point-to-point traffic over the VCI pool when no message of the communicator is in flight;
+ * once spread, a communicator stays spread (lifting an assertion then leaves wildcards
+ * refused). */
 mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
 
 /* ---- groups ------------------------------------------------------------------------------ */
@@ -340,6 +373,7 @@ struct MPI_ABI_Request {
     uint8_t active;     /* persistent: started and not yet completed */
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
     uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
+    uint8_t counted;    /* a receive counted in comm->open_recvs (see mf_comm_t) */
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */
@@ -387,6 +421,8 @@ void mf_request_release_locked(mf_request_t *req);
  * allocation at all. VCI lock held throughout. */
 mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm);
 void mf_request_take_locked(mf_request_t *req, mf_req_type_t type);
+/* A peeked request that was not taken (the send finished at once). */
+void mf_request_unpeek_locked(mf_request_t *req);
 mf_request_t *mf_request_precomplete(mf_vci_t *vci);
 mf_request_t *mf_request_proc_null(mf_vci_t *vci);
 
@@ -404,6 +440,10 @@ void mf_sched_progress_all(void);
 void mf_sched_free(struct mf_sched *sched);
 /* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */
 void mf_progress_poke(mf_vci_t *vci, int *polls_p);
+/* One poll for a call that only tests: the unsuccessful ones are counted per thread, so
+ * polling loops reach the global sweep as waits do. */
+void mf_progress_test(mf_vci_t *vci);
+int *mf_progress_test_counter(void);
 
 /* ---- status helpers (the 5 private ints: count as 64 bits, cancelled flag) ---------------- */
 

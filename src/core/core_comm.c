@@ -5,8 +5,14 @@
  * a candidate is picked from the agreed set, each process reserves it, and a second AND confirms
  * that every process could. Candidates start at a point derived from the parent and its creation
  * count, so threads creating communicators from different parents at once rarely collide; when
- * they do, all members release and retry. Freed ids are reused. The VCI of a communicator
- * follows from its context id, so it is the same on every member with no extra messages.
+ * they do, all members release and retry. Freed ids are reused.
+ *
+ * The same agreement picks the communicator's VCI: each process also offers the pool VCIs no
+ * communicator of its uses and those whose peers' addresses it already knows, so one AND gives
+ * every member the same choice — a VCI free everywhere (one already connected if possible),
+ * else the shared VCI 0. Only when some member lacks the chosen VCI's addresses do the members
+ * exchange them (once per VCI and set of peers). Hints (mpi_assert_no_any_source/_tag) spread a
+ * communicator's point-to-point traffic over the whole pool; see mf_comm_set_info.
  */
 #include "core.h"
 
@@ -17,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 mf_comm_t mf_comm_world, mf_comm_self;
@@ -26,19 +33,25 @@ mf_comm_t mf_comm_world, mf_comm_self;
 static struct {
     pthread_mutex_t lock;
     uint64_t used[CTX_WORDS];
-    mf_comm_t *free_objects; /* recycled, never returned to the OS: stale handles stay readable */
+    int vci_users[MF_VCI_MAX]; /* communicators of this process mapped to each VCI */
+    mf_comm_t *free_objects;   /* recycled, never returned to the OS: stale handles stay readable */
 } comms = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size, int *world_ranks)
+static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int rank, int size,
+                       int *world_ranks)
 {
     comm->kind = MF_KIND_COMM;
-    comm->pending = 0;
-    comm->user_freed = 0;
+    atomic_init(&comm->refs, 1);
     comm->rank = rank;
     comm->size = size;
     comm->context_id = context_id;
     comm->world_ranks = world_ranks;
-    comm->vci = mf_vci_get((int)(context_id % (unsigned)mf_vci_pool_size()));
+    comm->vci = mf_vci_get(vci_index);
+    comm->vci_spread = 1;
+    comm->spread_by = 0;
+    comm->hints = 0;
+    comm->unmatched = 0;
+    comm->open_recvs = 0;
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
     comm->nbc_seq = 0;
@@ -52,14 +65,16 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int rank, int size,
 mf_status_t mf_comm_init_builtin(void)
 {
     memset(comms.used, 0, sizeof(comms.used));
+    memset(comms.vci_users, 0, sizeof(comms.vci_users));
     comms.used[0] |= (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF);
-    comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, mf_global.world_rank, mf_global.world_size, NULL);
+    comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, 0, mf_global.world_rank, mf_global.world_size,
+               NULL);
     snprintf(mf_comm_world.name, sizeof(mf_comm_world.name), "MPI_COMM_WORLD");
     int *self_rank = mf_malloc(sizeof(int), "self communicator");
     if (self_rank == NULL)
         return MF_ERR_NO_MEMORY;
     self_rank[0] = mf_global.world_rank;
-    comm_setup(&mf_comm_self, MF_CONTEXT_SELF, 0, 1, self_rank);
+    comm_setup(&mf_comm_self, MF_CONTEXT_SELF, 0, 0, 1, self_rank);
     snprintf(mf_comm_self.name, sizeof(mf_comm_self.name), "MPI_COMM_SELF");
     return MF_OK;
 }
@@ -79,10 +94,18 @@ static void ctx_release(unsigned id)
     pthread_mutex_unlock(&comms.lock);
 }
 
+static void vci_release(int index)
+{
+    pthread_mutex_lock(&comms.lock);
+    comms.vci_users[index]--;
+    pthread_mutex_unlock(&comms.lock);
+}
+
 static void comm_destroy(mf_comm_t *comm)
 {
     mf_handle_forget(comm);
     ctx_release(comm->context_id);
+    vci_release(mf_vci_index(comm->vci));
     mf_errhandler_release(atomic_load(&comm->errhandler));
     free(comm->world_ranks);
     comm->world_ranks = NULL;
@@ -99,28 +122,23 @@ static void comm_destroy(mf_comm_t *comm)
     pthread_mutex_unlock(&comms.lock);
 }
 
-void mf_comm_unhold_locked(mf_comm_t *comm)
+void mf_comm_release(mf_comm_t *comm)
 {
-    if (--comm->pending == 0 && comm->user_freed)
+    /* Operations still in flight keep the communicator (and its context id) alive; the last
+     * reference to go destroys it. */
+    if (atomic_fetch_sub_explicit(&comm->refs, 1, memory_order_acq_rel) == 1)
         comm_destroy(comm);
 }
 
 void mf_comm_free(mf_comm_t *comm)
 {
-    /* Operations still in flight keep the communicator (and its context id) alive; the last
-     * one to complete destroys it. */
-    mf_vci_t *vci = comm->vci;
-    mf_vci_lock(vci);
-    comm->user_freed = 1;
-    if (comm->pending == 0)
-        comm_destroy(comm);
-    mf_vci_unlock(vci);
+    mf_comm_release(comm); /* the user's reference */
 }
 
 void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p)
 {
     *home_p = mf_vci_index(comm->vci);
-    *spread_p = 1;
+    *spread_p = comm->vci_spread;
 }
 
 static mf_comm_t *comm_object_new(void)
@@ -146,17 +164,152 @@ static int ctx_pick(const uint64_t *mask, unsigned start)
     return -1;
 }
 
-/* Agree on a context id free on every member of `over` (the parent itself, or a view of a group
- * of its members). `seed` must be the same on all of them: it picks where the search starts. */
-static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *id_p)
+/* VCIs (beyond the shared VCI 0) no communicator of this process uses; comms.lock held. */
+static uint64_t vci_free_mask(void)
 {
-    uint64_t mask[CTX_WORDS];
+    uint64_t mask = 0;
+    for (int i = 1; i < mf_vci_pool_size(); i++) {
+        if (comms.vci_users[i] == 0)
+            mask |= 1ull << i;
+    }
+    return mask;
+}
+
+/* VCIs that already know the addresses of every member of `over`. */
+static uint64_t vci_ready_mask(mf_comm_t *over)
+{
+    uint64_t mask = 0;
+    for (int i = 0; i < mf_vci_pool_size(); i++) {
+        if (mf_vci_knows_peers(mf_vci_get(i), over->world_ranks, over->size))
+            mask |= 1ull << i;
+    }
+    return mask;
+}
+
+static int lowest_bit(uint64_t mask)
+{
+    return mask == 0 ? -1 : __builtin_ctzll(mask);
+}
+
+/* An all-to-all of variable-length blobs over `over` by AND reductions: each process fills its
+ * own slot and all-ones elsewhere, so the AND leaves every slot with its owner's bytes. Two
+ * rounds (lengths, then data); it runs on the internal context with the caller's tag, so it is
+ * usable over a group view. Used for the rare address exchanges only. `blobs_p` gets
+ * over->size slots of *slot_p bytes each (caller frees); lens_p (caller frees) their lengths. */
+static mf_status_t blob_allgather(mf_comm_t *over, int tag, const void *mine, size_t len,
+                                  unsigned char **blobs_p, size_t *slot_p, uint64_t **lens_p)
+{
+    int n = over->size;
+    uint64_t *lens = mf_malloc(sizeof(uint64_t) * (size_t)n, "exchange lengths");
+    if (lens == NULL)
+        return MF_ERR_NO_MEMORY;
+    for (int i = 0; i < n; i++)
+        lens[i] = ~(uint64_t)0;
+    lens[over->rank] = len;
+    mf_status_t status = mf_coll_allreduce_band_tag(over, tag, lens, n);
+    if (status != MF_OK) {
+        free(lens);
+        return status;
+    }
+    size_t slot = 8;
+    for (int i = 0; i < n; i++) {
+        if (lens[i] > slot)
+            slot = (size_t)lens[i];
+    }
+    slot = (slot + 7) / 8 * 8;
+    unsigned char *blobs = mf_malloc(slot * (size_t)n, "exchange data");
+    if (blobs == NULL) {
+        free(lens);
+        return MF_ERR_NO_MEMORY;
+    }
+    memset(blobs, 0xff, slot * (size_t)n);
+    memcpy(blobs + slot * (size_t)over->rank, mine, len);
+    status = mf_coll_allreduce_band_tag(over, tag, (uint64_t *)(void *)blobs,
+                                        (int)(slot / 8 * (size_t)n));
+    if (status != MF_OK) {
+        free(blobs);
+        free(lens);
+        return status;
+    }
+    *blobs_p = blobs;
+    *slot_p = slot;
+    *lens_p = lens;
+    return MF_OK;
+}
+
+/* Collective over `over`: activate the VCIs in `vcis` and tell every member's VCIs the others'
+ * addresses. The blob of each process is a list of (VCI index, length, address). */
+static mf_status_t vci_exchange(mf_comm_t *over, int tag, uint64_t vcis)
+{
+    size_t len = 0;
+    for (uint64_t m = vcis; m != 0; m &= m - 1) {
+        mf_vci_t *vci = mf_vci_get(lowest_bit(m));
+        mf_status_t status = mf_vci_activate(vci);
+        if (status != MF_OK)
+            return status;
+        const void *addr;
+        size_t alen;
+        mf_vci_local_address(vci, &addr, &alen);
+        len += 2 * sizeof(uint32_t) + alen;
+    }
+    unsigned char *mine = mf_malloc(len, "local addresses"), *p = mine;
+    if (mine == NULL)
+        return MF_ERR_NO_MEMORY;
+    for (uint64_t m = vcis; m != 0; m &= m - 1) {
+        uint32_t head[2] = {(uint32_t)lowest_bit(m), 0};
+        const void *addr;
+        size_t alen;
+        mf_vci_local_address(mf_vci_get(lowest_bit(m)), &addr, &alen);
+        head[1] = (uint32_t)alen;
+        memcpy(p, head, sizeof(head));
+        memcpy(p + sizeof(head), addr, alen);
+        p += sizeof(head) + alen;
+    }
+    unsigned char *blobs;
+    size_t slot;
+    uint64_t *lens;
+    mf_status_t status = blob_allgather(over, tag, mine, len, &blobs, &slot, &lens);
+    free(mine);
+    if (status != MF_OK)
+        return status;
+    for (int r = 0; r < over->size && status == MF_OK; r++) {
+        int peer = mf_comm_world_rank(over, r);
+        unsigned char *q = blobs + slot * (size_t)r, *end = q + lens[r];
+        while (q + 2 * sizeof(uint32_t) <= end && status == MF_OK) {
+            uint32_t head[2];
+            memcpy(head, q, sizeof(head));
+            q += sizeof(head);
+            if (head[0] >= (uint32_t)mf_vci_pool_size() || q + head[1] > end) {
+                mf_log(MF_LOG_ERROR, "comm", "malformed address exchange from rank %d", peer);
+                status = MF_ERR_PROTOCOL;
+                break;
+            }
+            if (peer != mf_global.world_rank)
+                status = mf_vci_set_peer_address(mf_vci_get((int)head[0]), peer, q, head[1]);
+            q += head[1];
+        }
+    }
+    free(blobs);
+    free(lens);
+    return status;
+}
+
+/* Agree on a context id free on every member of `over` (the parent itself, or a view of a group
+ * of its members) and on a VCI for it (reserved here; *vci_p). `seed` must be the same on all
+ * of them: it picks where the search starts. */
+static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *id_p, int *vci_p)
+{
+    enum { VCI_FREE = CTX_WORDS, VCI_READY, AGREE_WORDS };
+    uint64_t mask[AGREE_WORDS];
+    uint64_t ready = vci_ready_mask(over);
     for (unsigned attempt = 0;; attempt++) {
         pthread_mutex_lock(&comms.lock);
         for (int i = 0; i < CTX_WORDS; i++)
             mask[i] = ~comms.used[i];
+        mask[VCI_FREE] = vci_free_mask();
         pthread_mutex_unlock(&comms.lock);
-        mf_status_t status = mf_coll_allreduce_band_tag(over, tag, mask, CTX_WORDS);
+        mask[VCI_READY] = ready;
+        mf_status_t status = mf_coll_allreduce_band_tag(over, tag, mask, AGREE_WORDS);
         if (status != MF_OK)
             return status;
         unsigned start = (seed + attempt * 977u) % MF_CONTEXT_MAX;
@@ -179,7 +332,26 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
         uint64_t all = reserved;
         status = mf_coll_allreduce_band_tag(over, tag, &all, 1);
         if (status == MF_OK && all) {
+            /* A VCI free on every member, preferring one that is already connected; when the
+             * pool is exhausted, the shared VCI 0. (Another thread may take the same VCI
+             * meanwhile: then two communicators share it, which is only slower.) */
+            int vci = lowest_bit(mask[VCI_FREE] & mask[VCI_READY]);
+            if (vci < 0)
+                vci = lowest_bit(mask[VCI_FREE]);
+            if (vci < 0)
+                vci = 0;
+            pthread_mutex_lock(&comms.lock);
+            comms.vci_users[vci]++;
+            pthread_mutex_unlock(&comms.lock);
+            if (!(mask[VCI_READY] & (1ull << vci)))
+                status = vci_exchange(over, tag, 1ull << vci);
+            if (status != MF_OK) {
+                vci_release(vci);
+                ctx_release((unsigned)id);
+                return status;
+            }
             *id_p = (unsigned)id;
+            *vci_p = vci;
             return MF_OK;
         }
         if (reserved)
@@ -193,8 +365,8 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
 #define CTX_AGREE_TAG 2
 
 /* A new communicator with context id `id` and the parent's error handler. */
-static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int new_size, int my_new_rank,
-                              const int *world_ranks, mf_comm_t **comm_p)
+static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int vci, int new_size,
+                              int my_new_rank, const int *world_ranks, mf_comm_t **comm_p)
 {
     int *ranks = mf_malloc(sizeof(int) * (size_t)new_size, "communicator ranks");
     mf_comm_t *comm = comm_object_new();
@@ -202,10 +374,11 @@ static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int new_size, int 
         free(ranks);
         free(comm);
         ctx_release(id);
+        vci_release(vci);
         return MF_ERR_NO_MEMORY;
     }
     memcpy(ranks, world_ranks, sizeof(int) * (size_t)new_size);
-    comm_setup(comm, id, my_new_rank, new_size, ranks);
+    comm_setup(comm, id, vci, my_new_rank, new_size, ranks);
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
@@ -217,18 +390,20 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
                                 const int *world_ranks, mf_comm_t **comm_p)
 {
     unsigned id;
+    int vci;
     unsigned seed = parent->context_id * 2654435761u + parent->create_seq * 40503u;
-    mf_status_t status = ctx_agree(parent, CTX_AGREE_TAG, seed, &id);
+    mf_status_t status = ctx_agree(parent, CTX_AGREE_TAG, seed, &id, &vci);
     parent->create_seq++;
     if (status != MF_OK)
         return status;
     if (my_new_rank < 0) {
-        /* Not a member: the id only had to be free here for the agreement. */
+        /* Not a member: the id and VCI only had to be free here for the agreement. */
         ctx_release(id);
+        vci_release(vci);
         *comm_p = NULL;
         return MF_OK;
     }
-    return comm_build(parent, id, new_size, my_new_rank, world_ranks, comm_p);
+    return comm_build(parent, id, vci, new_size, my_new_rank, world_ranks, comm_p);
 }
 
 mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int tag,
@@ -239,7 +414,10 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
      * over a view of the group: the parent's VCI, the group's ranks, and a context index beyond
      * every real one, so its messages match neither the parent's traffic nor another view's
      * with a different tag. */
+    /* One reference that is never dropped: requests over the view must not destroy it. */
     mf_comm_t view = {.kind = MF_KIND_COMM,
+                      .refs = 1,
+                      .vci_spread = 1,
                       .rank = group->rank,
                       .size = group->size,
                       .context_id = parent->context_id + MF_CONTEXT_MAX,
@@ -248,11 +426,14 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
     unsigned seed = parent->context_id * 2654435761u + (unsigned)tag * 40503u +
                     (unsigned)group->world_ranks[0] * 7919u + (unsigned)group->size;
     unsigned id;
-    mf_status_t status = ctx_agree(&view, tag, seed, &id);
+    int vci;
+    mf_status_t status = ctx_agree(&view, tag, seed, &id, &vci);
     if (status != MF_OK)
         return status;
-    return comm_build(parent, id, group->size, group->rank, group->world_ranks, comm_p);
+    return comm_build(parent, id, vci, group->size, group->rank, group->world_ranks, comm_p);
 }
+
+static mf_status_t hints_apply(mf_comm_t *comm);
 
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
 {
@@ -273,11 +454,96 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
     /* ... and its topology (section 8.4): the topology is immutable, no lock needed. */
     if (status == MF_OK && parent->topo != NULL)
         status = mf_topo_dup(parent->topo, &(*comm_p)->topo);
+    if (status == MF_OK && parent->hints != 0)
+        status = hints_apply(*comm_p);
     if (status != MF_OK) {
         mf_comm_free(*comm_p);
         *comm_p = NULL;
     }
     return status;
+}
+
+/* The assertion bits an info object sets to "true". */
+static unsigned hints_of(struct MPI_ABI_Info *info)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {
+        {"mpi_assert_no_any_source", MF_HINT_NO_ANY_SOURCE},
+        {"mpi_assert_no_any_tag", MF_HINT_NO_ANY_TAG},
+        {"mpi_assert_allow_overtaking", MF_HINT_ALLOW_OVERTAKING},
+        {"mpi_assert_exact_length", MF_HINT_EXACT_LENGTH},
+    };
+    unsigned bits = 0;
+    for (size_t i = 0; info != NULL && i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char value[16];
+        size_t len;
+        if (mf_info_get(info, keys[i].key, value, sizeof(value), &len) &&
+            strcasecmp(value, "true") == 0)
+            bits |= keys[i].bit;
+    }
+    return bits;
+}
+
+/* What each member contributes to the hint agreement. */
+typedef struct hint_vote {
+    int64_t unmatched, open_recvs;
+    uint64_t hints, ready;
+} hint_vote_t;
+
+/* Collective over comm: agree on the assertions and spread the traffic when they allow it. */
+static mf_status_t hints_apply(mf_comm_t *comm)
+{
+    hint_vote_t mine = {0};
+    pthread_mutex_lock(&comm->name_lock);
+    mine.hints = hints_of(comm->info);
+    pthread_mutex_unlock(&comm->name_lock);
+    mf_vci_lock(comm->vci);
+    mine.unmatched = comm->unmatched;
+    mine.open_recvs = comm->open_recvs;
+    mf_vci_unlock(comm->vci);
+    mine.ready = vci_ready_mask(comm);
+
+    unsigned char *blobs;
+    size_t slot;
+    uint64_t *lens;
+    mf_status_t status =
+        blob_allgather(comm, CTX_AGREE_TAG, &mine, sizeof(mine), &blobs, &slot, &lens);
+    if (status != MF_OK)
+        return status;
+    hint_vote_t all = {0, 0, ~(uint64_t)0, ~(uint64_t)0};
+    for (int r = 0; r < comm->size; r++) {
+        hint_vote_t v;
+        memcpy(&v, blobs + slot * (size_t)r, sizeof(v));
+        all.unmatched += v.unmatched;
+        all.open_recvs += v.open_recvs;
+        all.hints &= v.hints;
+        all.ready &= v.ready;
+    }
+    free(blobs);
+    free(lens);
+
+    comm->hints = (unsigned)all.hints;
+    unsigned spread_by = comm->hints & (MF_HINT_NO_ANY_SOURCE | MF_HINT_NO_ANY_TAG);
+    int pool_size = mf_vci_pool_size();
+    if (comm->vci_spread > 1 || spread_by == 0 || pool_size == 1 || comm->size == 1)
+        return MF_OK;
+    if (all.unmatched != 0 || all.open_recvs != 0) {
+        /* A message sent on the home VCI could be received on another one after the switch:
+         * stay on one VCI (correct, just not spread). */
+        mf_log(MF_LOG_INFO, "comm",
+               "assertions on a communicator with messages in flight: traffic not spread");
+        return MF_OK;
+    }
+    uint64_t pool_mask = pool_size == 64 ? ~(uint64_t)0 : (1ull << pool_size) - 1;
+    if ((all.ready & pool_mask) != pool_mask)
+        status = vci_exchange(comm, CTX_AGREE_TAG, pool_mask & ~all.ready);
+    if (status != MF_OK)
+        return status;
+    comm->spread_by = spread_by;
+    comm->vci_spread = pool_size;
+    return MF_OK;
 }
 
 mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
@@ -294,7 +560,7 @@ mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
     pthread_mutex_unlock(&comm->name_lock);
     if (old != NULL)
         mf_info_free(old);
-    return MF_OK;
+    return hints_apply(comm);
 }
 
 typedef struct split_entry {

@@ -7,6 +7,8 @@
  */
 #include "core.h"
 
+#include <unistd.h>
+
 #include "pmi.h"
 
 #include <stdlib.h>
@@ -14,6 +16,16 @@
 
 mf_global_t mf_global;
 static mf_pmi_job_t job;
+
+/* One VCI per core, at least 8 (threads often outnumber cores, and an unused VCI costs
+ * nothing: its worker is created on first use), at most MF_VCI_MAX. */
+static int default_pool_size(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 8)
+        return 8;
+    return cores > MF_VCI_MAX ? MF_VCI_MAX : (int)cores;
+}
 
 mf_status_t mf_init(int required, int *provided_p)
 {
@@ -24,7 +36,8 @@ mf_status_t mf_init(int required, int *provided_p)
         return status;
     mf_global.param_check = mf_params.param_check;
     mf_global.sweep_polls = mf_params.progress_sweep;
-    mf_global.nvcis = mf_params.vci_count > 0 ? mf_params.vci_count : 1;
+    mf_global.nvcis = mf_params.vci_count > 0 ? mf_params.vci_count : default_pool_size();
+    mf_global.progress_all = mf_params.vci_progress == MF_VCI_PROGRESS_ALL;
     mf_global.main_thread = pthread_self();
     /* Every thread level is served by the same fine-grained locking, so we always provide
      * MPI_THREAD_MULTIPLE (the standard allows providing more than required). */

@@ -23,6 +23,29 @@ typedef struct request_cache {
 
 static request_cache_t *caches;
 static int ncaches;
+/* MANIFOLD_VCI_REQUEST_CACHE=0 (an ablation): every VCI allocates from caches[0], under this
+ * lock besides its own. */
+static int shared_cache;
+static atomic_int shared_cache_lock;
+
+static inline request_cache_t *cache_of(const mf_vci_t *vci)
+{
+    return shared_cache ? &caches[0] : &caches[mf_vci_index(vci)];
+}
+
+static inline void shared_lock(void)
+{
+    if (!shared_cache)
+        return;
+    while (atomic_exchange_explicit(&shared_cache_lock, 1, memory_order_acquire) != 0)
+        mf_cpu_relax();
+}
+
+static inline void shared_unlock(void)
+{
+    if (shared_cache)
+        atomic_store_explicit(&shared_cache_lock, 0, memory_order_release);
+}
 
 /* Every chunk ever allocated, freed at finalize; until then a stale handle still points at
  * readable memory marked MF_KIND_FREED. */
@@ -58,6 +81,7 @@ mf_status_t mf_request_pool_init(int nvcis)
         builtin_init(&caches[i].proc_null, MF_REQ_NULL_PROC, mf_vci_get(i));
     }
     ncaches = nvcis;
+    shared_cache = !mf_params.vci_request_cache;
     return MF_OK;
 }
 
@@ -105,6 +129,7 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->active = 0;
     req->user_freed = 0;
     req->internal = 0;
+    req->counted = 0;
     req->vci = vci;
     req->comm = comm;
     req->buf_len = 0;
@@ -137,7 +162,12 @@ static mf_request_t *cache_head_locked(request_cache_t *cache, mf_vci_t *vci)
 
 mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
 {
-    mf_request_t *req = cache_head_locked(&caches[mf_vci_index(vci)], vci);
+    request_cache_t *cache = cache_of(vci);
+    shared_lock();
+    mf_request_t *req = cache_head_locked(cache, vci);
+    if (req != NULL && shared_cache)
+        cache->free_list = req->next_free; /* other VCIs use this cache too: take it now */
+    shared_unlock();
     if (req == NULL)
         return NULL;
     mf_request_t *next = req->next_free;
@@ -147,30 +177,49 @@ mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
     return req;
 }
 
+void mf_request_unpeek_locked(mf_request_t *req)
+{
+    if (!shared_cache)
+        return; /* it never left the cache */
+    request_cache_t *cache = cache_of(req->vci);
+    shared_lock();
+    req->next_free = cache->free_list;
+    cache->free_list = req;
+    shared_unlock();
+}
+
 void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
 {
-    request_cache_t *cache = &caches[mf_vci_index(req->vci)];
-    MF_ASSERT(cache->free_list == req);
-    cache->free_list = req->next_free;
+    request_cache_t *cache = cache_of(req->vci);
+    shared_lock();
+    if (!shared_cache) {
+        MF_ASSERT(cache->free_list == req);
+        cache->free_list = req->next_free;
+    }
     cache->allocated++;
+    shared_unlock();
     req->next_free = NULL;
     req->kind = MF_KIND_REQUEST;
     req->type = (uint8_t)type;
     if (req->comm != NULL)
-        mf_comm_hold_locked(req->comm);
+        mf_comm_hold(req->comm);
 }
 
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
-    request_cache_t *cache = &caches[mf_vci_index(vci)];
+    request_cache_t *cache = cache_of(vci);
+    shared_lock();
     mf_request_t *req = cache_head_locked(cache, vci);
+    if (req != NULL) {
+        cache->free_list = req->next_free;
+        cache->allocated++;
+    }
+    shared_unlock();
     if (req == NULL)
         return NULL;
-    cache->free_list = req->next_free;
-    cache->allocated++;
     request_init(req, vci, type, comm);
     if (comm != NULL)
-        mf_comm_hold_locked(comm);
+        mf_comm_hold(comm);
     return req;
 }
 
@@ -178,9 +227,8 @@ void mf_request_release_locked(mf_request_t *req)
 {
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
         return;
-    request_cache_t *cache = &caches[mf_vci_index(req->vci)];
-    if (req->comm != NULL)
-        mf_comm_unhold_locked(req->comm);
+    request_cache_t *cache = cache_of(req->vci);
+    mf_comm_t *comm = req->comm;
     free(req->bsend_copy);
     free(req->pack_buf);
     if (req->dtype != NULL)
@@ -190,9 +238,13 @@ void mf_request_release_locked(mf_request_t *req)
         req->sched = NULL;
     }
     req->kind = MF_KIND_FREED;
+    shared_lock();
     req->next_free = cache->free_list;
     cache->free_list = req;
     cache->allocated--;
+    shared_unlock();
+    if (comm != NULL)
+        mf_comm_release(comm);
 }
 
 mf_request_t *mf_request_precomplete(mf_vci_t *vci)
@@ -215,6 +267,12 @@ int mf_request_is_complete(mf_request_t *req)
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 {
     mf_sched_progress_all();
+    if (MF_UNLIKELY(mf_global.progress_all)) {
+        /* MANIFOLD_VCI_PROGRESS=all (an ablation): every VCI, every time. */
+        mf_vci_progress(vci);
+        mf_vci_progress_all();
+        return;
+    }
     if (mf_vci_progress(vci) > 0) {
         *polls_p = 0;
         return;
@@ -227,6 +285,20 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
         *polls_p = 0;
         sched_yield();
     }
+}
+
+/* Calls that only test (MPI_Test*, MPI_Iprobe ...) count their unsuccessful polls per thread,
+ * so a program polling in a loop gets the global sweep too. */
+static _Thread_local int test_polls;
+
+int *mf_progress_test_counter(void)
+{
+    return &test_polls;
+}
+
+void mf_progress_test(mf_vci_t *vci)
+{
+    mf_progress_poke(vci, &test_polls);
 }
 
 void mf_request_wait_done(mf_request_t *req)

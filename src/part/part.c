@@ -334,7 +334,7 @@ int mf_part_parrived(mf_request_t *req, int p)
     mf_part_t *pt = req->part;
     if (!req->active || req->peer == MPI_PROC_NULL)
         return 1;
-    mf_vci_progress(req->vci);
+    mf_progress_test(req->vci);
     part_poll(req);
     if (mf_vci_op_is_done(&req->op))
         return 1;

@@ -104,6 +104,13 @@ mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
     return MF_OK;
 }
 
+/* The VCI of a message: user traffic may be spread (mf_comm_vci_for), the library's own
+ * always uses the home VCI. `rank` is the message's source. */
+static inline mf_vci_t *msg_vci(mf_comm_t *comm, unsigned ctx, int rank, int tag)
+{
+    return ctx == mf_comm_ctx_user(comm) ? mf_comm_vci_for(comm, rank, tag) : comm->vci;
+}
+
 /* ---- completion -------------------------------------------------------------------------- */
 
 /* Runs inside progress with the VCI lock held. Library-owned requests (buffered sends) and
@@ -111,6 +118,12 @@ mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
 static void req_on_complete(mf_vci_op_t *op)
 {
     mf_request_t *req = req_of_op(op);
+    if (req->counted) {
+        req->counted = 0;
+        req->comm->open_recvs--;
+        if (op->status == MF_OK || op->status == MF_ERR_TRUNCATE)
+            req->comm->unmatched--;
+    }
     if (req->internal)
         bsend_unreserve(req->buf_len);
     if (req->user_freed)
@@ -123,6 +136,8 @@ static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t 
                                      int tag, unsigned ctx, int synchronous)
 {
     mf_comm_t *comm = req->comm;
+    if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
+        comm->unmatched++; /* home VCI lock held */
     mf_vci_op_reset(&req->op, req_on_complete);
     return mf_vci_tag_send_locked(req->vci, mf_comm_world_rank(comm, dest), buf, len,
                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous, &req->op);
@@ -156,7 +171,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
         return MF_ERR_NO_MEMORY;
     }
     memcpy(copy, buf, len);
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
     mf_vci_lock(vci);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (req == NULL) {
@@ -182,7 +197,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
 mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p)
 {
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
     if (dest == MPI_PROC_NULL) {
         *req_p = mf_request_precomplete(vci);
         return MF_OK;
@@ -201,7 +216,8 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
     }
     mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, mode == MF_SEND_SYNC);
     if (status == MF_OK && mf_vci_op_is_done(&req->op) && req->op.status == MF_OK) {
-        req = mf_request_precomplete(vci); /* the borrowed request stays in the cache */
+        mf_request_unpeek_locked(req); /* the borrowed request stays in the cache */
+        req = mf_request_precomplete(vci);
     } else if (status == MF_OK) {
         mf_request_take_locked(req, MF_REQ_SEND);
     }
@@ -218,6 +234,11 @@ static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, i
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
                    tag == MPI_ANY_TAG ? MF_PT2PT_ANY : tag, &match, &mask);
     req->buf_len = len;
+    mf_comm_t *comm = req->comm;
+    if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm)) {
+        comm->open_recvs++; /* home VCI lock held */
+        req->counted = 1;
+    }
     mf_vci_op_reset(&req->op, req_on_complete);
     return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, &req->op);
 }
@@ -225,7 +246,7 @@ static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, i
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p)
 {
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
     if (source == MPI_PROC_NULL) {
         *req_p = mf_request_proc_null(vci);
         return MF_OK;
@@ -250,7 +271,7 @@ mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t
 static mf_status_t persistent_create(mf_req_type_t type, void *buf, size_t len, int peer, int tag,
                                      mf_comm_t *comm, mf_send_mode_t mode, mf_request_t **req_p)
 {
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = mf_comm_vci_for(comm, type == MF_REQ_SEND ? comm->rank : peer, tag);
     mf_vci_lock(vci);
     mf_request_t *req = mf_request_alloc_locked(vci, type, comm);
     mf_vci_unlock(vci);
@@ -390,7 +411,7 @@ mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, i
     uint64_t match, mask, found_tag = 0;
     size_t len = 0;
     int polls = 0;
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = mf_comm_vci_for(comm, source, tag);
     probe_match(comm, source, tag, &match, &mask);
     for (;;) {
         mf_vci_lock(vci);
@@ -407,6 +428,7 @@ mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, i
         }
         if (!blocking) {
             *flag_p = 0;
+            mf_progress_test(vci);
             return MF_OK;
         }
         mf_progress_poke(vci, &polls);
@@ -428,7 +450,7 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
         return MF_ERR_NO_MEMORY;
     uint64_t match, mask;
     int polls = 0;
-    mf_vci_t *vci = comm->vci;
+    mf_vci_t *vci = mf_comm_vci_for(comm, source, tag);
     probe_match(comm, source, tag, &match, &mask);
     for (;;) {
         mf_vci_lock(vci);
@@ -437,14 +459,18 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
             mf_vci_progress_locked(vci);
             found = mf_vci_tag_mprobe_locked(vci, match, mask, &msg->msg);
         }
-        if (found)
-            mf_comm_hold_locked(comm); /* the message uses the communicator until received */
+        if (found) {
+            mf_comm_hold(comm); /* the message uses the communicator until received */
+            if (comm->vci_spread == 1)
+                comm->unmatched--;
+        }
         mf_vci_unlock(vci);
         if (found)
             break;
         if (!blocking) {
             free(msg);
             *flag_p = 0;
+            mf_progress_test(vci);
             return MF_OK;
         }
         mf_progress_poke(vci, &polls);
@@ -474,7 +500,7 @@ mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
     if (status != MF_OK)
         mf_request_release_locked(req);
     /* The message is consumed either way: the transport owns it now. */
-    mf_comm_unhold_locked(msg->comm);
+    mf_comm_release(msg->comm);
     mf_vci_unlock(vci);
     msg->kind = MF_KIND_FREED;
     free(msg);

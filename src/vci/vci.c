@@ -8,28 +8,55 @@
 
 #include "pmi.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
 
-struct mf_vci {
-    /* A test-and-test-and-set lock: uncontended it is one atomic exchange and one store, where
-     * a pthread mutex costs about a hundred instructions per lock/unlock pair on this path. */
-    atomic_int lock;
+/* Transport resources: a UCX worker, its endpoints and what it knows of peers. With
+ * MANIFOLD_VCI_SHARING=shared several VCIs use one worker (and then one lock). */
+typedef struct mf_worker {
+    ucp_context_h context; /* the pool's, or its own with MANIFOLD_VCI_SHARING=context */
     ucp_worker_h worker;
     ucp_ep_h *eps; /* indexed by world rank, created on first use */
+    struct {
+        void *addr;
+        size_t len;
+    } * peers; /* each peer's address of the same-numbered worker; worker 0 reads PMI lazily */
+    void *local_addr;
+    size_t local_len;
+    int index;
+    int own_context;
+    int neps;
+} mf_worker_t;
+
+/* A VCI. Its hot part (lock word, worker pointer, counters) fits one cache line; by default each
+ * VCI starts on a line of its own (MANIFOLD_VCI_ALIGN=0 packs them, to measure false sharing). */
+struct mf_vci {
+    atomic_int lock_word; /* the VCI's own lock, unless `lock` points elsewhere */
+    /* The lock that serialises this VCI: its own word, the word of the VCI owning a shared
+     * worker, or the pool's single lock with MANIFOLD_THREAD_CS=global. A test-and-test-and-set
+     * lock: uncontended it is one atomic exchange and one store, where a pthread mutex costs
+     * about a hundred instructions per lock/unlock pair on this path. */
+    atomic_int *lock;
+    _Atomic(mf_worker_t *) w; /* NULL until activated */
     int index;
     /* Statistics are written under the lock and read racily by tools. */
     atomic_uint_fast64_t sends, recvs, lock_acquired, lock_contended, global_sweeps, request_misses;
-} __attribute__((aligned(MF_CACHE_LINE)));
+};
 
 static struct {
+    pthread_mutex_t lock; /* activation, address tables of inactive workers */
     ucp_context_h context;
-    mf_vci_t *vcis;
-    int nvcis;
+    unsigned char *vci_mem;
+    mf_vci_t *vcis[MF_VCI_MAX];
+    mf_worker_t workers[MF_VCI_MAX];
+    int nvcis, nworkers, ncontexts;
+    int nworkers_max; /* workers the VCIs map onto */
     int world_rank, world_size;
-} pool;
+    atomic_int global_lock __attribute__((aligned(MF_CACHE_LINE)));
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Counters are only written by the lock holder, so a relaxed load+store is enough (no atomic
  * read-modify-write on the hot path); readers see a value that may lag slightly. */
@@ -55,45 +82,7 @@ static mf_status_t status_from_ucs(ucs_status_t st)
     }
 }
 
-static void addr_key(int index, char *key, size_t size)
-{
-    snprintf(key, size, "mf-ucx-addr-%d", index);
-}
-
-static mf_status_t worker_create(mf_vci_t *vci, int index)
-{
-    ucp_worker_params_t wparams = {
-        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
-        .thread_mode = UCS_THREAD_MODE_SERIALIZED,
-    };
-    ucs_status_t st = ucp_worker_create(pool.context, &wparams, &vci->worker);
-    if (st != UCS_OK) {
-        mf_log(MF_LOG_ERROR, "vci", "cannot create worker %d: %s", index, ucs_status_string(st));
-        return status_from_ucs(st);
-    }
-    vci->index = index;
-    vci->eps = mf_calloc((size_t)pool.world_size, sizeof(ucp_ep_h), "endpoint table");
-    if (vci->eps == NULL) {
-        ucp_worker_destroy(vci->worker);
-        return MF_ERR_NO_MEMORY;
-    }
-    atomic_init(&vci->lock, 0);
-
-    ucp_address_t *addr;
-    size_t addr_len;
-    st = ucp_worker_get_address(vci->worker, &addr, &addr_len);
-    if (st != UCS_OK) {
-        mf_log(MF_LOG_ERROR, "vci", "cannot get worker address: %s", ucs_status_string(st));
-        return status_from_ucs(st);
-    }
-    char key[64];
-    addr_key(index, key, sizeof(key));
-    mf_status_t status = mf_pmi_put_blob(key, addr, addr_len);
-    ucp_worker_release_address(vci->worker, addr);
-    return status;
-}
-
-mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
+static mf_status_t context_create(ucp_context_h *context_p)
 {
     ucp_config_t *config;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
@@ -106,62 +95,153 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
         .features = UCP_FEATURE_TAG,
         .mt_workers_shared = 1,
     };
-    st = ucp_init(&params, config, &pool.context);
+    st = ucp_init(&params, config, context_p);
     ucp_config_release(config);
     if (st != UCS_OK) {
         mf_log(MF_LOG_ERROR, "vci", "cannot initialise ucx: %s", ucs_status_string(st));
         return status_from_ucs(st);
     }
-    pool.world_rank = world_rank;
-    pool.world_size = world_size;
-    pool.vcis = aligned_alloc(MF_CACHE_LINE, sizeof(mf_vci_t) * (size_t)nvcis);
-    if (pool.vcis == NULL) {
-        ucp_cleanup(pool.context);
-        return MF_ERR_NO_MEMORY;
-    }
-    memset(pool.vcis, 0, sizeof(mf_vci_t) * (size_t)nvcis);
-    for (int i = 0; i < nvcis; i++) {
-        mf_status_t status = worker_create(&pool.vcis[i], i);
-        if (status != MF_OK)
-            return status;
-        pool.nvcis = i + 1;
-    }
+    pool.ncontexts++;
     return MF_OK;
 }
 
-static void ep_close_all(mf_vci_t *vci)
+/* Create worker `index` (pool lock held, or single-threaded init). */
+static mf_status_t worker_create(mf_worker_t *w, int index)
 {
+    w->index = index;
+    w->context = pool.context;
+    if (mf_params.vci_sharing == MF_VCI_SHARING_CONTEXT && index > 0) {
+        mf_status_t status = context_create(&w->context);
+        if (status != MF_OK)
+            return status;
+        w->own_context = 1;
+    }
+    ucp_worker_params_t wparams = {
+        .field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+        .thread_mode = UCS_THREAD_MODE_SERIALIZED,
+    };
+    ucs_status_t st = ucp_worker_create(w->context, &wparams, &w->worker);
+    if (st != UCS_OK) {
+        mf_log(MF_LOG_ERROR, "vci", "cannot create worker %d: %s", index, ucs_status_string(st));
+        return status_from_ucs(st);
+    }
+    w->eps = mf_calloc((size_t)pool.world_size, sizeof(ucp_ep_h), "endpoint table");
+    w->peers = mf_calloc((size_t)pool.world_size, sizeof(*w->peers), "peer address table");
+    if (w->eps == NULL || w->peers == NULL)
+        return MF_ERR_NO_MEMORY;
+    ucp_address_t *addr;
+    st = ucp_worker_get_address(w->worker, &addr, &w->local_len);
+    if (st != UCS_OK) {
+        mf_log(MF_LOG_ERROR, "vci", "cannot get worker address: %s", ucs_status_string(st));
+        return status_from_ucs(st);
+    }
+    w->local_addr = mf_malloc(w->local_len, "worker address");
+    if (w->local_addr != NULL)
+        memcpy(w->local_addr, addr, w->local_len);
+    ucp_worker_release_address(w->worker, addr);
+    if (w->local_addr == NULL)
+        return MF_ERR_NO_MEMORY;
+    pool.nworkers++;
+    return MF_OK;
+}
+
+static void worker_destroy(mf_worker_t *w)
+{
+    if (w->worker == NULL)
+        return;
     for (int peer = 0; peer < pool.world_size; peer++) {
-        if (vci->eps[peer] == NULL)
+        if (w->eps[peer] == NULL)
             continue;
         ucp_request_param_t param = {
             .op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
             .flags = UCP_EP_CLOSE_FLAG_FORCE,
         };
-        void *req = ucp_ep_close_nbx(vci->eps[peer], &param);
+        void *req = ucp_ep_close_nbx(w->eps[peer], &param);
         if (UCS_PTR_IS_PTR(req)) {
             while (ucp_request_check_status(req) == UCS_INPROGRESS)
-                ucp_worker_progress(vci->worker);
+                ucp_worker_progress(w->worker);
             ucp_request_free(req);
         }
-        vci->eps[peer] = NULL;
     }
+    for (int peer = 0; peer < pool.world_size; peer++)
+        free(w->peers[peer].addr);
+    free(w->eps);
+    free(w->peers);
+    free(w->local_addr);
+    ucp_worker_destroy(w->worker);
+    if (w->own_context)
+        ucp_cleanup(w->context);
+    memset(w, 0, sizeof(*w));
+}
+
+/* The worker VCI `index` runs on: its own, or one of the VCI_WORKERS shared ones. */
+static int worker_of(int index)
+{
+    return index % pool.nworkers_max;
+}
+
+mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
+{
+    pool.world_rank = world_rank;
+    pool.world_size = world_size;
+    pool.nvcis = nvcis < MF_VCI_MAX ? nvcis : MF_VCI_MAX;
+    pool.nworkers_max = pool.nvcis;
+    if (mf_params.vci_sharing == MF_VCI_SHARING_SHARED && mf_params.vci_workers < pool.nvcis)
+        pool.nworkers_max = mf_params.vci_workers;
+    pool.nworkers = 0;
+    pool.ncontexts = 0;
+    mf_status_t status = context_create(&pool.context);
+    if (status != MF_OK)
+        return status;
+
+    /* One allocation holds every VCI, each on a fresh cache line or packed back to back. */
+    size_t stride = sizeof(mf_vci_t);
+    if (mf_params.vci_align)
+        stride = (stride + MF_CACHE_LINE - 1) / MF_CACHE_LINE * MF_CACHE_LINE;
+    pool.vci_mem = aligned_alloc(MF_CACHE_LINE, (stride * (size_t)pool.nvcis + MF_CACHE_LINE - 1) /
+                                                    MF_CACHE_LINE * MF_CACHE_LINE);
+    if (pool.vci_mem == NULL)
+        return MF_ERR_NO_MEMORY;
+    memset(pool.vci_mem, 0, stride * (size_t)pool.nvcis);
+    atomic_init(&pool.global_lock, 0);
+    for (int i = 0; i < pool.nvcis; i++) {
+        mf_vci_t *vci = (mf_vci_t *)(void *)(pool.vci_mem + stride * (size_t)i);
+        pool.vcis[i] = vci;
+        vci->index = i;
+        atomic_init(&vci->lock_word, 0);
+        atomic_init(&vci->w, NULL);
+    }
+    for (int i = 0; i < pool.nvcis; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        if (mf_params.thread_cs == MF_THREAD_CS_GLOBAL)
+            vci->lock = &pool.global_lock;
+        else
+            vci->lock = &pool.vcis[worker_of(i)]->lock_word;
+    }
+
+    /* VCI 0 (MPI_COMM_WORLD, MPI_COMM_SELF and the shared fallback) is the only one created
+     * now; its address goes to PMI, the others are exchanged when first needed. */
+    mf_worker_t *w0 = &pool.workers[0];
+    status = worker_create(w0, 0);
+    if (status != MF_OK)
+        return status;
+    atomic_store_explicit(&pool.vcis[0]->w, w0, memory_order_release);
+    return mf_pmi_put_blob("mf-ucx-addr-0", w0->local_addr, w0->local_len);
 }
 
 void mf_vci_pool_fini(void)
 {
-    for (int i = 0; i < pool.nvcis; i++) {
-        mf_vci_t *vci = &pool.vcis[i];
-        ep_close_all(vci);
-        free(vci->eps);
-        ucp_worker_destroy(vci->worker);
-    }
-    free(pool.vcis);
-    pool.vcis = NULL;
+    for (int i = 0; i < MF_VCI_MAX; i++)
+        worker_destroy(&pool.workers[i]);
+    free(pool.vci_mem);
+    pool.vci_mem = NULL;
+    memset(pool.vcis, 0, sizeof(pool.vcis));
     pool.nvcis = 0;
+    pool.nworkers = 0;
     if (pool.context != NULL)
         ucp_cleanup(pool.context);
     pool.context = NULL;
+    pool.ncontexts = 0;
 }
 
 int mf_vci_pool_size(void)
@@ -171,7 +251,7 @@ int mf_vci_pool_size(void)
 
 mf_vci_t *mf_vci_get(int index)
 {
-    return &pool.vcis[index];
+    return pool.vcis[index];
 }
 
 int mf_vci_index(const mf_vci_t *vci)
@@ -179,26 +259,100 @@ int mf_vci_index(const mf_vci_t *vci)
     return vci->index;
 }
 
-static inline int lock_try(mf_vci_t *vci)
+/* The worker of a VCI known to be active, with its lock held: the pointer no longer changes. */
+static inline ucp_worker_h worker_locked(mf_vci_t *vci)
 {
-    return atomic_load_explicit(&vci->lock, memory_order_relaxed) == 0 &&
-           atomic_exchange_explicit(&vci->lock, 1, memory_order_acquire) == 0;
+    return atomic_load_explicit(&vci->w, memory_order_relaxed)->worker;
+}
+
+static inline mf_worker_t *vci_worker(const mf_vci_t *vci)
+{
+    return atomic_load_explicit(&((mf_vci_t *)vci)->w, memory_order_acquire);
+}
+
+mf_status_t mf_vci_activate(mf_vci_t *vci)
+{
+    if (MF_LIKELY(vci_worker(vci) != NULL))
+        return MF_OK;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&pool.lock);
+    if (vci_worker(vci) == NULL) {
+        mf_worker_t *w = &pool.workers[worker_of(vci->index)];
+        if (w->worker == NULL)
+            status = worker_create(w, worker_of(vci->index));
+        if (status == MF_OK)
+            atomic_store_explicit(&vci->w, w, memory_order_release);
+        else
+            mf_log(MF_LOG_ERROR, "vci", "cannot activate VCI %d", vci->index);
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return status;
+}
+
+int mf_vci_knows_peers(mf_vci_t *vci, const int *world_ranks, int n)
+{
+    mf_worker_t *w = vci_worker(vci);
+    if (w == NULL)
+        return 0;
+    if (w->index == 0)
+        return 1; /* PMI has them all */
+    int known = 1;
+    mf_vci_lock(vci);
+    for (int i = 0; i < n && known; i++) {
+        int peer = world_ranks != NULL ? world_ranks[i] : i;
+        known = peer == pool.world_rank || w->peers[peer].addr != NULL;
+    }
+    mf_vci_unlock(vci);
+    return known;
+}
+
+void mf_vci_local_address(mf_vci_t *vci, const void **addr_p, size_t *len_p)
+{
+    mf_worker_t *w = vci_worker(vci);
+    *addr_p = w->local_addr;
+    *len_p = w->local_len;
+}
+
+mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, size_t len)
+{
+    mf_worker_t *w = vci_worker(vci);
+    mf_status_t status = MF_OK;
+    mf_vci_lock(vci);
+    if (w->peers[peer].addr == NULL) {
+        void *copy = mf_malloc(len, "peer address");
+        if (copy == NULL) {
+            status = MF_ERR_NO_MEMORY;
+        } else {
+            memcpy(copy, addr, len);
+            w->peers[peer].addr = copy;
+            w->peers[peer].len = len;
+        }
+    }
+    mf_vci_unlock(vci);
+    return status;
+}
+
+static inline int lock_try(atomic_int *lock)
+{
+    return atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
 }
 
 void mf_vci_lock(mf_vci_t *vci)
 {
-    if (MF_UNLIKELY(!lock_try(vci))) {
+    atomic_int *lock = vci->lock;
+    if (MF_UNLIKELY(!lock_try(lock))) {
         /* Contended: spin on a plain load (no cache-line ping-pong), and give the CPU away
          * now and then, since with more threads than cores the holder may be descheduled. */
         unsigned spins = 0;
         do {
-            while (atomic_load_explicit(&vci->lock, memory_order_relaxed) != 0) {
+            while (atomic_load_explicit(lock, memory_order_relaxed) != 0) {
                 if (++spins % 256 == 0)
                     sched_yield();
                 else
                     mf_cpu_relax();
             }
-        } while (!lock_try(vci));
+        } while (!lock_try(lock));
         stat_inc(&vci->lock_contended);
     }
     stat_inc(&vci->lock_acquired);
@@ -206,12 +360,12 @@ void mf_vci_lock(mf_vci_t *vci)
 
 void mf_vci_unlock(mf_vci_t *vci)
 {
-    atomic_store_explicit(&vci->lock, 0, memory_order_release);
+    atomic_store_explicit(vci->lock, 0, memory_order_release);
 }
 
 int mf_vci_trylock(mf_vci_t *vci)
 {
-    if (!lock_try(vci))
+    if (!lock_try(vci->lock))
         return 0;
     stat_inc(&vci->lock_acquired);
     return 1;
@@ -219,33 +373,43 @@ int mf_vci_trylock(mf_vci_t *vci)
 
 static ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
 {
-    if (MF_LIKELY(vci->eps[peer] != NULL))
-        return vci->eps[peer];
+    mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
+    if (MF_LIKELY(w->eps[peer] != NULL))
+        return w->eps[peer];
 
-    /* First message to this peer on this VCI: look its address up and connect. The remote
-     * VCI has the same index (communicators map to the same VCI index on every process). */
-    char key[64];
-    addr_key(vci->index, key, sizeof(key));
-    unsigned char addr[4096];
-    size_t addr_len;
-    mf_status_t status = mf_pmi_get_blob(peer, key, addr, sizeof(addr), &addr_len);
-    if (status != MF_OK) {
-        mf_log(MF_LOG_ERROR, "vci", "cannot find the address of rank %d: %s", peer,
-               mf_status_str(status));
-        *status_p = status;
+    /* First message to this peer on this worker: connect to the peer's worker of the same
+     * number (a communicator maps to the same VCI, hence worker, on every process). */
+    unsigned char pmi_addr[4096];
+    const void *addr = peer == pool.world_rank ? w->local_addr : w->peers[peer].addr;
+    if (addr == NULL && w->index == 0) {
+        size_t addr_len;
+        mf_status_t status =
+            mf_pmi_get_blob(peer, "mf-ucx-addr-0", pmi_addr, sizeof(pmi_addr), &addr_len);
+        if (status != MF_OK) {
+            mf_log(MF_LOG_ERROR, "vci", "cannot find the address of rank %d: %s", peer,
+                   mf_status_str(status));
+            *status_p = status;
+            return NULL;
+        }
+        addr = pmi_addr;
+    }
+    if (addr == NULL) {
+        mf_log(MF_LOG_ERROR, "vci", "VCI %d has no address for rank %d", vci->index, peer);
+        *status_p = MF_ERR_NOT_FOUND;
         return NULL;
     }
     ucp_ep_params_t params = {
         .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS,
         .address = (const ucp_address_t *)addr,
     };
-    ucs_status_t st = ucp_ep_create(vci->worker, &params, &vci->eps[peer]);
+    ucs_status_t st = ucp_ep_create(w->worker, &params, &w->eps[peer]);
     if (st != UCS_OK) {
         mf_log(MF_LOG_ERROR, "vci", "cannot connect to rank %d: %s", peer, ucs_status_string(st));
         *status_p = status_from_ucs(st);
         return NULL;
     }
-    return vci->eps[peer];
+    w->neps++;
+    return w->eps[peer];
 }
 
 static void op_finish(mf_vci_op_t *op, ucs_status_t st)
@@ -324,7 +488,7 @@ mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_
         .user_data = op,
     };
     stat_inc(&vci->recvs);
-    ucs_status_ptr_t ret = ucp_tag_recv_nbx(vci->worker, buf, len, tag, tag_mask, &param);
+    ucs_status_ptr_t ret = ucp_tag_recv_nbx(worker_locked(vci), buf, len, tag, tag_mask, &param);
     return op_started(op, ret, "tagged receive");
 }
 
@@ -332,7 +496,7 @@ int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint
                             size_t *len_p)
 {
     ucp_tag_recv_info_t info;
-    ucp_tag_message_h msg = ucp_tag_probe_nb(vci->worker, tag, tag_mask, 0, &info);
+    ucp_tag_message_h msg = ucp_tag_probe_nb(worker_locked(vci), tag, tag_mask, 0, &info);
     if (msg == NULL)
         return 0;
     *tag_p = info.sender_tag;
@@ -343,7 +507,7 @@ int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint
 int mf_vci_tag_mprobe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, mf_vci_msg_t *msg)
 {
     ucp_tag_recv_info_t info;
-    ucp_tag_message_h m = ucp_tag_probe_nb(vci->worker, tag, tag_mask, 1, &info);
+    ucp_tag_message_h m = ucp_tag_probe_nb(worker_locked(vci), tag, tag_mask, 1, &info);
     if (m == NULL)
         return 0;
     msg->transport_msg = m;
@@ -361,7 +525,8 @@ mf_status_t mf_vci_tag_mrecv_locked(mf_vci_t *vci, void *buf, size_t len, mf_vci
         .user_data = op,
     };
     stat_inc(&vci->recvs);
-    ucs_status_ptr_t ret = ucp_tag_msg_recv_nbx(vci->worker, buf, len, msg->transport_msg, &param);
+    ucs_status_ptr_t ret =
+        ucp_tag_msg_recv_nbx(worker_locked(vci), buf, len, msg->transport_msg, &param);
     if (ret == NULL) {
         op->sender_tag = msg->sender_tag;
         op->length = msg->length;
@@ -372,46 +537,65 @@ mf_status_t mf_vci_tag_mrecv_locked(mf_vci_t *vci, void *buf, size_t len, mf_vci
 void mf_vci_cancel_locked(mf_vci_t *vci, mf_vci_op_t *op)
 {
     if (op->transport_req != NULL)
-        ucp_request_cancel(vci->worker, op->transport_req);
+        ucp_request_cancel(worker_locked(vci), op->transport_req);
 }
 
 unsigned mf_vci_progress_locked(mf_vci_t *vci)
 {
-    return ucp_worker_progress(vci->worker);
+    return ucp_worker_progress(worker_locked(vci));
 }
 
 unsigned mf_vci_progress(mf_vci_t *vci)
 {
     mf_vci_lock(vci);
-    unsigned n = ucp_worker_progress(vci->worker);
+    unsigned n = ucp_worker_progress(worker_locked(vci));
     mf_vci_unlock(vci);
     return n;
 }
 
-unsigned mf_vci_progress_others(mf_vci_t *self)
+/* Progress each active worker once, through the VCI that owns it (the first VCI mapped to it,
+ * whose lock all VCIs sharing the worker use). `self`'s worker is skipped; with `blocking`
+ * the locks are taken, otherwise busy workers are skipped. */
+static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
-    atomic_fetch_add_explicit(&self->global_sweeps, 1, memory_order_relaxed);
-    for (int i = 0; i < pool.nvcis; i++) {
-        mf_vci_t *vci = &pool.vcis[i];
-        if (vci == self || !mf_vci_trylock(vci))
+    mf_worker_t *mine = self != NULL ? vci_worker(self) : NULL;
+    for (int i = 0; i < pool.nworkers_max; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        mf_worker_t *w = vci_worker(vci);
+        if (w == NULL || w == mine)
             continue;
-        n += ucp_worker_progress(vci->worker);
+        if (blocking)
+            mf_vci_lock(vci);
+        else if (!mf_vci_trylock(vci))
+            continue;
+        n += ucp_worker_progress(w->worker);
         mf_vci_unlock(vci);
     }
     return n;
 }
 
+unsigned mf_vci_progress_others(mf_vci_t *self)
+{
+    atomic_fetch_add_explicit(&self->global_sweeps, 1, memory_order_relaxed);
+    return progress_workers(self, 0);
+}
+
+unsigned mf_vci_progress_all(void)
+{
+    return progress_workers(NULL, 1);
+}
+
 void mf_vci_stats_get(int index, mf_vci_stats_t *stats)
 {
-    const mf_vci_t *vci = &pool.vcis[index];
+    const mf_vci_t *vci = pool.vcis[index];
     stats->sends = atomic_load_explicit(&vci->sends, memory_order_relaxed);
     stats->recvs = atomic_load_explicit(&vci->recvs, memory_order_relaxed);
     stats->lock_acquired = atomic_load_explicit(&vci->lock_acquired, memory_order_relaxed);
     stats->lock_contended = atomic_load_explicit(&vci->lock_contended, memory_order_relaxed);
     stats->global_sweeps = atomic_load_explicit(&vci->global_sweeps, memory_order_relaxed);
     stats->request_misses = atomic_load_explicit(&vci->request_misses, memory_order_relaxed);
-    stats->active = vci->worker != NULL;
+    stats->active = vci_worker(vci) != NULL;
 }
 
 void mf_vci_count_request_miss_locked(mf_vci_t *vci)
@@ -421,12 +605,20 @@ void mf_vci_count_request_miss_locked(mf_vci_t *vci)
 
 void mf_vci_resources_get(mf_vci_resources_t *res)
 {
-    res->contexts = 1;
-    res->workers = pool.nvcis;
+    pthread_mutex_lock(&pool.lock);
+    res->contexts = pool.ncontexts;
+    res->workers = pool.nworkers;
+    pthread_mutex_unlock(&pool.lock);
+    /* Endpoint counts change under the worker's lock: read them under it. */
     res->endpoints = 0;
-    for (int i = 0; i < pool.nvcis; i++) {
-        for (int peer = 0; peer < pool.world_size; peer++)
-            res->endpoints += pool.vcis[i].eps[peer] != NULL;
+    for (int i = 0; i < pool.nworkers_max; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        mf_worker_t *w = vci_worker(vci);
+        if (w == NULL)
+            continue;
+        mf_vci_lock(vci);
+        res->endpoints += w->neps;
+        mf_vci_unlock(vci);
     }
 }
 

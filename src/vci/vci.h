@@ -55,10 +55,13 @@ typedef struct mf_vci_msg {
     size_t length;
 } mf_vci_msg_t;
 
-/* Bring up the pool. world_rank/world_size come from PMI; nvcis workers are created and their
- * addresses published under PMI (the caller fences afterwards). */
+/* Bring up the pool of `nvcis` VCIs (MF_VCI_MAX at most). Only VCI 0 gets a worker now, and its
+ * address is published under PMI (the caller fences afterwards); the others get theirs on
+ * first use (mf_vci_activate), so start-up costs the same whatever the pool size. How VCIs map
+ * onto UCX contexts and workers, and whether each has its own lock, follows the MANIFOLD_VCI_*
+ * and MANIFOLD_THREAD_CS tunables (mf_params). */
 mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis);
-/* Flush and close all endpoints, destroy the workers and the context. Call after the PMI fence
+/* Flush and close all endpoints, destroy the workers and contexts. Call after the PMI fence
  * that ends the job's communication. */
 void mf_vci_pool_fini(void);
 
@@ -69,6 +72,16 @@ int mf_vci_index(const mf_vci_t *vci);
 void mf_vci_lock(mf_vci_t *vci);
 void mf_vci_unlock(mf_vci_t *vci);
 int mf_vci_trylock(mf_vci_t *vci); /* 1 when acquired */
+
+/* Lazy set-up. A VCI is usable towards a peer once it is active (its worker exists) and knows
+ * the peer's address for it; VCI 0 learns addresses from PMI by itself, the others from the
+ * exchange the communicator layer runs when it maps a communicator to a VCI. */
+mf_status_t mf_vci_activate(mf_vci_t *vci);
+/* 1 when the VCI is active and knows the address of every listed world rank (NULL: 0..n-1). */
+int mf_vci_knows_peers(mf_vci_t *vci, const int *world_ranks, int n);
+/* This process's address for the VCI (activated); valid until finalize. */
+void mf_vci_local_address(mf_vci_t *vci, const void **addr_p, size_t *len_p);
+mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, size_t len);
 
 /* Tagged operations. `peer` is a world rank. The op is complete on return when done is set. */
 mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
@@ -92,6 +105,8 @@ unsigned mf_vci_progress_locked(mf_vci_t *vci);
  * progress the MPI standard requires when a thread waits on one VCI while a message it depends
  * on travels on another. Counted in the per-VCI statistics. */
 unsigned mf_vci_progress_others(mf_vci_t *self);
+/* Progress every active VCI, waiting for each lock (MANIFOLD_VCI_PROGRESS=all, an ablation). */
+unsigned mf_vci_progress_all(void);
 
 /* Version of the transport library, for MPI_Get_library_version. */
 void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release);
@@ -99,12 +114,12 @@ void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *releas
 /* Per-VCI counters, read without the lock (approximate while traffic runs). A VCI whose
  * transport resources were never created reads as all zeros with active = 0. */
 typedef struct mf_vci_stats {
-    uint64_t sends, recvs;     /* transport operations issued on the VCI */
-    uint64_t lock_acquired;    /* lock acquisitions, including successful trylocks */
-    uint64_t lock_contended;   /* acquisitions that found the lock held and had to wait */
-    uint64_t global_sweeps;    /* sweeps over the other VCIs started by waiters on this one */
-    uint64_t request_misses;   /* request-cache refills (the cache was empty) */
-    int active;                /* the VCI's worker exists */
+    uint64_t sends, recvs;   /* transport operations issued on the VCI */
+    uint64_t lock_acquired;  /* lock acquisitions, including successful trylocks */
+    uint64_t lock_contended; /* acquisitions that found the lock held and had to wait */
+    uint64_t global_sweeps;  /* sweeps over the other VCIs started by waiters on this one */
+    uint64_t request_misses; /* request-cache refills (the cache was empty) */
+    int active;              /* the VCI's worker exists */
 } mf_vci_stats_t;
 /* index < mf_vci_pool_size(). */
 void mf_vci_stats_get(int index, mf_vci_stats_t *stats);
