@@ -105,10 +105,10 @@ typedef struct mf_params {
     int vci_sharing;       /* MANIFOLD_VCI_SHARING: MF_VCI_SHARING_* */
     int vci_workers;       /* MANIFOLD_VCI_WORKERS */
     int vci_stats;         /* MANIFOLD_VCI_STATS */
-    int progress_sweep; /* MANIFOLD_PROGRESS_SWEEP_POLLS */
-    int print_params;   /* MANIFOLD_PRINT_PARAMS */
-    int coll_bcast;     /* MANIFOLD_COLL_BCAST */
-    int coll_allreduce; /* MANIFOLD_COLL_ALLREDUCE */
+    int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
+    int print_params;      /* MANIFOLD_PRINT_PARAMS */
+    int coll_bcast;        /* MANIFOLD_COLL_BCAST */
+    int coll_allreduce;    /* MANIFOLD_COLL_ALLREDUCE */
 } mf_params_t;
 
 extern mf_params_t mf_params;

@@ -99,12 +99,12 @@ void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *releas
 /* Per-VCI counters, read without the lock (approximate while traffic runs). A VCI whose
  * transport resources were never created reads as all zeros with active = 0. */
 typedef struct mf_vci_stats {
-    uint64_t sends, recvs;     /* transport operations issued on the VCI */
-    uint64_t lock_acquired;    /* lock acquisitions, including successful trylocks */
-    uint64_t lock_contended;   /* acquisitions that found the lock held and had to wait */
-    uint64_t global_sweeps;    /* sweeps over the other VCIs started by waiters on this one */
-    uint64_t request_misses;   /* request-cache refills (the cache was empty) */
-    int active;                /* the VCI's worker exists */
+    uint64_t sends, recvs;   /* transport operations issued on the VCI */
+    uint64_t lock_acquired;  /* lock acquisitions, including successful trylocks */
+    uint64_t lock_contended; /* acquisitions that found the lock held and had to wait */
+    uint64_t global_sweeps;  /* sweeps over the other VCIs started by waiters on this one */
+    uint64_t request_misses; /* request-cache refills (the cache was empty) */
+    int active;              /* the VCI's worker exists */
 } mf_vci_stats_t;
 /* index < mf_vci_pool_size(). */
 void mf_vci_stats_get(int index, mf_vci_stats_t *stats);
