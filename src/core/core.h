@@ -101,6 +101,9 @@ static inline int mf_is_initialized(void)
 mf_status_t mf_init(int required, int *provided_p);
 mf_status_t mf_finalize(void);
 void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
+/* One line per active VCI with its counters, then the pool's resource totals (core_tool.c);
+ * printed at finalize when MANIFOLD_VCI_STATS=1. */
+void mf_vci_stats_report(FILE *out, int rank);
 
 /* ---- error handlers ---------------------------------------------------------------------- */
 

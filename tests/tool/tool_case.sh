@@ -1,0 +1,105 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs one tool test case: manifold_info alone or under mpiexec, and the MANIFOLD_VCI_STATS=1
+# summary, checking the exit status and the lines they print.
+# Usage: tool_case.sh CASE MPIEXEC MANIFOLD_INFO
+set -u
+
+case_name=$1
+mpiexec=$2
+info=$3
+out=$(mktemp)
+err=$(mktemp)
+trap 'rm -f "$out" "$err"' EXIT
+unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_VCI_STATS MANIFOLD_VCI_COUNT
+
+fail() {
+    echo "FAIL ($case_name): $*"
+    echo "--- stdout"
+    cat "$out"
+    echo "--- stderr"
+    cat "$err"
+    exit 1
+}
+
+run() {
+    "$@" >"$out" 2>"$err"
+    rc=$?
+}
+
+expect_rc() {
+    [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"
+}
+
+expect_out() {
+    grep -q -e "$1" "$out" || fail "stdout lacks '$1'"
+}
+
+expect_err() {
+    grep -q -e "$1" "$err" || fail "stderr lacks '$1'"
+}
+
+refute_err() {
+    if grep -q -e "$1" "$err"; then fail "stderr has '$1'"; fi
+}
+
+case "$case_name" in
+help)
+    run "$info" --help
+    expect_rc 0
+    expect_out "^usage: manifold_info"
+    expect_out "--vci"
+    ;;
+bad_option)
+    run "$info" --bogus
+    expect_rc 2
+    expect_err "unknown option '--bogus'"
+    ;;
+cvars)
+    # control variables only, before MPI_Init; the environment shows in the values
+    MANIFOLD_VCI_COUNT=3 MANIFOLD_THREAD_CS=global run "$info" --cvars
+    expect_rc 0
+    expect_out "^version: Manifold MPI"
+    expect_out "^cvar MANIFOLD_VCI_COUNT  *= 3  *default 0 "
+    expect_out "^cvar MANIFOLD_THREAD_CS  *= global  *default vci "
+    expect_out "^cvar MANIFOLD_VCI_STATS  *= 0 .* writable "
+    if grep -q "^pvar" "$out"; then fail "performance variables printed with --cvars"; fi
+    ;;
+singleton)
+    run "$info"
+    expect_rc 0
+    expect_out "^processes: 1"
+    expect_out "^pvar count: "
+    expect_out "^pvar vci_sends  *class counter "
+    expect_out "^pvar comm_vci  *class generic  *per-communicator"
+    expect_out "^pvar vci_active  *= 1"
+    ;;
+vci)
+    run "$mpiexec" -n 2 "$info" --vci
+    expect_rc 0
+    expect_out "^processes: 2"
+    expect_out "^vci  *idx  *active  *sends  *recvs"
+    expect_out "^comm dup0: home vci [0-9][0-9]*, spread over [1-9]"
+    expect_out "^comm world: home vci 0, spread over 1"
+    # 10 exchanges on each of the 3 communicators: at least 30 sends on some VCI
+    total=$(awk '/^vci  *[0-9]/ { s += $4 } END { print s + 0 }' "$out")
+    [ "$total" -ge 30 ] || fail "the table counts $total sends, expected at least 30"
+    ;;
+vci_stats)
+    MANIFOLD_VCI_STATS=1 run "$mpiexec" -n 2 "$info" --vci
+    expect_rc 0
+    for r in 0 1; do
+        expect_err "^rank $r vci 0: sends [0-9]* recvs [0-9]* lock [0-9]* contended [0-9]* sweeps [0-9]* misses [0-9]*$"
+        expect_err "^rank $r vci totals: pool [0-9]* active [1-9][0-9]* contexts [0-9]* workers [0-9]* endpoints [0-9]*$"
+    done
+    # without the variable nothing is printed
+    run "$mpiexec" -n 2 "$info"
+    expect_rc 0
+    refute_err "vci totals"
+    ;;
+*)
+    echo "unknown case $case_name"
+    exit 2
+    ;;
+esac
+echo "PASS ($case_name)"
