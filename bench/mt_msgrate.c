@@ -182,7 +182,7 @@ static void free_workers(void)
     free(workers);
 }
 
-static void report(void)
+static void report(long rss_kib)
 {
     for (int s = 0; s < opts.nsizes; s++) {
         double med, lo, hi;
@@ -191,9 +191,9 @@ static void report(void)
         printf("\"mode\": \"%s\", \"processes\": %d, \"pairs\": %d, \"size\": %zu, "
                "\"window\": %d, \"iters\": %d, \"reps\": %d, \"unit\": \"msg/s\", "
                "\"rate\": %.1f, \"rate_min\": %.1f, \"rate_max\": %.1f, "
-               "\"rate_per_thread\": %.1f}\n",
+               "\"rate_per_thread\": %.1f, \"rss_kib\": %ld}\n",
                mf_mt_mode_name(opts.mode), nprocs, nprocs / 2, opts.sizes[s], opts.window,
-               iters_of_size[s], opts.reps, med, lo, hi, med / opts.threads);
+               iters_of_size[s], opts.reps, med, lo, hi, med / opts.threads, rss_kib);
         fflush(stdout);
     }
 }
@@ -237,8 +237,11 @@ int main(int argc, char **argv)
     for (int t = 1; t < opts.threads; t++)
         pthread_join(tids[t], NULL);
     pthread_barrier_destroy(&barrier);
+    /* The largest resident set of any process, with every communicator still in use. */
+    long rss = mf_mt_rss_kib(), rss_max = 0;
+    mf_mt_ok(MPI_Reduce(&rss, &rss_max, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD), "MPI_Reduce");
     if (rank == 0)
-        report();
+        report(rss_max);
     free_workers();
     free(tids);
     free(samples);
