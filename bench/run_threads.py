@@ -561,6 +561,17 @@ def plot(doc, outdir):
             ax.set_xlabel("threads per process (everywhere: processes per side)")
             ax.set_ylabel("8 B messages/s per process pair")
             ax.legend(fontsize=7)
+        elif suite == "init":
+            for r_mpi in sorted({r["mpi"] for r in rows}):
+                for field, style in (("init_s", "-o"), ("finalize_s", "--x")):
+                    pts = sorted((r["vcis"] or 1, r["values"].get(field)) for r in rows
+                                 if r["mpi"] == r_mpi and r["values"].get(field) is not None)
+                    if pts:
+                        ax.plot(*zip(*pts), style, label=f"{r_mpi} {field[:-2]}")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("VCIs (MANIFOLD_VCI_COUNT, MPIR_CVAR_CH4_NUM_VCIS; others: default)")
+            ax.set_ylabel("seconds")
+            ax.legend(fontsize=7)
         else:
             key = "init_s" if suite == "init" else None
             labels, vals = [], []
