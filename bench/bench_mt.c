@@ -122,6 +122,11 @@ int mf_mt_parse_args(int argc, char **argv, const char *name, const char *usage,
             printf("usage: %s [options]\n%s", name, usage);
             return 1;
         }
+        if (strcmp(opt, "--pin") == 0 &&
+            (!val || (strcmp(val, "0") != 0 && strcmp(val, "1") != 0))) {
+            opts->pin = 1; /* a bare --pin */
+            continue;
+        }
         if (!val) {
             fprintf(stderr, "%s: %s needs a value (see --help)\n", name, opt);
             return 2;

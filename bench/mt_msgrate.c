@@ -28,7 +28,7 @@ static const char usage[] =
     "  --seconds S        instead of --iters: windows chosen so a loop lasts about S s\n"
     "  --reps N           timed loops per size; the median is printed (default 5)\n"
     "  --warmup N         untimed windows per size (default 50)\n"
-    "  --pin 0|1          bind thread t of rank r to core r*T+t of the allowed ones\n"
+    "  --pin [0|1]        bind thread t of rank r to core r*T+t of the allowed ones\n"
     "  --cpus LIST        bind to these cores instead, e.g. 0,1 or 0-3 (implies --pin 1)\n"
     "  --thread-level L   multiple (default) | single (needs --threads 1)\n";
 
