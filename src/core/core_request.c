@@ -392,9 +392,10 @@ int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it)
     }
     if (free_it) {
         if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
-            mf_vci_lock(req->vci);
+            mf_vci_t *vci = req->vci; /* the request may be reused once released */
+            mf_vci_lock(vci);
             mf_request_release_locked(req);
-            mf_vci_unlock(req->vci);
+            mf_vci_unlock(vci);
         }
         *handle_p = MPI_REQUEST_NULL;
     }

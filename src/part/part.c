@@ -361,11 +361,12 @@ size_t mf_part_npart(const mf_request_t *req)
 void mf_part_free(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
-    mf_vci_lock(req->vci);
+    mf_vci_t *vci = req->vci; /* the request may be reused once released */
+    mf_vci_lock(vci);
     req->part = NULL;
     req->poll = NULL;
     mf_request_release_locked(req);
-    mf_vci_unlock(req->vci);
+    mf_vci_unlock(vci);
     if (pt != NULL) {
         free(pt->state);
         free(pt->ops);

@@ -115,7 +115,7 @@ static inline mf_vci_t *msg_vci(mf_comm_t *comm, unsigned ctx, int rank, int tag
 
 /* Runs inside progress with the VCI lock held. Library-owned requests (buffered sends) and
  * requests the user already freed are released here; nobody else will look at them. */
-static void req_on_complete(mf_vci_op_t *op)
+static int req_on_complete(mf_vci_op_t *op)
 {
     mf_request_t *req = req_of_op(op);
     if (req->counted) {
@@ -128,8 +128,11 @@ static void req_on_complete(mf_vci_op_t *op)
         bsend_unreserve(req->buf_len);
     if (req->user_freed)
         mf_request_unpack(req); /* nobody will wait for it: the data must land now */
-    if (req->internal || req->user_freed)
+    if (req->internal || req->user_freed) {
         mf_request_release_locked(req);
+        return 1;
+    }
+    return 0;
 }
 
 static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest,
@@ -341,9 +344,10 @@ static mf_status_t wait_and_release(mf_request_t *req)
     mf_request_wait_done(req);
     mf_status_t status = req->op.status;
     if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
-        mf_vci_lock(req->vci);
+        mf_vci_t *vci = req->vci; /* the request may be reused once released */
+        mf_vci_lock(vci);
         mf_request_release_locked(req);
-        mf_vci_unlock(req->vci);
+        mf_vci_unlock(vci);
     }
     return status;
 }
@@ -525,10 +529,11 @@ void mf_pt2pt_request_free(mf_request_t *req)
 {
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
         return;
-    mf_vci_lock(req->vci);
+    mf_vci_t *vci = req->vci; /* the request may be reused once released */
+    mf_vci_lock(vci);
     if (mf_vci_op_is_done(&req->op))
         mf_request_release_locked(req);
     else
         req->user_freed = 1;
-    mf_vci_unlock(req->vci);
+    mf_vci_unlock(vci);
 }

@@ -416,8 +416,8 @@ static void op_finish(mf_vci_op_t *op, ucs_status_t st)
 {
     op->status = status_from_ucs(st);
     op->transport_req = NULL;
-    if (op->on_complete != NULL)
-        op->on_complete(op);
+    if (op->on_complete != NULL && op->on_complete(op))
+        return; /* released: the memory may already serve another operation */
     atomic_store_explicit(&op->done, 1, memory_order_release);
 }
 

@@ -22,17 +22,19 @@ typedef struct mf_vci mf_vci_t;
 
 /* One transport operation in flight. Upper layers embed it (zeroed by mf_vci_op_reset) and
  * poll `done`. On completion the VCI layer fills status/sender_tag/length, then runs
- * `on_complete` (if set, lock held), then stores done = 1 with release order. */
+ * `on_complete` (if set, lock held), then stores done = 1 with release order (unless the hook
+ * released the op's owner). */
 typedef struct mf_vci_op {
     atomic_int done;
     mf_status_t status;
     uint64_t sender_tag; /* receives and probes: the matched message's tag */
     size_t length;       /* receives: bytes delivered (the message length when truncated) */
     void *transport_req; /* in-flight transport request, for cancel; NULL once complete */
-    void (*on_complete)(struct mf_vci_op *op);
+    /* Returns 1 when it released the object embedding the op (then `done` is not touched). */
+    int (*on_complete)(struct mf_vci_op *op);
 } mf_vci_op_t;
 
-static inline void mf_vci_op_reset(mf_vci_op_t *op, void (*on_complete)(mf_vci_op_t *op))
+static inline void mf_vci_op_reset(mf_vci_op_t *op, int (*on_complete)(mf_vci_op_t *op))
 {
     atomic_store_explicit(&op->done, 0, memory_order_relaxed);
     op->status = MF_OK;
