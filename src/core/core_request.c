@@ -304,8 +304,11 @@ void mf_progress_test(mf_vci_t *vci)
 void mf_request_wait_done(mf_request_t *req)
 {
     int polls = 0;
+    if (mf_request_is_complete(req))
+        return;
     while (!mf_request_is_complete(req))
         mf_progress_poke(req->vci, &polls);
+    mf_vci_stop_waiting(req->vci);
 }
 
 static int class_from_status(mf_status_t status)

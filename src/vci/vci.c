@@ -29,7 +29,11 @@ typedef struct mf_worker {
     int index;
     int own_context;
     int neps;
-} mf_worker_t;
+    /* Set by whoever progresses the worker for a request of its own, cleared by global sweeps:
+     * a sweep skips a worker someone progressed since the previous sweep (it needs no help,
+     * and taking its lock would only make its owner wait). */
+    atomic_int progressed;
+} __attribute__((aligned(MF_CACHE_LINE))) mf_worker_t;
 
 /* A VCI. Its hot part (lock word, worker pointer, counters) fits one cache line; by default each
  * VCI starts on a line of its own (MANIFOLD_VCI_ALIGN=0 packs them, to measure false sharing). */
@@ -548,7 +552,10 @@ unsigned mf_vci_progress_locked(mf_vci_t *vci)
 unsigned mf_vci_progress(mf_vci_t *vci)
 {
     mf_vci_lock(vci);
-    unsigned n = ucp_worker_progress(worker_locked(vci));
+    mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
+    unsigned n = ucp_worker_progress(w->worker);
+    if (!atomic_load_explicit(&w->progressed, memory_order_relaxed))
+        atomic_store_explicit(&w->progressed, 1, memory_order_relaxed);
     mf_vci_unlock(vci);
     return n;
 }
@@ -565,6 +572,10 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
         mf_worker_t *w = vci_worker(vci);
         if (w == NULL || w == mine)
             continue;
+        if (!blocking && atomic_load_explicit(&w->progressed, memory_order_relaxed)) {
+            atomic_store_explicit(&w->progressed, 0, memory_order_relaxed);
+            continue;
+        }
         if (blocking)
             mf_vci_lock(vci);
         else if (!mf_vci_trylock(vci))
@@ -573,6 +584,13 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
         mf_vci_unlock(vci);
     }
     return n;
+}
+
+void mf_vci_stop_waiting(mf_vci_t *vci)
+{
+    mf_worker_t *w = vci_worker(vci);
+    if (w != NULL && atomic_load_explicit(&w->progressed, memory_order_relaxed))
+        atomic_store_explicit(&w->progressed, 0, memory_order_relaxed);
 }
 
 unsigned mf_vci_progress_others(mf_vci_t *self)
