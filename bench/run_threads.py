@@ -112,24 +112,26 @@ def parse_result_lines(text):
     return out
 
 
-_PAIR = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*[=:]\s*(-?\d+)")
+_PAIR = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\s*(?:[=:]\s*|\s+)(-?\d+)")
 
 
 def parse_vci_stats(text):
-    """Manifold's MANIFOLD_VCI_STATS=1 lines: 'rank R vci V key=value ...' per VCI and a line
-    naming 'resources' with counts. Lenient: any 'key=N' or 'key: N' pair counts. Returns
+    """Manifold's MANIFOLD_VCI_STATS=1 lines: 'rank R vci V: key N ...' per VCI and
+    'rank R vci totals: key N ...' (or a line naming 'resources') with the resource counts.
+    Lenient: 'key N', 'key=N' and 'key: N' pairs all count. Returns
     {"vcis": [...], "resources": {rank: {...}}, "totals": {key: sum over VCI lines}} or None
     when there is no such line."""
     vcis, resources = [], {}
     for line in text.splitlines():
         words = line.split()
-        if len(words) >= 3 and words[0] == "rank" and words[2].startswith("vci"):
+        is_totals = len(words) > 3 and words[2] == "vci" and words[3].startswith("totals")
+        if len(words) >= 3 and words[0] == "rank" and words[2].startswith("vci") and not is_totals:
             rec = {k: int(v) for k, v in _PAIR.findall(line)}
             rec.setdefault("rank", _int(words[1]))
             if len(words) > 3 and words[2] == "vci":
                 rec.setdefault("vci", _int(words[3].rstrip(":")))
             vcis.append(rec)
-        elif "resources" in line:
+        elif is_totals or "resources" in line:
             rec = {k: int(v) for k, v in _PAIR.findall(line)}
             m = re.search(r"rank\s+(\d+)", line)
             if rec:

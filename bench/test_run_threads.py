@@ -47,6 +47,18 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(rt.resource_totals(stats), {"contexts": 2, "workers": 4,
                                                      "endpoints": 8})
 
+    def test_library_stats_format(self):
+        # The format src/core/core_tool.c prints: "key value" pairs and a totals line.
+        text = ("rank 0 vci 0: sends 15 recvs 21 lock 99 contended 3 sweeps 8 misses 1\n"
+                "rank 0 vci 1: sends 2 recvs 4 lock 6 contended 414 sweeps 47 misses 1\n"
+                "rank 0 vci totals: pool 8 active 2 contexts 1 workers 2 endpoints 3\n")
+        stats = rt.parse_vci_stats(text)
+        self.assertEqual(len(stats["vcis"]), 2)
+        self.assertEqual(stats["vcis"][1]["vci"], 1)
+        self.assertEqual(rt.contended(stats), 417)
+        self.assertEqual(rt.resource_totals(stats), {"pool": 8, "active": 2, "contexts": 1,
+                                                     "workers": 2, "endpoints": 3})
+
     def test_no_stats_lines(self):
         self.assertIsNone(rt.parse_vci_stats('{"rate": 1}\nNo Errors\n'))
         self.assertIsNone(rt.contended(None))
