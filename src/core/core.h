@@ -237,7 +237,9 @@ static inline mf_vci_t *mf_comm_vci_for(const mf_comm_t *comm, int rank, int tag
         key += (unsigned)rank;
     if (comm->spread_by & MF_HINT_NO_ANY_TAG)
         key += (unsigned)tag;
-    return mf_vci_get((int)((unsigned)mf_vci_index(comm->vci) + key) % comm->vci_spread);
+    /* Unsigned throughout: MPI_PROC_NULL (negative) must still give a valid index. */
+    return mf_vci_get(
+        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
 }
 
 /* Count one more/one less user of the communicator (any thread, no lock needed). */
