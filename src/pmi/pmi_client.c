@@ -17,11 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PMI1_KEYLEN_DEFAULT 64 /* PMI-2 has no get_maxes: use the limits hydra and Slurm use */
-#define PMI1_VALLEN_DEFAULT 1024
-#define ABORT_LOCK_WAIT_SEC 1
-#define KEY_MAX_CAP         128
-#define VALUE_MAX_CAP       (MF_PMI_WIRE_MAX / 2)
+#define PMI1_KEYLEN_DEFAULT   64 /* PMI-2 has no get_maxes: use the limits hydra and Slurm use */
+#define PMI1_VALLEN_DEFAULT   1024
+#define ABORT_FORWARD_WAIT_NS 200000000L /* 0.2 s */
+#define ABORT_LOCK_WAIT_SEC   1
+#define KEY_MAX_CAP           128
+#define VALUE_MAX_CAP         (MF_PMI_WIRE_MAX / 2)
 
 mf_pmi_state_t mf_pmi_state = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
 
@@ -622,6 +623,13 @@ void mf_pmi_abort(int exit_code, const char *msg)
         if (len > 0)
             (void)!write(STDERR_FILENO, line,
                          (size_t)len < sizeof(line) ? (size_t)len : sizeof(line) - 1);
+        /* Such a launcher forwards our standard error through a pipe and kills the job as
+         * soon as it hears of the abort: under load the line was lost with the pipe. Give
+         * the forwarding a moment to pass it on first. */
+        if (connected) {
+            struct timespec pause = {0, ABORT_FORWARD_WAIT_NS};
+            nanosleep(&pause, NULL);
+        }
     }
     if (connected)
         send_abort(exit_code, msg);
