@@ -36,6 +36,7 @@ typedef struct options {
     int timeout_sec; /* 0: none */
     int tag_output;
     int pmi_versions;
+    int ppn;    /* processes per (simulated) node; 0: all on one node */
     char **env; /* "K=V" for every rank */
     int nenv;
     char **argv; /* the program and its arguments */
@@ -69,6 +70,8 @@ static void usage(FILE *to)
                 "                        (default: MANIFOLD_MPIEXEC_TIMEOUT, else none)\n"
                 "  --tag-output, -l      prefix every output line with [rank]\n"
                 "  --pmi 1|2             serve only this PMI version (default: both)\n"
+                "  --ppn N               report the ranks as nodes of N processes each (blocks\n"
+                "                        of consecutive ranks): tests node-aware code on one host\n"
                 "  -h, --help            show this help\n"
                 "exit status: 0 if every process exits 0; else the first failing process's exit\n"
                 "code (128+signal if killed), 124 on timeout, 2 on a bad command line.\n");
@@ -139,6 +142,11 @@ static int parse_option(options_t *opt, int argc, char **argv, int *i_p)
             return usage_error("%s needs 1 or 2", arg);
         opt->pmi_versions = next[0] == '1' ? MF_PMI_SERVE_V1 : MF_PMI_SERVE_V2;
         return 1;
+    }
+    if (!strcmp(arg, "--ppn") || !strcmp(arg, "-ppn")) {
+        (*i_p)++;
+        return (has1 && parse_count(next, 1, &opt->ppn)) ||
+               usage_error("%s needs a number of processes per node of at least 1", arg);
     }
     if (!strcmp(arg, "--env")) {
         (*i_p)++;
@@ -322,9 +330,14 @@ static void child_exec(job_t *job, int r, int pmi_fd, int in_fd, int out_fd, int
     setenv("PMI_FD", num, 1);
     snprintf(num, sizeof(num), "%d", r);
     setenv("PMI_RANK", num, 1);
+    int ppn = job->opt.ppn > 0 && job->opt.ppn < job->opt.nranks ? job->opt.ppn : job->opt.nranks;
+    int node_first = r / ppn * ppn;
+    snprintf(num, sizeof(num), "%d", r - node_first);
     setenv("MPI_LOCALRANKID", num, 1);
     snprintf(num, sizeof(num), "%d", job->opt.nranks);
     setenv("PMI_SIZE", num, 1);
+    int node_size = job->opt.nranks - node_first < ppn ? job->opt.nranks - node_first : ppn;
+    snprintf(num, sizeof(num), "%d", node_size);
     setenv("MPI_LOCALNRANKS", num, 1);
     char host[256] = "localhost";
     gethostname(host, sizeof(host) - 1);
@@ -551,7 +564,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "mpiexec: cannot set up signal handling: %s\n", strerror(errno));
         goto err_free_ranks;
     }
-    if (mf_pmi_server_create(job.opt.nranks, job.opt.pmi_versions, &job.pmi) != MF_OK)
+    if (mf_pmi_server_create(job.opt.nranks, job.opt.ppn, job.opt.pmi_versions, &job.pmi) != MF_OK)
         goto err_close_signals;
     job.exit_code = 0;
     for (int r = 0; r < job.opt.nranks; r++) {

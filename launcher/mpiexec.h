@@ -26,7 +26,7 @@ typedef struct mf_pmi_abort {
 #define MF_PMI_RANK_INITIALIZED 0x1 /* sent init */
 #define MF_PMI_RANK_FINALIZED   0x2 /* sent finalize */
 
-mf_status_t mf_pmi_server_create(int size, int versions, mf_pmi_server_t **server_p);
+mf_status_t mf_pmi_server_create(int size, int ppn, int versions, mf_pmi_server_t **server_p);
 void mf_pmi_server_destroy(mf_pmi_server_t *server);
 /* Hands the server its end of rank's socket; the server closes it. */
 void mf_pmi_server_attach(mf_pmi_server_t *server, int rank, int fd);

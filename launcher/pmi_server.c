@@ -41,6 +41,7 @@ typedef struct conn {
 
 struct mf_pmi_server {
     int size;
+    int per_node; /* ranks per reported node (blocks of consecutive ranks) */
     int versions;
     int barrier_waiting;
     int aborted;
@@ -113,7 +114,7 @@ static void kvs_clear(kvs_t *kvs)
     }
 }
 
-mf_status_t mf_pmi_server_create(int size, int versions, mf_pmi_server_t **server_p)
+mf_status_t mf_pmi_server_create(int size, int ppn, int versions, mf_pmi_server_t **server_p)
 {
     mf_pmi_server_t *server =
         mf_calloc(1, sizeof(*server) + (size_t)size * sizeof(conn_t), "pmi server");
@@ -122,8 +123,11 @@ mf_status_t mf_pmi_server_create(int size, int versions, mf_pmi_server_t **serve
     server->size = size;
     server->versions = versions;
     snprintf(server->kvsname, sizeof(server->kvsname), "kvs_%d_0", (int)getpid());
-    /* Single host: one node (0), one block of size ranks. */
-    snprintf(server->mapping, sizeof(server->mapping), "(vector,(0,1,%d))", size);
+    /* One host. Without ppn it is one node holding all ranks; with ppn the ranks are reported
+     * as consecutive blocks of ppn on nodes 0, 1, ... (the last block may be shorter). */
+    server->per_node = ppn > 0 && ppn < size ? ppn : size;
+    snprintf(server->mapping, sizeof(server->mapping), "(vector,(0,%d,%d))",
+             (size + server->per_node - 1) / server->per_node, server->per_node);
     for (int r = 0; r < size; r++) {
         server->conns[r].fd = -1;
         server->conns[r].version = 1;
@@ -366,13 +370,25 @@ static void handle_barrier(request_t *req)
     }
 }
 
+/* Node attributes are kept per reported node: "<node>/<key>". */
+static int node_attr_key(const request_t *req, const char *key, char *buf, size_t size)
+{
+    int len = snprintf(buf, size, "%d/%s", req->rank / req->server->per_node, key);
+    return len > 0 && (size_t)len < size;
+}
+
 static void handle_putnodeattr(request_t *req)
 {
     mf_pmi_server_t *server = req->server;
-    const char *key = mf_pmi_msg_get(req->msg, "key");
+    const char *name = mf_pmi_msg_get(req->msg, "key");
     const char *value = mf_pmi_msg_get(req->msg, "value");
-    if (key == NULL || value == NULL) {
+    char key[MF_PMI_WIRE_MAX];
+    if (name == NULL || value == NULL) {
         reply_error(req, "info-putnodeattr needs key and value");
+        return;
+    }
+    if (!node_attr_key(req, name, key, sizeof(key))) {
+        reply_error(req, "info-putnodeattr key is too long");
         return;
     }
     if (kvs_put(&server->node_attrs, key, value) != MF_OK) {
@@ -393,10 +409,15 @@ static void handle_putnodeattr(request_t *req)
 
 static void handle_getnodeattr(request_t *req)
 {
-    const char *key = mf_pmi_msg_get(req->msg, "key");
+    const char *name = mf_pmi_msg_get(req->msg, "key");
     const char *wait = mf_pmi_msg_get(req->msg, "wait");
-    if (key == NULL) {
+    char key[MF_PMI_WIRE_MAX];
+    if (name == NULL) {
         reply_error(req, "info-getnodeattr needs a key");
+        return;
+    }
+    if (!node_attr_key(req, name, key, sizeof(key))) {
+        reply_error(req, "info-getnodeattr key is too long");
         return;
     }
     const char *value = kvs_get(&req->server->node_attrs, key);

@@ -436,16 +436,19 @@ static void init_locality_locked(void)
     }
 }
 
-/* PMI-1 has no node attributes: they become job keys tagged with a hash of the host name. */
+/* PMI-1 has no node attributes: they become job keys tagged with a hash of the host name and,
+ * once the process mapping is known, the node's first rank (mpiexec --ppn reports several
+ * nodes on one host). */
 static void init_node_tag_locked(void)
 {
+    int first = mf_pmi_state.node_ranks != NULL ? mf_pmi_state.node_ranks[0] : -1;
     char host[256] = "localhost";
     uint32_t hash = 2166136261u; /* FNV-1a */
     if (gethostname(host, sizeof(host) - 1) != 0)
         mf_log(MF_LOG_WARN, "pmi", "gethostname failed: %s", strerror(errno));
     for (const char *c = host; *c != '\0'; c++)
         hash = (hash ^ (unsigned char)*c) * 16777619u;
-    snprintf(mf_pmi_state.node_tag, sizeof(mf_pmi_state.node_tag), "mfnode-%08x-", hash);
+    snprintf(mf_pmi_state.node_tag, sizeof(mf_pmi_state.node_tag), "mfnode-%08x-%d-", hash, first);
 }
 
 static mf_status_t init_singleton_locked(void)
@@ -520,6 +523,7 @@ static mf_status_t init_locked(void)
         goto err_close_connection;
     }
     init_locality_locked();
+    init_node_tag_locked();
     mf_log(MF_LOG_DEBUG, "pmi", "PMI-%d: rank %d of %d, local %d of %d, kvs %s", st->version,
            st->job.rank, st->job.size, st->job.local_rank, st->job.local_size, st->job.kvsname);
     return MF_OK;

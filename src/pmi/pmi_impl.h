@@ -31,7 +31,7 @@ typedef struct mf_pmi_state {
     size_t value_max;           /* longest value, in characters */
     mf_pmi_job_t job;
     int *node_ranks;        /* ranks on this node (job.local_size of them), NULL if unknown */
-    char node_tag[24];      /* key prefix that emulates node attributes under PMI-1 */
+    char node_tag[40];      /* key prefix that emulates node attributes under PMI-1 */
     mf_pmi_kv_t *local_kvs; /* singleton key space */
     size_t in_len;          /* bytes received but not yet consumed */
     char in_buf[2 * MF_PMI_WIRE_MAX];

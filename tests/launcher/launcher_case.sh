@@ -88,6 +88,15 @@ kvs_pmi1)
 kvs_pmi2)
     kvs_case MANIFOLD_PMI=2 "$mpiexec" -n 4 "$probe" kvs 2
     expect_out "rank 3 of 4: pmi version 2, local 3 of 4" ;;
+ppn_pmi1)
+    # --ppn 2 reports 5 ranks as nodes {0,1} {2,3} {4}; node attributes stay per node.
+    kvs_case MANIFOLD_PMI=1 "$mpiexec" --ppn 2 -n 5 "$probe" kvs 1
+    expect_out "rank 3 of 5: pmi version 1, local 1 of 2"
+    expect_out "rank 4 of 5: pmi version 1, local 0 of 1" ;;
+ppn_pmi2)
+    kvs_case MANIFOLD_PMI=2 "$mpiexec" --ppn 2 -n 5 "$probe" kvs 2
+    expect_out "rank 2 of 5: pmi version 2, local 0 of 2"
+    expect_out "rank 4 of 5: pmi version 2, local 0 of 1" ;;
 pmi_fallback)
     # No MANIFOLD_PMI: the client asks for PMI-2, is refused, and falls back to PMI-1.
     kvs_case "$mpiexec" --pmi 1 -n 2 "$probe" kvs 1 ;;
