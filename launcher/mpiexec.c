@@ -72,6 +72,7 @@ static void usage(FILE *to)
                 "  --pmi 1|2             serve only this PMI version (default: both)\n"
                 "  --ppn N               report the ranks as nodes of N processes each (blocks\n"
                 "                        of consecutive ranks): tests node-aware code on one host\n"
+                "                        (default: MANIFOLD_MPIEXEC_PPN, else one node)\n"
                 "  -h, --help            show this help\n"
                 "exit status: 0 if every process exits 0; else the first failing process's exit\n"
                 "code (128+signal if killed), 124 on timeout, 2 on a bad command line.\n");
@@ -174,6 +175,9 @@ static int parse_options(options_t *opt, int argc, char **argv)
     if (timeout_env != NULL && timeout_env[0] != '\0' &&
         !parse_count(timeout_env, 1, &opt->timeout_sec))
         return usage_error("MANIFOLD_MPIEXEC_TIMEOUT='%s' is not a number of seconds", timeout_env);
+    const char *ppn_env = getenv("MANIFOLD_MPIEXEC_PPN");
+    if (ppn_env != NULL && ppn_env[0] != '\0' && !parse_count(ppn_env, 1, &opt->ppn))
+        return usage_error("MANIFOLD_MPIEXEC_PPN='%s' is not a number of processes", ppn_env);
     int i = 1;
     for (; i < argc && argv[i][0] == '-'; i++) {
         if (!strcmp(argv[i], "--")) {
@@ -326,6 +330,7 @@ static void child_exec(job_t *job, int r, int pmi_fd, int in_fd, int out_fd, int
     unsetenv("PMI_PORT");
     unsetenv("PMI_ID");
     unsetenv("MANIFOLD_MPIEXEC_TIMEOUT");
+    unsetenv("MANIFOLD_MPIEXEC_PPN");
     snprintf(num, sizeof(num), "%d", fd);
     setenv("PMI_FD", num, 1);
     snprintf(num, sizeof(num), "%d", r);

@@ -97,6 +97,10 @@ ppn_pmi2)
     kvs_case MANIFOLD_PMI=2 "$mpiexec" --ppn 2 -n 5 "$probe" kvs 2
     expect_out "rank 2 of 5: pmi version 2, local 0 of 2"
     expect_out "rank 4 of 5: pmi version 2, local 0 of 1" ;;
+ppn_env)
+    kvs_case MANIFOLD_PMI=2 MANIFOLD_MPIEXEC_PPN=3 "$mpiexec" -n 4 "$probe" kvs 2
+    expect_out "rank 2 of 4: pmi version 2, local 2 of 3"
+    expect_out "rank 3 of 4: pmi version 2, local 0 of 1" ;;
 pmi_fallback)
     # No MANIFOLD_PMI: the client asks for PMI-2, is refused, and falls back to PMI-1.
     kvs_case "$mpiexec" --pmi 1 -n 2 "$probe" kvs 1 ;;
