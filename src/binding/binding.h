@@ -66,6 +66,10 @@ int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *a
 /* `op` is a valid operation, usable in a reduction (not MPI_REPLACE/MPI_NO_OP), and defined on
  * the predefined datatype `dt` (binding_op.c). */
 int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt);
+struct mf_check;
+/* MANIFOLD_COLL_CHECK=1: compare this collective call with the other members' (binding_coll.c;
+ * `chk` is a struct mf_check from coll.h). MPI_SUCCESS when they match. */
+int mf_binding_coll_check(const char *func, mf_comm_t *comm, const struct mf_check *chk);
 
 /* Attributes at MPI_Comm_dup (copy callbacks; on failure the new communicator is freed and the
  * error raised on the parent) and before a communicator goes away (delete callbacks, in the

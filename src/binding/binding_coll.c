@@ -158,6 +158,67 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
     return MPI_SUCCESS;
 }
 
+/* ---- checking mode ----------------------------------------------------------------------- */
+
+int mf_binding_coll_check(const char *func, mf_comm_t *c, const mf_check_t *chk)
+{
+    char msg[320];
+    mf_check_result_t result;
+    mf_status_t status = mf_coll_check(c, chk, &result, msg, sizeof(msg));
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "the collective check failed");
+    static const int classes[] = {
+        [MF_CHECK_OK] = MPI_SUCCESS,
+        [MF_CHECK_KIND] = MPI_ERR_OTHER,
+        [MF_CHECK_ROOT_DIFF] = MPI_ERR_ROOT,
+        [MF_CHECK_OP_DIFF] = MPI_ERR_OP,
+        [MF_CHECK_TYPE] = MPI_ERR_TYPE,
+        [MF_CHECK_COUNT] = MPI_ERR_COUNT,
+        [MF_CHECK_TRUNCATE] = MPI_ERR_TRUNCATE,
+        [MF_CHECK_AUX] = MPI_ERR_COUNT,
+    };
+    if (result == MF_CHECK_OK)
+        return MPI_SUCCESS;
+    return mf_err_raise(c, mf_err_code(classes[result], func, "%s", msg));
+}
+
+/* One side of a data movement for the check: `peers` get `count` (or counts[peer]) items of
+ * `type` (or types[peer]). */
+static mf_check_side_t side(mf_check_peers_t peers, MPI_Datatype type, const MPI_Datatype *types,
+                            MPI_Count count, vec_t counts)
+{
+    mf_check_side_t sd = {peers, type, types, count, counts.p, counts.large};
+    return sd;
+}
+
+static int check_bcast(const char *func, mf_comm_t *c, MPI_Datatype dt, MPI_Count count, int root)
+{
+    int is_root = c->rank == root;
+    mf_check_t chk = {.func = func, .root = root};
+    if (is_root)
+        chk.send = side(MF_CHECK_ALL, dt, NULL, count, vec_of(NULL, 0));
+    else
+        chk.recv = side(MF_CHECK_ROOT, dt, NULL, count, vec_of(NULL, 0));
+    return mf_binding_coll_check(func, c, &chk);
+}
+
+/* Reductions: every process passes the same (dt, count) and operation; aux: a hash of
+ * Reduce_scatter's recvcounts. */
+static uint64_t counts_hash(const size_t *items, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over the counts */
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)items[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static int check_reduction(const char *func, mf_comm_t *c, int root, MPI_Op op, MPI_Datatype dt,
+                           MPI_Count count, uint64_t aux)
+{
+    mf_check_t chk = {.func = func, .root = root, .op = op, .dt = dt, .count = count, .aux = aux};
+    return mf_binding_coll_check(func, c, &chk);
+}
+
 /* ---- broadcast, reductions --------------------------------------------------------------- */
 
 static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int root,
@@ -174,6 +235,8 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = in_place_forbidden(func, c, "buffer", "which MPI_Bcast does not allow");
     if (rc == MPI_SUCCESS)
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes, NULL);
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = check_bcast(func, c, dt, count, root);
     if (rc != MPI_SUCCESS)
         return rc;
     if (nb == NULL)
@@ -223,6 +286,8 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     }
     if (rc == MPI_SUCCESS && sbuf == MPI_IN_PLACE && !receives)
         rc = in_place_forbidden(func, c, "sendbuf", "which is only allowed at the root");
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
     const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -340,6 +405,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
                              (sbuf == MPI_IN_PLACE ? total : items[c->rank]) * extent);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, sbuf, rbuf, total * extent);
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
+                             counts.p != NULL ? counts_hash(items, c->size) : 0);
     if (rc == MPI_SUCCESS && nb == NULL)
         rc = finish(func, c, mf_coll_reduce_scatter(c, sbuf, rbuf, items, dt, extent, op));
     if (rc == MPI_SUCCESS && nb != NULL) {
@@ -396,6 +464,29 @@ typedef struct {
     MPI_Count all_count;
     MPI_Datatype all_type;
 } move_args_t;
+
+/* Gathers: each process sends its block to the root (all: to everyone), which expects the
+ * all-side layout; scatters the other way round. In place, a process's block travels only to
+ * itself (gathers, scatters) or goes out from the receive layout (allgathers). */
+static int check_move(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
+                      int root)
+{
+    int is_root = kind == MOVE_ALLGATHER || c->rank == root;
+    mf_check_peers_t one_peers = kind == MOVE_ALLGATHER ? MF_CHECK_ALL : MF_CHECK_ROOT;
+    mf_check_side_t one = {0}, all = {0};
+    if (a->one_buf != MPI_IN_PLACE)
+        one = side(one_peers, a->one_type, NULL, a->one_count, vec_of(NULL, 0));
+    else if (kind == MOVE_ALLGATHER)
+        one =
+            side(MF_CHECK_ALL, a->all_type, NULL,
+                 a->counts.p != NULL ? vec_get(a->counts, c->rank) : a->all_count, vec_of(NULL, 0));
+    if (is_root)
+        all = side(MF_CHECK_ALL, a->all_type, NULL, a->all_count, a->counts);
+    mf_check_t chk = {.func = func, .root = kind == MOVE_ALLGATHER ? -1 : root};
+    chk.send = kind == MOVE_SCATTER ? all : one;
+    chk.recv = kind == MOVE_SCATTER ? one : all;
+    return mf_binding_coll_check(func, c, &chk);
+}
 
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
@@ -454,6 +545,13 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
                                              kind == MOVE_SCATTER ? one_bytes : mine));
         if (rc == MPI_SUCCESS)
             rc = check_alias(func, c, a->one_buf, a->all_buf, mine);
+        if (rc != MPI_SUCCESS) {
+            free(arr);
+            return rc;
+        }
+    }
+    if (mf_params.coll_check) {
+        rc = check_move(func, c, kind, a, root);
         if (rc != MPI_SUCCESS) {
             free(arr);
             return rc;
@@ -659,6 +757,16 @@ static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int i
     return rc;
 }
 
+/* In place, the receive layout is also what goes out. */
+static int check_alltoall(const char *func, mf_comm_t *c, const a2a_side_t *snd,
+                          const a2a_side_t *rcv)
+{
+    mf_check_t chk = {.func = func, .root = -1};
+    chk.send = side(MF_CHECK_ALL, snd->type, snd->types, snd->count, snd->counts);
+    chk.recv = side(MF_CHECK_ALL, rcv->type, rcv->types, rcv->count, rcv->counts);
+    return mf_binding_coll_check(func, c, &chk);
+}
+
 static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_side_t *rcv,
                            MPI_Comm comm, const nb_t *nb)
 {
@@ -679,6 +787,8 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     rc = a2a_layout(func, c, rcv, 0, &rarr);
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
         rc = check_alias(func, c, snd->buf, rcv->buf, 1);
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = check_alltoall(func, c, snd->buf == MPI_IN_PLACE ? rcv : snd, rcv);
     if (rc == MPI_SUCCESS && nb != NULL) {
         int n = c->size;
         mf_sched_t *s = nb_begin(c);
@@ -766,6 +876,8 @@ static int barrier_nb(const char *func, MPI_Comm comm, const nb_t *nb)
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
     mf_sched_t *s = nb_begin(c);

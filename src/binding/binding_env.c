@@ -432,6 +432,8 @@ int PMPI_Barrier(MPI_Comm comm)
     static const char func[] = "MPI_Barrier";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS && mf_params.coll_check)
+        rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_coll_barrier(c);

@@ -119,6 +119,21 @@ void mf_nbc_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const si
 void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                  size_t extent, MPI_Op op, int exclusive);
 
+/* ---- neighbourhood collectives (coll_neighbor.c) ----------------------------------------- */
+
+/* The in- and out-neighbours of this process in the standard's order (Cartesian: the -1 then
+ * +1 neighbour of each dimension, MPI_PROC_NULL where there is none); one allocation, free
+ * *in_p. MF_ERR_INVALID when the communicator has no topology. */
+mf_status_t mf_neighbor_lists(mf_comm_t *comm, int *indeg_p, int **in_p, int *outdeg_p,
+                              int **out_p);
+/* Block k of rlens/rdispls (bytes) comes from in[k], block k of slens/sdispls goes to out[k];
+ * `cart`: the lists are a Cartesian topology's. Allgathers pass the same block to every
+ * out-neighbour. */
+void mf_nbc_neighbor_alltoallv(mf_sched_t *s, int cart, int indeg, const int *in, int outdeg,
+                               const int *out, const void *sbuf, const size_t *slens,
+                               const size_t *sdispls, void *rbuf, const size_t *rlens,
+                               const size_t *rdispls);
+
 /* ---- reduction operations (coll_op.c) ---------------------------------------------------- */
 
 /* Object tag of user-defined operations (the `kind` word of every MPI object). */
@@ -156,5 +171,54 @@ mf_status_t mf_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int c
                          mf_op_t **op_p);
 /* The handle stays recognisable as freed: freed objects are recycled, never unmapped. */
 void mf_op_free(mf_op_t *op);
+
+/* ---- checking mode (coll_check.c, MANIFOLD_COLL_CHECK=1) ---------------------------------- */
+
+/* The peers one side of a collective talks to, as this process sees it. */
+typedef enum { MF_CHECK_NONE, MF_CHECK_ROOT, MF_CHECK_ALL } mf_check_peers_t;
+
+/* What this process sends to (or expects from) each peer: a type and a count for every peer,
+ * or a type (Alltoallw) and a count (v forms) per peer. */
+typedef struct mf_check_side {
+    mf_check_peers_t peers;
+    MPI_Datatype type;
+    const MPI_Datatype *types; /* NULL: `type` for every peer */
+    MPI_Count count;
+    const void *counts; /* NULL: `count` for every peer; else int[] or MPI_Count[] */
+    int counts_large;
+} mf_check_side_t;
+
+/* One call of a collective as this process made it. Members every process must agree on:
+ * the function (without the _c suffix), root, op (user operations: their commutativity),
+ * (dt, count) of reductions and `aux` (e.g. a hash of Reduce_scatter's recvcounts). */
+typedef struct mf_check {
+    const char *func;
+    int root;        /* -1: not rooted */
+    MPI_Op op;       /* MPI_OP_NULL: not a reduction */
+    MPI_Datatype dt; /* MPI_DATATYPE_NULL: no (dt, count) shared by all */
+    MPI_Count count;
+    uint64_t aux;
+    mf_check_side_t send, recv; /* peers MF_CHECK_NONE (zeroed) when unused */
+} mf_check_t;
+
+/* What the check found; the binding turns it into an MPI error class. */
+typedef enum {
+    MF_CHECK_OK,
+    MF_CHECK_KIND, /* different collectives */
+    MF_CHECK_ROOT_DIFF,
+    MF_CHECK_OP_DIFF,
+    MF_CHECK_TYPE,     /* type signatures differ */
+    MF_CHECK_COUNT,    /* same type, fewer items sent than expected */
+    MF_CHECK_TRUNCATE, /* same type, more items sent than expected */
+    MF_CHECK_AUX,      /* e.g. Reduce_scatter recvcounts differ */
+} mf_check_result_t;
+
+/* Verify across the communicator that every member is in the same collective with matching
+ * arguments. Blocking, on tags of its own: a fixed-shape exchange of a header first (so
+ * processes in different collectives never hang), then, if the headers agree and the
+ * collective moves data per peer, one signature per peer and an agreement on the first
+ * mismatch, so every process reports the same one. `msg` gets the description. */
+mf_status_t mf_coll_check(mf_comm_t *comm, const mf_check_t *chk, mf_check_result_t *result_p,
+                          char *msg, size_t msglen);
 
 #endif /* MF_COLL_H */

@@ -64,6 +64,10 @@ static const param_def_t param_table[] = {
      NULL},
     {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 2,
      "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner", NULL},
+    {"COLL_CHECK", &mf_params.coll_check, 0, 0, 1,
+     "1: before each collective, verify across the processes that they called the same one "
+     "with matching root, operation and type signatures (costs an exchange per call)",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},
