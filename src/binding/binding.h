@@ -60,6 +60,9 @@ int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const vo
                     size_t bytes);
 int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank);
 int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank);
+/* comm is an intracommunicator (MPI_ERR_COMM naming func otherwise): for the functions not
+ * defined, or not yet supported, on intercommunicators. */
+int mf_check_intra(const char *func, mf_comm_t *comm);
 int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag);
 int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg);

@@ -40,9 +40,11 @@ typedef struct {
 
 static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 {
-    if (nb == NULL)
-        return MPI_SUCCESS;
-    int rc = mf_check_ptr(func, c, nb->request, "request");
+    /* Every collective passes here: none runs on intercommunicators yet. */
+    int rc = mf_check_intra(func, c);
+    if (rc != MPI_SUCCESS || nb == NULL)
+        return rc;
+    rc = mf_check_ptr(func, c, nb->request, "request");
     if (rc == MPI_SUCCESS && nb->persistent && nb->info != MPI_INFO_NULL &&
         mf_info_get_obj(nb->info) == NULL)
         rc = mf_err_raise(c, mf_err_code(MPI_ERR_INFO, func,

@@ -2,11 +2,15 @@
 /*
  * Binding layer: communicator constructors beyond dup and split (MPI_Comm_create,
  * MPI_Comm_create_group, MPI_Comm_split_type, MPI_Comm_dup_with_info), communicator hints
- * (MPI_Comm_set_info, MPI_Comm_get_info) and the intercommunicator queries, which only see
- * intracommunicators for now.
+ * (MPI_Comm_set_info, MPI_Comm_get_info), intercommunicators (MPI_Intercomm_create,
+ * MPI_Intercomm_create_from_groups, MPI_Intercomm_merge and the queries), MPI_Comm_idup and
+ * MPI_Comm_disconnect.
  */
 #include "binding.h"
 
+#include "pt2pt.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +82,11 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (rc != MPI_SUCCESS)
         return rc;
     int my_rank = g->rank == MPI_UNDEFINED ? -1 : g->rank;
-    mf_status_t status = mf_comm_create_from(c, g->size, my_rank, g->world_ranks, &out);
+    /* On an intercommunicator the group is a subset of the local group, and the remote group is
+     * what the other side passed (MPI-4.1 7.4.2): a split by membership, keyed by group rank. */
+    mf_status_t status = mf_comm_is_inter(c)
+                             ? mf_comm_split(c, my_rank < 0 ? MPI_UNDEFINED : 0, my_rank, &out)
+                             : mf_comm_create_from(c, g->size, my_rank, g->world_ranks, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
     *newcomm = out != NULL ? out : MPI_COMM_NULL;
@@ -92,6 +100,8 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     mf_comm_t *c = NULL, *out = NULL;
     mf_group_t *g = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c); /* the standard defines it on intracommunicators only */
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc == MPI_SUCCESS)
@@ -122,6 +132,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     mf_comm_t *c = NULL, *out = NULL;
     struct MPI_ABI_Info *obj = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c); /* not yet on intercommunicators */
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc == MPI_SUCCESS)
@@ -236,12 +248,14 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
         rc = mf_check_ptr(func, c, flag, "flag");
     if (rc != MPI_SUCCESS)
         return rc;
-    *flag = 0;
+    *flag = mf_comm_is_inter(c);
     return MPI_SUCCESS;
 }
 
-static int not_inter(const char *func, mf_comm_t *comm)
+static int check_inter(const char *func, mf_comm_t *comm)
 {
+    if (mf_comm_is_inter(comm))
+        return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_COMM, func,
                                           "argument comm is an intracommunicator, not an "
                                           "intercommunicator"));
@@ -255,7 +269,12 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, size, "size");
-    return rc != MPI_SUCCESS ? rc : not_inter(func, c);
+    if (rc == MPI_SUCCESS)
+        rc = check_inter(func, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *size = c->remote_size;
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Comm_remote_group = PMPI_Comm_remote_group
@@ -266,5 +285,307 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, group, "group");
-    return rc != MPI_SUCCESS ? rc : not_inter(func, c);
+    if (rc == MPI_SUCCESS)
+        rc = check_inter(func, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_group_t *out;
+    mf_status_t status = mf_group_create(c->remote_size, c->remote_ranks, &out);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot build the remote group");
+    *group = mf_group_handle(out);
+    return MPI_SUCCESS;
+}
+
+/* Raise an error of an intercommunicator constructor whose class the core layer reported
+ * (the leader's verdict or overlapping groups) or that the transport caused. */
+static int inter_error(const char *func, mf_comm_t *comm, mf_status_t status, int err_class,
+                       const char *leader_why)
+{
+    if (status != MF_ERR_INVALID || err_class == 0)
+        return mf_err_from_status(comm, status, func, "cannot create the intercommunicator");
+    if (err_class == MPI_ERR_GROUP && leader_why == NULL)
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_GROUP, func,
+                                              "the local and remote groups overlap (they must "
+                                              "be disjoint)"));
+    if (leader_why != NULL)
+        return mf_err_raise(comm, mf_err_code(err_class, func, "%s", leader_why));
+    return mf_err_raise(comm, mf_err_code(err_class, func,
+                                          "the local leader rejected its arguments peer_comm or "
+                                          "remote_leader"));
+}
+
+#pragma weak MPI_Intercomm_create = PMPI_Intercomm_create
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm *newintercomm)
+{
+    static const char func[] = "MPI_Intercomm_create";
+    mf_comm_t *c = NULL, *out = NULL;
+    int rc = mf_check_init_comm(func, local_comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, newintercomm, "newintercomm");
+    if (rc == MPI_SUCCESS && (local_leader < 0 || local_leader >= c->size))
+        rc = mf_err_raise(c, mf_err_code(MPI_ERR_RANK, func,
+                                         "argument local_leader=%d is not a rank of local_comm "
+                                         "(size %d)",
+                                         local_leader, c->size));
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_send_tag(func, c, tag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* peer_comm and remote_leader only matter at the leader; its verdict reaches the others
+     * inside the call so that nobody is left waiting. */
+    int leader_err = 0;
+    char why[160] = "";
+    mf_comm_t *p = NULL;
+    if (c->rank == local_leader) {
+        p = mf_comm_get(peer_comm);
+        if (p == NULL) {
+            leader_err = MPI_ERR_COMM;
+            snprintf(why, sizeof(why), "argument peer_comm: %s",
+                     peer_comm == MPI_COMM_NULL ? "MPI_COMM_NULL is not a communicator"
+                                                : "not a valid communicator");
+        } else if (mf_comm_is_inter(p)) {
+            leader_err = MPI_ERR_COMM;
+            snprintf(why, sizeof(why), "argument peer_comm must be an intracommunicator");
+        } else if (remote_leader < 0 || remote_leader >= p->size) {
+            leader_err = MPI_ERR_RANK;
+            snprintf(why, sizeof(why),
+                     "argument remote_leader=%d is not a rank of peer_comm (size %d)",
+                     remote_leader, p->size);
+        } else {
+            int w = mf_comm_world_rank(p, remote_leader);
+            for (int i = 0; i < c->size && leader_err == 0; i++) {
+                if (mf_comm_world_rank(c, i) == w) {
+                    leader_err = MPI_ERR_RANK;
+                    snprintf(why, sizeof(why),
+                             "argument remote_leader=%d is a process of local_comm (rank %d): "
+                             "the remote leader must belong to the other group",
+                             remote_leader, i);
+                }
+            }
+        }
+    }
+    int err_class = 0;
+    mf_status_t status = mf_comm_intercomm_create(c, local_leader, p, remote_leader, tag,
+                                                  leader_err, &err_class, &out);
+    if (status != MF_OK)
+        return inter_error(func, c, status, err_class, leader_err != 0 ? why : NULL);
+    *newintercomm = out;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Intercomm_create_from_groups reports on its errhandler argument when that returns,
+ * otherwise on MPI_COMM_SELF's handler (no communicator exists yet). */
+static int raise_on(MPI_Errhandler eh, int code)
+{
+    return eh == MPI_ERRORS_RETURN ? code : mf_err_raise(NULL, code);
+}
+
+static int check_group_on(const char *func, MPI_Errhandler eh, MPI_Group handle, const char *arg,
+                          mf_group_t **group_p)
+{
+    *group_p = mf_group_get(handle);
+    if (*group_p != NULL)
+        return MPI_SUCCESS;
+    return raise_on(eh, mf_err_code(MPI_ERR_GROUP, func, "argument %s: %s", arg,
+                                    handle == MPI_GROUP_NULL
+                                        ? "MPI_GROUP_NULL is not a group"
+                                        : "not a valid group (freed or never created)"));
+}
+
+/* The integer tag of a string tag (FNV-1a into the tag range): equal strings agree. */
+static int tag_of_string(const char *stringtag)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *q = (const unsigned char *)stringtag; *q != '\0'; q++)
+        h = (h ^ *q) * 16777619u;
+    return (int)(h % ((uint32_t)MF_PT2PT_TAG_UB + 1));
+}
+
+/* The first member of `a` that is also in `b`, or -1. */
+static int groups_overlap(const mf_group_t *a, const mf_group_t *b, int *overlap_p)
+{
+    int *in_b = mf_group_inverse(b);
+    if (in_b == NULL)
+        return -1;
+    *overlap_p = -1;
+    for (int i = 0; i < a->size && *overlap_p < 0; i++) {
+        if (in_b[a->world_ranks[i]] >= 0)
+            *overlap_p = i;
+    }
+    free(in_b);
+    return 0;
+}
+
+#pragma weak MPI_Intercomm_create_from_groups = PMPI_Intercomm_create_from_groups
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                      MPI_Group remote_group, int remote_leader,
+                                      const char *stringtag, MPI_Info info,
+                                      MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    static const char func[] = "MPI_Intercomm_create_from_groups";
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (errhandler != MPI_ERRHANDLER_NULL &&
+        (!mf_errhandler_valid(errhandler) ||
+         (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument errhandler is not a communicator error "
+                                              "handler"));
+    mf_group_t *lg = NULL, *rg = NULL;
+    rc = check_group_on(func, errhandler, local_group, "local_group", &lg);
+    if (rc == MPI_SUCCESS)
+        rc = check_group_on(func, errhandler, remote_group, "remote_group", &rg);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (stringtag == NULL || newintercomm == NULL)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                                stringtag == NULL ? "stringtag" : "newintercomm"));
+    if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_ARG, func,
+                                                "argument stringtag is longer than "
+                                                "MPI_MAX_STRINGTAG_LEN-1 (%d) characters",
+                                                MPI_MAX_STRINGTAG_LEN - 1));
+    struct MPI_ABI_Info *in = mf_info_get_obj(info);
+    if (in == NULL && info != MPI_INFO_NULL && info != MPI_INFO_ENV)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_INFO, func,
+                                                "argument info is not a valid info object"));
+    if (local_leader < 0 || local_leader >= lg->size)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_RANK, func,
+                                                "argument local_leader=%d is not a rank of "
+                                                "local_group (size %d)",
+                                                local_leader, lg->size));
+    if (remote_leader < 0 || remote_leader >= rg->size)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_RANK, func,
+                                                "argument remote_leader=%d is not a rank of "
+                                                "remote_group (size %d)",
+                                                remote_leader, rg->size));
+    if (lg->rank == MPI_UNDEFINED)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_GROUP, func,
+                                                "argument local_group does not contain the "
+                                                "calling process"));
+    int overlap = -1;
+    if (groups_overlap(rg, lg, &overlap) != 0)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    if (overlap >= 0)
+        return raise_on(errhandler, mf_err_code(MPI_ERR_GROUP, func,
+                                                "rank %d of remote_group is also in local_group "
+                                                "(the groups must be disjoint)",
+                                                overlap));
+    int err_class = 0;
+    mf_comm_t *out = NULL;
+    mf_status_t status =
+        mf_comm_intercomm_from_groups(lg, local_leader, rg->world_ranks[remote_leader],
+                                      tag_of_string(stringtag), &err_class, &out);
+    if (status == MF_OK && in != NULL)
+        status = mf_comm_set_info(out, in);
+    if (status != MF_OK) {
+        if (out != NULL)
+            mf_comm_free(out);
+        return raise_on(errhandler, mf_err_code(err_class != 0 ? err_class : MPI_ERR_OTHER, func,
+                                                "cannot create the intercommunicator: %s",
+                                                mf_status_str(status)));
+    }
+    MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
+    mf_errhandler_retain(eh);
+    mf_errhandler_release(atomic_exchange(&out->errhandler, eh));
+    *newintercomm = out;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Intercomm_merge = PMPI_Intercomm_merge
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+    static const char func[] = "MPI_Intercomm_merge";
+    mf_comm_t *c = NULL, *out = NULL;
+    int rc = mf_check_init_comm(func, intercomm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, newintracomm, "newintracomm");
+    if (rc == MPI_SUCCESS)
+        rc = check_inter(func, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_status_t status = mf_comm_intercomm_merge(c, high, &out);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot create the communicator");
+    *newintracomm = out;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Comm_idup runs the whole duplication at the call and returns a completed request. Safe
+ * when every process starts its idups in the same order over the communicators involved; two
+ * idups started in opposite orders on different processes would block (see objects.md). */
+static int idup_common(const char *func, MPI_Comm comm, int with_info, MPI_Info info,
+                       MPI_Comm *newcomm, MPI_Request *request)
+{
+    mf_comm_t *c = NULL, *out = NULL;
+    struct MPI_ABI_Info *obj = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, newcomm, "newcomm");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc == MPI_SUCCESS && with_info)
+        rc = check_info_arg(func, c, info, 1, &obj);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_status_t status = mf_comm_dup(c, &out);
+    if (status == MF_OK && with_info) {
+        status = mf_comm_set_info(out, obj);
+        if (status != MF_OK)
+            mf_comm_free(out);
+    }
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot create the communicator");
+    rc = mf_binding_comm_copy_attrs(func, c, out);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *newcomm = out;
+    *request = mf_request_precomplete(c->vci);
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_idup = PMPI_Comm_idup
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_common("MPI_Comm_idup", comm, 0, MPI_INFO_NULL, newcomm, request);
+}
+
+#pragma weak MPI_Comm_idup_with_info = PMPI_Comm_idup_with_info
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return idup_common("MPI_Comm_idup_with_info", comm, 1, info, newcomm, request);
+}
+
+#pragma weak MPI_Comm_disconnect = PMPI_Comm_disconnect
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    static const char func[] = "MPI_Comm_disconnect";
+    mf_comm_t *c = NULL;
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, comm, "comm");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_comm(func, *comm, &c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (c == &mf_comm_world || c == &mf_comm_self)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_COMM, func,
+                                           "argument comm: %s is predefined and cannot be "
+                                           "disconnected",
+                                           c->name));
+    /* MPI-4.1 section 11.10.4: wait for the pending communication, then free collectively. */
+    mf_status_t status = mf_comm_quiesce(c);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot wait for the communication to end");
+    rc = mf_binding_comm_delete_attrs(func, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_comm_free(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
 }

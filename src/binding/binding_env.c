@@ -413,6 +413,10 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (mf_comm_is_inter(a) != mf_comm_is_inter(b)) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
     int same_order = a->size == b->size, same_set = a->size == b->size;
     for (int i = 0; same_set && i < a->size; i++) {
         int w = mf_comm_world_rank(a, i), found = 0;
@@ -421,6 +425,19 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         for (int j = 0; j < b->size && !found; j++)
             found = mf_comm_world_rank(b, j) == w;
         same_set = found;
+    }
+    /* Intercommunicators: both the local and the remote groups must match (MPI-4.1 7.4.1). */
+    if (mf_comm_is_inter(a)) {
+        same_order = same_order && a->remote_size == b->remote_size;
+        same_set = same_set && a->remote_size == b->remote_size;
+        for (int i = 0; same_set && i < a->remote_size; i++) {
+            int w = a->remote_ranks[i], found = 0;
+            if (w != b->remote_ranks[i])
+                same_order = 0;
+            for (int j = 0; j < b->remote_size && !found; j++)
+                found = b->remote_ranks[j] == w;
+            same_set = found;
+        }
     }
     *result = same_order ? MPI_CONGRUENT : same_set ? MPI_SIMILAR : MPI_UNEQUAL;
     return MPI_SUCCESS;
@@ -432,6 +449,8 @@ int PMPI_Barrier(MPI_Comm comm)
     static const char func[] = "MPI_Barrier";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS && mf_params.coll_check)
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)

@@ -355,19 +355,34 @@ int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const vo
                                           arg, bytes));
 }
 
+/* The ranks point-to-point names: on an intercommunicator, those of the remote group. */
+static const char *peer_what(const mf_comm_t *comm)
+{
+    return mf_comm_is_inter(comm) ? "the intercommunicator's remote group" : "the communicator";
+}
+
 int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank)
 {
-    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL))
+    if (MF_LIKELY((rank >= 0 && rank < mf_comm_peer_size(comm)) || rank == MPI_PROC_NULL))
         return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
-                                          "argument %s=%d is not a rank of the communicator "
-                                          "(size %d) nor MPI_PROC_NULL",
-                                          arg, rank, comm->size));
+                                          "argument %s=%d is not a rank of %s (size %d) nor "
+                                          "MPI_PROC_NULL",
+                                          arg, rank, peer_what(comm), mf_comm_peer_size(comm)));
+}
+
+int mf_check_intra(const char *func, mf_comm_t *comm)
+{
+    if (MF_LIKELY(!mf_comm_is_inter(comm)))
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_COMM, func,
+                                          "argument comm is an intercommunicator, which this "
+                                          "function does not support"));
 }
 
 int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank)
 {
-    if (MF_LIKELY((rank >= 0 && rank < comm->size) || rank == MPI_PROC_NULL))
+    if (MF_LIKELY((rank >= 0 && rank < mf_comm_peer_size(comm)) || rank == MPI_PROC_NULL))
         return MPI_SUCCESS;
     if (rank == MPI_ANY_SOURCE) {
         if (MF_LIKELY(!((comm->hints | comm->spread_by) & MF_HINT_NO_ANY_SOURCE)))
@@ -378,9 +393,9 @@ int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank
                                               arg));
     }
     return mf_err_raise(comm, mf_err_code(MPI_ERR_RANK, func,
-                                          "argument %s=%d is not a rank of the communicator "
-                                          "(size %d), MPI_ANY_SOURCE nor MPI_PROC_NULL",
-                                          arg, rank, comm->size));
+                                          "argument %s=%d is not a rank of %s (size %d), "
+                                          "MPI_ANY_SOURCE nor MPI_PROC_NULL",
+                                          arg, rank, peer_what(comm), mf_comm_peer_size(comm)));
 }
 
 int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag)

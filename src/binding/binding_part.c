@@ -15,6 +15,8 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
     mf_comm_t *c = NULL;
     size_t bytes = 0;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c); /* not yet on intercommunicators */
     if (rc != MPI_SUCCESS)
         return rc;
     if (partitions < 1 || partitions > MF_PART_MAX_PARTS)

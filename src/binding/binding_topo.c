@@ -117,6 +117,8 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
     int n = 0;
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
+    if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_cart, "comm_cart");
     if (rc == MPI_SUCCESS)
         rc = check_cart_shape(func, c, ndims, dims, periods, &n);
@@ -136,6 +138,8 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     mf_comm_t *c = NULL;
     int n = 0;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newrank, "newrank");
     if (rc == MPI_SUCCESS)
@@ -405,6 +409,8 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
+    if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_graph, "comm_graph");
     if (rc == MPI_SUCCESS)
         rc = check_graph_shape(func, c, nnodes, index, edges);
@@ -423,6 +429,8 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
     static const char func[] = "MPI_Graph_map";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newrank, "newrank");
     if (rc == MPI_SUCCESS)
@@ -581,6 +589,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     int win = 0, wout = 0;
     int rc = mf_check_init_comm(func, comm_old, &c);
     if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
+    if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
     if (rc == MPI_SUCCESS)
         rc = check_info(func, c, info);
@@ -703,6 +713,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     mf_comm_t *c = NULL;
     int weighted = 0, dummy = 0;
     int rc = mf_check_init_comm(func, comm_old, &c);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
     if (rc == MPI_SUCCESS)

@@ -184,6 +184,13 @@ struct MPI_ABI_Comm {
     struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
     struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
     struct mf_topo *topo;      /* process topology (core_topo.h); NULL when none */
+    /* Intercommunicators (remote_ranks != NULL): rank, size and world_ranks describe the local
+     * group; point-to-point ranks name the remote group, whose world ranks are remote_ranks.
+     * local_comm is a private intracommunicator over the local group (its own context id),
+     * used for the local half of intercommunicator constructors and, later, collectives. */
+    int remote_size;
+    int *remote_ranks;
+    struct MPI_ABI_Comm *local_comm;
     struct MPI_ABI_Comm *next_free;
 };
 
@@ -215,6 +222,23 @@ static inline MPI_Comm mf_comm_handle(mf_comm_t *comm)
 static inline int mf_comm_world_rank(const mf_comm_t *comm, int rank)
 {
     return comm->world_ranks == NULL ? rank : comm->world_ranks[rank];
+}
+
+static inline int mf_comm_is_inter(const mf_comm_t *comm)
+{
+    return comm->remote_ranks != NULL;
+}
+
+/* The processes point-to-point ranks name: the remote group of an intercommunicator, the
+ * group itself otherwise. */
+static inline int mf_comm_peer_size(const mf_comm_t *comm)
+{
+    return comm->remote_ranks != NULL ? comm->remote_size : comm->size;
+}
+
+static inline int mf_comm_peer_world_rank(const mf_comm_t *comm, int rank)
+{
+    return comm->remote_ranks != NULL ? comm->remote_ranks[rank] : mf_comm_world_rank(comm, rank);
 }
 
 static inline unsigned mf_comm_ctx_user(const mf_comm_t *comm)
@@ -265,6 +289,25 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
+/* Collective over `local` (MPI_Intercomm_create): an intercommunicator between local's group
+ * and the group whose leader is `remote_leader` in `peer`. `peer` (NULL off the leader) links
+ * the two leaders and carries their messages with `tag`. `leader_err` is an MPI error class
+ * the leader found in its own arguments (0: none): it reaches every member, which then returns
+ * MF_ERR_INVALID with the class in *err_class_p (also MPI_ERR_GROUP for overlapping groups). */
+mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm_t *peer,
+                                     int remote_leader, int tag, int leader_err, int *err_class_p,
+                                     mf_comm_t **comm_p);
+/* MPI_Intercomm_create_from_groups: `local` is this process's group, `remote_leader` a world
+ * rank; the agreements run among the groups' members only, keyed by `tag`. */
+mf_status_t mf_comm_intercomm_from_groups(const struct MPI_ABI_Group *local, int local_leader,
+                                          int remote_leader_world, int tag, int *err_class_p,
+                                          mf_comm_t **comm_p);
+/* Collective over an intercommunicator: the intracommunicator of both groups, the group with
+ * `high` false first (ties: the group whose leader has the lower world rank). */
+mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm_p);
+/* Collective: wait until nothing of comm is in flight on this process, then synchronise the
+ * members (MPI_Comm_disconnect); the caller frees it. */
+mf_status_t mf_comm_quiesce(mf_comm_t *comm);
 /* The VCIs a communicator uses: its home VCI (collectives, and all point-to-point traffic
  * unless spread) and how many pool VCIs user point-to-point traffic is spread over by the
  * mpi_assert_no_any_source/_tag assertions (1: not spread). For tools. */

@@ -19,6 +19,7 @@
 #include "coll.h"
 #include "core_topo.h"
 #include "pmi.h"
+#include "pt2pt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,9 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->info = NULL;
     comm->attrs = NULL;
     comm->topo = NULL;
+    comm->remote_size = 0;
+    comm->remote_ranks = NULL;
+    comm->local_comm = NULL;
     pthread_mutex_init(&comm->name_lock, NULL);
 }
 
@@ -114,6 +118,11 @@ static void comm_destroy(mf_comm_t *comm)
     comm->info = NULL;
     mf_topo_free(comm->topo);
     comm->topo = NULL;
+    free(comm->remote_ranks);
+    comm->remote_ranks = NULL;
+    if (comm->local_comm != NULL)
+        mf_comm_release(comm->local_comm);
+    comm->local_comm = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
     pthread_mutex_lock(&comms.lock);
@@ -435,8 +444,25 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
 
 static mf_status_t hints_apply(mf_comm_t *comm);
 
+static mf_status_t inter_dup(mf_comm_t *inter, mf_comm_t **comm_p);
+static mf_status_t inter_split(mf_comm_t *inter, int color, int key, mf_comm_t **comm_p);
+
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
 {
+    if (mf_comm_is_inter(parent)) {
+        mf_status_t status = inter_dup(parent, comm_p);
+        if (status != MF_OK)
+            return status;
+        pthread_mutex_lock(&parent->name_lock);
+        if (parent->info != NULL)
+            status = mf_info_dup(parent->info, &(*comm_p)->info);
+        pthread_mutex_unlock(&parent->name_lock);
+        if (status != MF_OK) {
+            mf_comm_free(*comm_p);
+            *comm_p = NULL;
+        }
+        return status;
+    }
     int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
     if (ranks == NULL)
         return MF_ERR_NO_MEMORY;
@@ -495,6 +521,10 @@ typedef struct hint_vote {
 /* Collective over comm: agree on the assertions and spread the traffic when they allow it. */
 static mf_status_t hints_apply(mf_comm_t *comm)
 {
+    /* Intercommunicators keep the hints but use none of them: no spreading (both groups would
+     * have to agree) and wildcards stay allowed. */
+    if (mf_comm_is_inter(comm))
+        return MF_OK;
     hint_vote_t mine = {0};
     pthread_mutex_lock(&comm->name_lock);
     mine.hints = hints_of(comm->info);
@@ -577,6 +607,8 @@ static int split_cmp(const void *a, const void *b)
 
 mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p)
 {
+    if (mf_comm_is_inter(parent))
+        return inter_split(parent, color, key, comm_p);
     int size = parent->size;
     split_entry_t mine = {color, key, parent->rank};
     split_entry_t *all = mf_malloc(sizeof(split_entry_t) * (size_t)size, "split table");
@@ -650,4 +682,420 @@ mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm
             return status;
     }
     return mf_comm_split(parent, color, key, comm_p);
+}
+
+/* ---- intercommunicators -------------------------------------------------------------------- */
+
+/* How the two leaders of an intercommunicator operation talk: point-to-point on `comm` (a view
+ * of the peer communicator, or the intercommunicator itself) on context `ctx`, with `remote`
+ * the other leader as comm's point-to-point names it. */
+typedef struct inter_link {
+    mf_comm_t *comm;
+    unsigned ctx;
+    int remote;
+    int tag;
+} inter_link_t;
+
+static mf_status_t req_finish(mf_request_t *req)
+{
+    mf_request_wait_done(req);
+    mf_status_t status = req->op.status;
+    if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
+        mf_vci_t *vci = req->vci; /* the request may be reused once released */
+        mf_vci_lock(vci);
+        mf_request_release_locked(req);
+        mf_vci_unlock(vci);
+    }
+    return status;
+}
+
+static mf_status_t link_sendrecv(const inter_link_t *link, const void *sbuf, size_t slen,
+                                 void *rbuf, size_t rlen)
+{
+    mf_request_t *rreq, *sreq;
+    mf_status_t status =
+        mf_pt2pt_irecv(rbuf, rlen, link->remote, link->tag, link->comm, link->ctx, &rreq);
+    if (status != MF_OK)
+        return status;
+    status = mf_pt2pt_isend(sbuf, slen, link->remote, link->tag, link->comm, link->ctx,
+                            MF_SEND_STANDARD, &sreq);
+    if (status != MF_OK) {
+        req_finish(rreq); /* a posted receive cannot be abandoned */
+        return status;
+    }
+    mf_status_t rstatus = req_finish(rreq);
+    status = req_finish(sreq);
+    return rstatus != MF_OK ? rstatus : status;
+}
+
+/* The leader swaps `len` bytes with the remote leader, then every member of `local` gets the
+ * remote side's bytes in `theirs`. */
+static mf_status_t inter_swap(mf_comm_t *local, int leader, const inter_link_t *link,
+                              const void *mine, void *theirs, size_t len)
+{
+    mf_status_t status = MF_OK;
+    if (local->rank == leader)
+        status = link_sendrecv(link, mine, len, theirs, len);
+    if (status != MF_OK)
+        return status;
+    return mf_coll_bcast(local, theirs, len, leader);
+}
+
+/* Agree on a context id free on every process of both groups: each group ANDs its free ids,
+ * the leaders swap and AND the two masks, every process picks the same candidate from the same
+ * start, reserves it, and the same path confirms that all of them could. */
+static mf_status_t inter_ctx_agree(mf_comm_t *local, int leader, const inter_link_t *link,
+                                   unsigned seed, unsigned *id_p)
+{
+    uint64_t mask[CTX_WORDS], theirs[CTX_WORDS];
+    for (unsigned attempt = 0;; attempt++) {
+        pthread_mutex_lock(&comms.lock);
+        for (int i = 0; i < CTX_WORDS; i++)
+            mask[i] = ~comms.used[i];
+        pthread_mutex_unlock(&comms.lock);
+        mf_status_t status = mf_coll_allreduce_band_tag(local, CTX_AGREE_TAG, mask, CTX_WORDS);
+        if (status == MF_OK)
+            status = inter_swap(local, leader, link, mask, theirs, sizeof(mask));
+        if (status != MF_OK)
+            return status;
+        for (int i = 0; i < CTX_WORDS; i++)
+            mask[i] &= theirs[i];
+        int id = ctx_pick(mask, (seed + attempt * 977u) % MF_CONTEXT_MAX);
+        if (id < 0) {
+            mf_log(MF_LOG_ERROR, "comm",
+                   "no context id is free on all processes of both groups (at most %d "
+                   "communicators may exist at once)",
+                   MF_CONTEXT_MAX);
+            return MF_ERR_NO_MEMORY;
+        }
+        uint64_t reserved = 0, other = 0;
+        pthread_mutex_lock(&comms.lock);
+        if (!(comms.used[id / 64] & (1ull << (id % 64)))) {
+            comms.used[id / 64] |= 1ull << (id % 64);
+            reserved = 1;
+        }
+        pthread_mutex_unlock(&comms.lock);
+        uint64_t all = reserved;
+        status = mf_coll_allreduce_band_tag(local, CTX_AGREE_TAG, &all, 1);
+        if (status == MF_OK)
+            status = inter_swap(local, leader, link, &all, &other, sizeof(all));
+        if (status == MF_OK && (all & other)) {
+            *id_p = (unsigned)id;
+            return MF_OK;
+        }
+        if (reserved)
+            ctx_release((unsigned)id);
+        if (status != MF_OK)
+            return status;
+    }
+}
+
+/* A new intercommunicator over the local intracommunicator `lc` (owned from now on, also on
+ * failure) and the remote group. Intercommunicators use VCI 0, which knows every process of
+ * the world, so no address exchange between the groups is needed. */
+static mf_status_t inter_build(mf_comm_t *lc, unsigned id, int remote_size, const int *remote_ranks,
+                               MPI_Errhandler eh, mf_comm_t **comm_p)
+{
+    int *ranks = mf_malloc(sizeof(int) * (size_t)lc->size, "communicator ranks");
+    int *rranks = mf_malloc(sizeof(int) * (size_t)remote_size, "remote group ranks");
+    mf_comm_t *comm = comm_object_new();
+    if (ranks == NULL || rranks == NULL || comm == NULL) {
+        free(ranks);
+        free(rranks);
+        free(comm);
+        ctx_release(id);
+        mf_comm_free(lc);
+        return MF_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < lc->size; i++)
+        ranks[i] = mf_comm_world_rank(lc, i);
+    memcpy(rranks, remote_ranks, sizeof(int) * (size_t)remote_size);
+    pthread_mutex_lock(&comms.lock);
+    comms.vci_users[0]++;
+    pthread_mutex_unlock(&comms.lock);
+    comm_setup(comm, id, 0, lc->rank, lc->size, ranks);
+    comm->remote_size = remote_size;
+    comm->remote_ranks = rranks;
+    comm->local_comm = lc;
+    mf_errhandler_retain(eh);
+    atomic_store(&comm->errhandler, eh);
+    *comm_p = comm;
+    return MF_OK;
+}
+
+/* A private copy of an intracommunicator (same members and order, no hints nor topology). */
+static mf_status_t comm_dup_plain(mf_comm_t *parent, mf_comm_t **comm_p)
+{
+    int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
+    if (ranks == NULL)
+        return MF_ERR_NO_MEMORY;
+    for (int i = 0; i < parent->size; i++)
+        ranks[i] = mf_comm_world_rank(parent, i);
+    mf_status_t status = mf_comm_create_from(parent, parent->size, parent->rank, ranks, comm_p);
+    free(ranks);
+    return status;
+}
+
+static unsigned inter_seed(int a, int b, unsigned salt)
+{
+    unsigned lo = (unsigned)(a < b ? a : b), hi = (unsigned)(a < b ? b : a);
+    return lo * 2654435761u + hi * 40503u + salt * 7919u;
+}
+
+/* Both groups learn each other's members over the leaders' link, check they are disjoint and
+ * agree on a context id. `lc` is owned from now on. */
+static mf_status_t inter_connect(mf_comm_t *lc, int leader, const inter_link_t *link,
+                                 MPI_Errhandler eh, int *err_class_p, mf_comm_t **comm_p)
+{
+    int mine[2] = {lc->size, mf_comm_world_rank(lc, leader)}, theirs[2];
+    int *ranks = NULL, *rranks = NULL;
+    char *in_local = NULL;
+    mf_status_t status = inter_swap(lc, leader, link, mine, theirs, sizeof(mine));
+    if (status != MF_OK)
+        goto err_free;
+    status = MF_ERR_NO_MEMORY;
+    ranks = mf_malloc(sizeof(int) * (size_t)lc->size, "communicator ranks");
+    rranks = mf_malloc(sizeof(int) * (size_t)theirs[0], "remote group ranks");
+    in_local = mf_calloc((size_t)mf_global.world_size, 1, "group membership");
+    if (ranks == NULL || rranks == NULL || in_local == NULL)
+        goto err_free;
+    for (int i = 0; i < lc->size; i++) {
+        ranks[i] = mf_comm_world_rank(lc, i);
+        in_local[ranks[i]] = 1;
+    }
+    status = MF_OK;
+    if (lc->rank == leader)
+        status = link_sendrecv(link, ranks, sizeof(int) * (size_t)lc->size, rranks,
+                               sizeof(int) * (size_t)theirs[0]);
+    if (status == MF_OK)
+        status = mf_coll_bcast(lc, rranks, sizeof(int) * (size_t)theirs[0], leader);
+    if (status != MF_OK)
+        goto err_free;
+    /* Overlapping groups are erroneous (MPI-4.1 section 7.6.2); every process of both groups
+     * sees the same two lists, so all of them fail alike. */
+    for (int i = 0; i < theirs[0]; i++) {
+        if (rranks[i] < 0 || rranks[i] >= mf_global.world_size || in_local[rranks[i]]) {
+            mf_log(MF_LOG_INFO, "comm", "intercommunicator groups overlap (world rank %d)",
+                   rranks[i]);
+            *err_class_p = MPI_ERR_GROUP;
+            status = MF_ERR_INVALID;
+            goto err_free;
+        }
+    }
+    unsigned id;
+    status =
+        inter_ctx_agree(lc, leader, link, inter_seed(mine[1], theirs[1], (unsigned)link->tag), &id);
+    if (status != MF_OK)
+        goto err_free;
+    status = inter_build(lc, id, theirs[0], rranks, eh, comm_p);
+    free(ranks);
+    free(rranks);
+    free(in_local);
+    return status;
+err_free:
+    free(ranks);
+    free(rranks);
+    free(in_local);
+    mf_comm_free(lc);
+    return status;
+}
+
+/* A view of `comm` on a context of its own (beyond every real one), as for
+ * mf_comm_create_group; the leaders' link uses its user context, which no group view uses. */
+static mf_comm_t comm_view(mf_comm_t *comm)
+{
+    mf_comm_t view = {.kind = MF_KIND_COMM,
+                      .refs = 1,
+                      .vci_spread = 1,
+                      .rank = comm->rank,
+                      .size = comm->size,
+                      .context_id = comm->context_id + MF_CONTEXT_MAX,
+                      .world_ranks = comm->world_ranks,
+                      .vci = comm->vci};
+    return view;
+}
+
+mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm_t *peer,
+                                     int remote_leader, int tag, int leader_err, int *err_class_p,
+                                     mf_comm_t **comm_p)
+{
+    *err_class_p = 0;
+    /* The local half runs on a private copy of local_comm, which the intercommunicator keeps. */
+    mf_comm_t *lc;
+    mf_status_t status = comm_dup_plain(local, &lc);
+    if (status != MF_OK)
+        return status;
+    /* Only the leader checked peer_comm and remote_leader: its verdict reaches everyone. */
+    int verdict = leader_err;
+    status = mf_coll_bcast(lc, &verdict, sizeof(verdict), local_leader);
+    if (status == MF_OK && verdict != 0) {
+        *err_class_p = verdict;
+        status = MF_ERR_INVALID;
+    }
+    if (status != MF_OK) {
+        mf_comm_free(lc);
+        return status;
+    }
+    mf_comm_t view = {0};
+    if (local->rank == local_leader)
+        view = comm_view(peer);
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader, tag};
+    return inter_connect(lc, local_leader, &link, atomic_load(&local->errhandler), err_class_p,
+                         comm_p);
+}
+
+mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_leader,
+                                          int remote_leader_world, int tag, int *err_class_p,
+                                          mf_comm_t **comm_p)
+{
+    *err_class_p = 0;
+    mf_comm_t *lc;
+    mf_status_t status = mf_comm_create_group(&mf_comm_world, local, tag, &lc);
+    if (status != MF_OK)
+        return status;
+    /* Groups name processes by world rank: the leaders talk over a view of the world. */
+    mf_comm_t view = comm_view(&mf_comm_world);
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, tag};
+    return inter_connect(lc, local_leader, &link, MPI_ERRORS_ARE_FATAL, err_class_p, comm_p);
+}
+
+/* The link of an operation on an existing intercommunicator: its internal context, between the
+ * two groups' rank 0. */
+static inter_link_t inter_self_link(mf_comm_t *inter)
+{
+    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG};
+    return link;
+}
+
+static mf_status_t inter_dup(mf_comm_t *inter, mf_comm_t **comm_p)
+{
+    inter_link_t link = inter_self_link(inter);
+    unsigned seed = inter->context_id * 2654435761u + inter->create_seq * 40503u;
+    inter->create_seq++;
+    mf_comm_t *lc;
+    mf_status_t status = comm_dup_plain(inter->local_comm, &lc);
+    if (status != MF_OK)
+        return status;
+    unsigned id;
+    status = inter_ctx_agree(inter->local_comm, 0, &link, seed, &id);
+    if (status != MF_OK) {
+        mf_comm_free(lc);
+        return status;
+    }
+    return inter_build(lc, id, inter->remote_size, inter->remote_ranks,
+                       atomic_load(&inter->errhandler), comm_p);
+}
+
+/* MPI-4.1 section 7.4.2: each process gets the intercommunicator between the processes of its
+ * colour in both groups, each group ordered by key then old rank; MPI_COMM_NULL when either
+ * side of the colour is empty. */
+static mf_status_t inter_split(mf_comm_t *inter, int color, int key, mf_comm_t **comm_p)
+{
+    mf_comm_t *lc = inter->local_comm, *nl = NULL;
+    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG};
+    split_entry_t mine = {color, key, lc->rank};
+    split_entry_t *local_all = mf_malloc(sizeof(split_entry_t) * (size_t)lc->size, "split table");
+    split_entry_t *remote_all =
+        mf_malloc(sizeof(split_entry_t) * (size_t)inter->remote_size, "split table");
+    int *rranks = mf_malloc(sizeof(int) * (size_t)inter->remote_size + 1, "remote group ranks");
+    unsigned seed = inter->context_id * 2654435761u + inter->create_seq * 40503u;
+    inter->create_seq++;
+    mf_status_t status = MF_ERR_NO_MEMORY;
+    if (local_all == NULL || remote_all == NULL || rranks == NULL)
+        goto out_free;
+    status = mf_comm_split(lc, color, key, &nl);
+    if (status == MF_OK)
+        status = mf_coll_allgather(lc, &mine, sizeof(mine), local_all);
+    if (status == MF_OK && lc->rank == 0)
+        status = link_sendrecv(&link, local_all, sizeof(split_entry_t) * (size_t)lc->size,
+                               remote_all, sizeof(split_entry_t) * (size_t)inter->remote_size);
+    if (status == MF_OK)
+        status =
+            mf_coll_bcast(lc, remote_all, sizeof(split_entry_t) * (size_t)inter->remote_size, 0);
+    if (status != MF_OK)
+        goto out_free;
+    int n = 0;
+    if (color != MPI_UNDEFINED) {
+        for (int i = 0; i < inter->remote_size; i++) {
+            if (remote_all[i].color == color)
+                remote_all[n++] = remote_all[i];
+        }
+        qsort(remote_all, (size_t)n, sizeof(split_entry_t), split_cmp);
+    }
+    for (int i = 0; i < n; i++)
+        rranks[i] = inter->remote_ranks[remote_all[i].rank];
+    /* One agreement for every colour: the new intercommunicators are disjoint. */
+    unsigned id;
+    status = inter_ctx_agree(lc, 0, &link, seed, &id);
+    if (status != MF_OK)
+        goto out_free;
+    if (nl == NULL || n == 0) {
+        ctx_release(id);
+        *comm_p = NULL;
+        goto out_free;
+    }
+    status = inter_build(nl, id, n, rranks, atomic_load(&inter->errhandler), comm_p);
+    nl = NULL;
+out_free:
+    if (nl != NULL)
+        mf_comm_free(nl);
+    free(local_all);
+    free(remote_all);
+    free(rranks);
+    return status;
+}
+
+mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm_p)
+{
+    mf_comm_t *lc = inter->local_comm;
+    inter_link_t link = inter_self_link(inter);
+    /* The leader's flag speaks for its group (all members must pass the same one). */
+    int mine[2] = {high != 0, mf_comm_world_rank(lc, 0)}, theirs[2];
+    mf_status_t status = mf_coll_bcast(lc, mine, sizeof(mine), 0);
+    if (status == MF_OK)
+        status = inter_swap(lc, 0, &link, mine, theirs, sizeof(mine));
+    if (status != MF_OK)
+        return status;
+    /* MPI-4.1 section 7.6.2: the group with high false comes first; with equal flags the order
+     * is the implementation's choice: here the group whose leader has the lower world rank. */
+    int local_first = mine[0] != theirs[0] ? mine[0] < theirs[0] : mine[1] < theirs[1];
+    int n = lc->size + inter->remote_size;
+    int *ranks = mf_malloc(sizeof(int) * (size_t)n, "communicator ranks");
+    if (ranks == NULL)
+        return MF_ERR_NO_MEMORY;
+    int local_at = local_first ? 0 : inter->remote_size;
+    int remote_at = local_first ? lc->size : 0;
+    for (int i = 0; i < lc->size; i++)
+        ranks[local_at + i] = mf_comm_world_rank(lc, i);
+    memcpy(ranks + remote_at, inter->remote_ranks, sizeof(int) * (size_t)inter->remote_size);
+    unsigned seed = inter->context_id * 2654435761u + inter->create_seq * 40503u;
+    inter->create_seq++;
+    unsigned id;
+    status = inter_ctx_agree(lc, 0, &link, seed, &id);
+    if (status == MF_OK) {
+        /* On VCI 0 like the intercommunicator: it knows every process of both groups. */
+        pthread_mutex_lock(&comms.lock);
+        comms.vci_users[0]++;
+        pthread_mutex_unlock(&comms.lock);
+        status = comm_build(inter, id, 0, n, local_at + lc->rank, ranks, comm_p);
+    }
+    free(ranks);
+    return status;
+}
+
+mf_status_t mf_comm_quiesce(mf_comm_t *comm)
+{
+    /* Every request and matched message holds a reference: the user's is the last one left
+     * once all of them completed. */
+    int polls = 0;
+    while (atomic_load_explicit(&comm->refs, memory_order_acquire) > 1)
+        mf_progress_poke(comm->vci, &polls);
+    if (!mf_comm_is_inter(comm))
+        return mf_coll_barrier(comm);
+    inter_link_t link = inter_self_link(comm);
+    int mine = 0, theirs = 0;
+    mf_status_t status = mf_coll_barrier(comm->local_comm);
+    if (status == MF_OK)
+        status = inter_swap(comm->local_comm, 0, &link, &mine, &theirs, sizeof(mine));
+    return status;
 }

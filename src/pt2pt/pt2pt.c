@@ -142,7 +142,9 @@ static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t 
     if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
         comm->unmatched++; /* home VCI lock held */
     mf_vci_op_reset(&req->op, req_on_complete);
-    return mf_vci_tag_send_locked(req->vci, mf_comm_world_rank(comm, dest), buf, len,
+    /* On an intercommunicator dest is a remote-group rank, and the source field carries our
+     * local rank, which is how the remote group names us. */
+    return mf_vci_tag_send_locked(req->vci, mf_comm_peer_world_rank(comm, dest), buf, len,
                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous, &req->op);
 }
 
