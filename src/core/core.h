@@ -110,9 +110,11 @@ void mf_vci_stats_report(FILE *out, int rank);
 struct MPI_ABI_Errhandler {
     uint32_t kind;
     atomic_int refs;
-    /* Exactly one is set: a handler is for communicators or for sessions. */
+    /* Exactly one is set: a handler is for communicators, sessions, files or windows. */
     MPI_Comm_errhandler_function *comm_fn;
     MPI_Session_errhandler_function *session_fn;
+    MPI_File_errhandler_function *file_fn;
+    MPI_Win_errhandler_function *win_fn;
 };
 
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
@@ -351,6 +353,25 @@ int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p);
 mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p);
 mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p);
 mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p);
+
+/* Any object with attributes: the kind of its keyvals, the handle its callbacks get, its list
+ * and the lock that guards the list. The mf_attr_* functions behave as the communicator ones
+ * above (which are these on mf_comm_attr_obj). */
+typedef struct mf_attr_obj {
+    mf_keyval_kind_t kind;
+    void *handle;
+    mf_attr_t **list;
+    pthread_mutex_t *lock;
+} mf_attr_obj_t;
+
+mf_attr_obj_t mf_comm_attr_obj(mf_comm_t *comm);
+/* dt is a live derived datatype or a valid predefined one (the caller checks). */
+mf_attr_obj_t mf_dtype_attr_obj(MPI_Datatype dt);
+mf_status_t mf_attr_set(const mf_attr_obj_t *obj, int keyval, void *value, int *cb_err_p);
+int mf_attr_get(const mf_attr_obj_t *obj, int keyval, void **value_p);
+mf_status_t mf_attr_delete(const mf_attr_obj_t *obj, int keyval, int *cb_err_p);
+mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int *cb_err_p);
+mf_status_t mf_attr_delete_all(const mf_attr_obj_t *obj, int *cb_err_p);
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
