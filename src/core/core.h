@@ -523,6 +523,10 @@ static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
 }
 
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p);
+/* The contents of MPI_INFO_ENV (command, argv, maxprocs, host, arch, wdir, thread_level), built
+ * on the first call after initialisation and kept; never freed by the caller. NULL when out of
+ * memory. */
+struct MPI_ABI_Info *mf_info_env(void);
 void mf_info_free(struct MPI_ABI_Info *info);
 mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value);
 mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key);
