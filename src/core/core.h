@@ -266,6 +266,9 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *
 /* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
+/* Collective over parent: MPI_COMM_TYPE_HW_GUIDED with hwloc resource name `resource`, or
+ * MPI_COMM_TYPE_HW_UNGUIDED when resource is NULL (core_hwtopo.c). *comm_p NULL: no group. */
+mf_status_t mf_comm_split_hw(mf_comm_t *parent, const char *resource, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
 /* The VCIs a communicator uses: its home VCI (collectives, and all point-to-point traffic
  * unless spread) and how many pool VCIs user point-to-point traffic is spread over by the
