@@ -79,5 +79,9 @@ int mf_binding_coll_check(const char *func, mf_comm_t *comm, const struct mf_che
  * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. */
 int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm);
 int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm);
+/* Datatype attributes: copy at MPI_Type_dup (on failure the copies are undone and the caller
+ * frees newtype), delete all at MPI_Type_free (on failure the type stays). */
+int mf_binding_type_copy_attrs(const char *func, MPI_Datatype oldtype, MPI_Datatype newtype);
+int mf_binding_type_delete_attrs(const char *func, MPI_Datatype datatype);
 
 #endif /* MF_BINDING_H */

@@ -2,9 +2,11 @@
 /*
  * Binding layer: attribute keys and communicator attributes (MPI-4.1 section 7.7):
  * MPI_Comm_create_keyval/free_keyval, MPI_Comm_set_attr/delete_attr (MPI_Comm_get_attr, which
- * also answers the predefined keys, is in binding_env.c), the keyval functions of datatypes
- * and windows, and the deprecated MPI-1 forms. An error returned by a user callback is
- * returned unchanged, through the communicator's error handler.
+ * also answers the predefined keys, is in binding_env.c), datatype keyvals and attributes
+ * (predefined datatypes included; copied by MPI_Type_dup, deleted by MPI_Type_free), window
+ * keyvals (no window exists yet, so window attribute calls are MPI_ERR_WIN), and the
+ * deprecated MPI-1 forms. Datatype and window errors go to MPI_COMM_SELF's handler. An error
+ * returned by a user callback is returned unchanged, through the communicator's error handler.
  */
 #include "binding.h"
 
@@ -109,13 +111,19 @@ int PMPI_Win_free_keyval(int *win_keyval)
 }
 
 /* Raise the error of a failed attribute operation: the callback's own code, or ours. */
-static int attr_error(const char *func, mf_comm_t *comm, mf_status_t status, int cb_err)
+static int attr_error_kind(const char *func, mf_comm_t *comm, mf_keyval_kind_t kind,
+                           mf_status_t status, int cb_err)
 {
     if (status == MF_ERR_OTHER && cb_err != MPI_SUCCESS)
         return mf_err_raise(comm, cb_err);
     if (status == MF_ERR_INVALID)
-        return bad_keyval(func, comm, MF_KEYVAL_COMM, 0);
+        return bad_keyval(func, comm, kind, 0);
     return mf_err_from_status(comm, status, func, "cannot cache the attribute");
+}
+
+static int attr_error(const char *func, mf_comm_t *comm, mf_status_t status, int cb_err)
+{
+    return attr_error_kind(func, comm, MF_KEYVAL_COMM, status, cb_err);
 }
 
 static int comm_attr_set(const char *func, MPI_Comm comm, int keyval, void *value)
@@ -212,4 +220,133 @@ int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm)
     int cb_err = MPI_SUCCESS;
     mf_status_t status = mf_comm_attr_delete_all(comm, &cb_err);
     return status == MF_OK ? MPI_SUCCESS : attr_error(func, comm, status, cb_err);
+}
+
+/* ---- datatype attributes ------------------------------------------------------------------ */
+
+/* A datatype that can hold attributes: any live derived type or valid predefined one. */
+static int check_attr_type(const char *func, MPI_Datatype dt)
+{
+    mf_dtype_props_t p;
+    if (mf_dtype_get(dt) != NULL || (mf_dtype_predefined(dt) != NULL && dt != MPI_DATATYPE_NULL &&
+                                     mf_dtype_props(dt, &p) == MF_OK))
+        return MPI_SUCCESS;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, func, "argument datatype: %s",
+                                          dt == MPI_DATATYPE_NULL
+                                              ? "MPI_DATATYPE_NULL is not a datatype"
+                                              : "not a valid datatype (freed or never created)"));
+}
+
+static int type_attr_args(const char *func, MPI_Datatype dt, int keyval)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = check_attr_type(func, dt);
+    if (rc == MPI_SUCCESS && !mf_keyval_valid(MF_KEYVAL_TYPE, keyval))
+        rc = bad_keyval(func, NULL, MF_KEYVAL_TYPE, keyval);
+    return rc;
+}
+
+#pragma weak MPI_Type_set_attr = PMPI_Type_set_attr
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    static const char func[] = "MPI_Type_set_attr";
+    int rc = type_attr_args(func, datatype, type_keyval);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_set(&obj, type_keyval, attribute_val, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS
+                           : attr_error_kind(func, NULL, MF_KEYVAL_TYPE, status, cb_err);
+}
+
+#pragma weak MPI_Type_get_attr = PMPI_Type_get_attr
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    static const char func[] = "MPI_Type_get_attr";
+    int rc = type_attr_args(func, datatype, type_keyval);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, attribute_val, "attribute_val");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);
+    void *value = NULL;
+    *flag = mf_attr_get(&obj, type_keyval, &value);
+    if (*flag)
+        *(void **)attribute_val = value;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_delete_attr = PMPI_Type_delete_attr
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    static const char func[] = "MPI_Type_delete_attr";
+    int rc = type_attr_args(func, datatype, type_keyval);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_delete(&obj, type_keyval, &cb_err);
+    if (status == MF_OK || status == MF_ERR_NOT_FOUND)
+        return MPI_SUCCESS;
+    return attr_error_kind(func, NULL, MF_KEYVAL_TYPE, status, cb_err);
+}
+
+int mf_binding_type_copy_attrs(const char *func, MPI_Datatype oldtype, MPI_Datatype newtype)
+{
+    mf_attr_obj_t old = mf_dtype_attr_obj(oldtype), out = mf_dtype_attr_obj(newtype);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_copy(&old, &out, &cb_err);
+    if (status == MF_OK)
+        return MPI_SUCCESS;
+    /* The duplicate never reaches the user: undo the copies made so far. The caller frees it. */
+    int ignored = MPI_SUCCESS;
+    if (mf_attr_delete_all(&out, &ignored) != MF_OK)
+        mf_log(MF_LOG_WARN, "attr", "%s: a delete callback failed while undoing a copy", func);
+    return attr_error_kind(func, NULL, MF_KEYVAL_TYPE, status, cb_err);
+}
+
+int mf_binding_type_delete_attrs(const char *func, MPI_Datatype datatype)
+{
+    mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_delete_all(&obj, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS
+                           : attr_error_kind(func, NULL, MF_KEYVAL_TYPE, status, cb_err);
+}
+
+/* ---- window attributes: there is no window yet ------------------------------------------- */
+
+static int no_window(const char *func)
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func,
+                                          "argument win: not a valid window (this library does "
+                                          "not create windows yet)"));
+}
+
+#pragma weak MPI_Win_set_attr = PMPI_Win_set_attr
+int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
+{
+    (void)win, (void)win_keyval, (void)attribute_val;
+    return no_window("MPI_Win_set_attr");
+}
+
+#pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
+int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
+{
+    (void)win, (void)win_keyval, (void)attribute_val, (void)flag;
+    return no_window("MPI_Win_get_attr");
+}
+
+#pragma weak MPI_Win_delete_attr = PMPI_Win_delete_attr
+int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
+{
+    (void)win, (void)win_keyval;
+    return no_window("MPI_Win_delete_attr");
 }

@@ -140,20 +140,18 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         rc = check_info_arg(func, c, info, 1, &obj);
     if (rc != MPI_SUCCESS)
         return rc;
-    int shared = 0;
+    int shared = 0, hw = 0;
+    char value[MPI_MAX_INFO_VAL] = "";
+    size_t len;
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED: shared = 1; break;
-    case MPI_COMM_TYPE_HW_GUIDED: {
-        /* The one hardware level we know is the node: "mpi_shared_memory". Any other value
-         * gives MPI_COMM_NULL, as the standard allows for resources it cannot find. */
-        char value[MPI_MAX_INFO_VAL];
-        size_t len;
-        shared = obj != NULL &&
-                 mf_info_get(obj, "mpi_hw_resource_type", value, sizeof(value), &len) &&
-                 strcmp(value, "mpi_shared_memory") == 0;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        /* "mpi_shared_memory" is the node; other names are hwloc's (core_hwtopo.c); no key
+         * gives MPI_COMM_NULL. */
+        if (obj != NULL && mf_info_get(obj, "mpi_hw_resource_type", value, sizeof(value), &len))
+            shared = strcmp(value, "mpi_shared_memory") == 0, hw = !shared;
         break;
-    }
-    case MPI_COMM_TYPE_HW_UNGUIDED:
+    case MPI_COMM_TYPE_HW_UNGUIDED: hw = 1; break;
     case MPI_COMM_TYPE_RESOURCE_GUIDED:
     case MPI_UNDEFINED:
         /* No finer hardware level than the node is known here: nobody gets a communicator. */
@@ -164,7 +162,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
                                            "type nor MPI_UNDEFINED",
                                            split_type));
     }
-    mf_status_t status = mf_comm_split_shared(c, shared, key, &out);
+    mf_status_t status = hw ? mf_comm_split_hw(c, value[0] != '\0' ? value : NULL, key, &out)
+                            : mf_comm_split_shared(c, shared, key, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
     *newcomm = out != NULL ? out : MPI_COMM_NULL;

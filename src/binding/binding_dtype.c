@@ -641,7 +641,13 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     mf_status_t st = mf_dtype_create_resized(oldtype, p.lb, p.extent, MPI_COMBINER_DUP, &d);
     if (st == MF_OK && p.committed)
         st = mf_dtype_commit(d);
-    return finish(func, st, d, &ct, newtype);
+    MPI_Datatype out = MPI_DATATYPE_NULL;
+    rc = finish(func, st, d, &ct, &out);
+    if (rc == MPI_SUCCESS && (rc = mf_binding_type_copy_attrs(func, oldtype, out)) != MPI_SUCCESS)
+        mf_dtype_release(out); /* the attribute copy callbacks said no */
+    if (rc == MPI_SUCCESS)
+        *newtype = out;
+    return rc;
 }
 
 static int check_derived_ptr(const char *func, MPI_Datatype *datatype, const char *what,
@@ -683,6 +689,10 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 {
     mf_dtype_t *d;
     int rc = check_derived_ptr("MPI_Type_free", datatype, "cannot be freed", &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* Attributes go with the user's handle (their delete callbacks may refuse). */
+    rc = mf_binding_type_delete_attrs("MPI_Type_free", *datatype);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Only the user's reference: pending operations and parent types keep theirs. */

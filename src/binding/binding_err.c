@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binding layer: error codes and their strings, error-handler invocation, the shared argument
- * checks, and the MPI error functions (Error_string, Error_class, communicator error handlers).
+ * checks, and the MPI error functions (Error_string, Error_class, error handlers of
+ * communicators, files and windows).
  *
  * An error code is its class plus 64 times a slot number; the slot holds the detailed message.
  * Slots are reused round-robin (255 of them), so the message of a very old code may have been
@@ -463,21 +464,41 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+/* What a user error handler was created for, for messages. */
+static const char *errhandler_kind(MPI_Errhandler eh)
 {
-    static const char func[] = "MPI_Comm_create_errhandler";
+    return eh->comm_fn != NULL      ? "communicator"
+           : eh->session_fn != NULL ? "session"
+           : eh->file_fn != NULL    ? "file"
+                                    : "window";
+}
+
+/* A new user error handler with one of its callbacks set by the caller. */
+static int errhandler_create(const char *func, int fn_null, MPI_Errhandler *errhandler,
+                             struct MPI_ABI_Errhandler **eh_p)
+{
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (fn == NULL || errhandler == NULL)
+    if (fn_null || errhandler == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
-                                              fn == NULL ? "comm_errhandler_fn" : "errhandler"));
+                                              fn_null ? "errhandler_fn" : "errhandler"));
     struct MPI_ABI_Errhandler *eh = mf_calloc(1, sizeof(*eh), "error handler");
     if (eh == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     eh->kind = MF_KIND_ERRHANDLER;
     atomic_store(&eh->refs, 1);
+    *eh_p = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    struct MPI_ABI_Errhandler *eh;
+    int rc = errhandler_create("MPI_Comm_create_errhandler", fn == NULL, errhandler, &eh);
+    if (rc != MPI_SUCCESS)
+        return rc;
     eh->comm_fn = fn;
     *errhandler = eh;
     return MPI_SUCCESS;
@@ -496,8 +517,9 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
             c, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
     if (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)
         return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
-                                           "argument errhandler is a session error handler, "
-                                           "not a communicator one"));
+                                           "argument errhandler is a %s error handler, not a "
+                                           "communicator one",
+                                           errhandler_kind(errhandler)));
     mf_errhandler_retain(errhandler);
     MPI_Errhandler old = atomic_exchange(&c->errhandler, errhandler);
     mf_errhandler_release(old);
@@ -676,4 +698,160 @@ int PMPI_Remove_error_code(int errorcode)
 int PMPI_Remove_error_string(int errorcode)
 {
     return user_remove("MPI_Remove_error_string", errorcode, 0, 1);
+}
+
+/* ---- files: no file can be opened yet, so only MPI_FILE_NULL's handler exists -------------- */
+
+/* The handler of MPI_FILE_NULL, used by file operations that have no file (MPI-4.1 section
+ * 9.3: initially MPI_ERRORS_RETURN). Holds a reference on a user handler. */
+static _Atomic(MPI_Errhandler) file_null_errhandler = MPI_ERRORS_RETURN;
+
+static int raise_file(int code)
+{
+    MPI_Errhandler eh = atomic_load_explicit(&file_null_errhandler, memory_order_acquire);
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->file_fn == NULL) {
+        fatal(NULL, code);
+        return code;
+    }
+    MPI_File handle = MPI_FILE_NULL;
+    eh->file_fn(&handle, &code);
+    return code;
+}
+
+static int check_file(const char *func, MPI_File file)
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS || file == MPI_FILE_NULL)
+        return rc;
+    return raise_file(mf_err_code(MPI_ERR_FILE, func,
+                                  "argument file: not a valid file (this library does "
+                                  "not open files yet; only MPI_FILE_NULL exists)"));
+}
+
+/* The error handler argument of a *_set_errhandler call for objects of kind `want`; errors go
+ * through `raise`. */
+static int check_errhandler_kind(const char *func, MPI_Errhandler eh, const char *want,
+                                 int (*raise)(int))
+{
+    if (!mf_errhandler_valid(eh))
+        return raise(
+            mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
+    if (mf_handle_is_predefined(eh) || strcmp(errhandler_kind(eh), want) == 0)
+        return MPI_SUCCESS;
+    return raise(mf_err_code(MPI_ERR_ARG, func,
+                             "argument errhandler is a %s error handler, not a %s one",
+                             errhandler_kind(eh), want));
+}
+
+#pragma weak MPI_File_create_errhandler = PMPI_File_create_errhandler
+int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                                MPI_Errhandler *errhandler)
+{
+    struct MPI_ABI_Errhandler *eh;
+    int rc = errhandler_create("MPI_File_create_errhandler", file_errhandler_fn == NULL, errhandler,
+                               &eh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    eh->file_fn = file_errhandler_fn;
+    *errhandler = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_File_set_errhandler = PMPI_File_set_errhandler
+int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
+{
+    static const char func[] = "MPI_File_set_errhandler";
+    int rc = check_file(func, file);
+    if (rc == MPI_SUCCESS)
+        rc = check_errhandler_kind(func, errhandler, "file", raise_file);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_errhandler_retain(errhandler);
+    mf_errhandler_release(atomic_exchange(&file_null_errhandler, errhandler));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_File_get_errhandler = PMPI_File_get_errhandler
+int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
+{
+    static const char func[] = "MPI_File_get_errhandler";
+    int rc = check_file(func, file);
+    if (rc == MPI_SUCCESS && errhandler == NULL)
+        rc = raise_file(mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
+    if (rc != MPI_SUCCESS)
+        return rc;
+    MPI_Errhandler eh = atomic_load(&file_null_errhandler);
+    mf_errhandler_retain(eh);
+    *errhandler = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_File_call_errhandler = PMPI_File_call_errhandler
+int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
+{
+    int rc = check_file("MPI_File_call_errhandler", fh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    raise_file(errorcode);
+    return MPI_SUCCESS;
+}
+
+/* ---- windows: handlers can be made, but no window exists yet ---------------------------- */
+
+static int raise_self(int code)
+{
+    return mf_err_raise(NULL, code);
+}
+
+static int no_window(const char *func)
+{
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func,
+                                          "argument win: not a valid window (this library does "
+                                          "not create windows yet)"));
+}
+
+#pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                               MPI_Errhandler *errhandler)
+{
+    struct MPI_ABI_Errhandler *eh;
+    int rc =
+        errhandler_create("MPI_Win_create_errhandler", win_errhandler_fn == NULL, errhandler, &eh);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    eh->win_fn = win_errhandler_fn;
+    *errhandler = eh;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Win_set_errhandler = PMPI_Win_set_errhandler
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+{
+    static const char func[] = "MPI_Win_set_errhandler";
+    (void)win;
+    int rc = mf_check_initialized(func);
+    /* The handler's kind is checked first: it is wrong whatever the window. */
+    if (rc == MPI_SUCCESS)
+        rc = check_errhandler_kind(func, errhandler, "window", raise_self);
+    return rc != MPI_SUCCESS ? rc : no_window(func);
+}
+
+#pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+{
+    static const char func[] = "MPI_Win_get_errhandler";
+    (void)win, (void)errhandler;
+    int rc = mf_check_initialized(func);
+    return rc != MPI_SUCCESS ? rc : no_window(func);
+}
+
+#pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+{
+    static const char func[] = "MPI_Win_call_errhandler";
+    (void)win, (void)errorcode;
+    int rc = mf_check_initialized(func);
+    return rc != MPI_SUCCESS ? rc : no_window(func);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Binding layer: info objects (create, set, get, delete, dup, free, key queries) and
- * MPI_Abi_get_info. MPI_INFO_ENV reads as an empty info object for now.
+ * MPI_Abi_get_info. MPI_INFO_ENV is read-only: reads see mf_info_env()'s object.
  */
 #include "binding.h"
 
@@ -20,15 +20,20 @@ static int check_key(const char *func, const char *key)
     return MPI_SUCCESS;
 }
 
-/* Decode an info handle; *obj_p is NULL for MPI_INFO_ENV (read-only, empty). */
+/* Decode an info handle; MPI_INFO_ENV is allowed only for reading (its object, or NULL if it
+ * could not be built). */
 static int check_info(const char *func, MPI_Info info, int writable, struct MPI_ABI_Info **obj_p)
 {
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
     *obj_p = mf_info_get_obj(info);
-    if (*obj_p != NULL || (info == MPI_INFO_ENV && !writable))
+    if (*obj_p != NULL)
         return MPI_SUCCESS;
+    if (info == MPI_INFO_ENV && !writable) {
+        *obj_p = mf_info_env();
+        return MPI_SUCCESS;
+    }
     return mf_err_raise(NULL, mf_err_code(MPI_ERR_INFO, func, "argument info is %s",
                                           info == MPI_INFO_NULL ? "MPI_INFO_NULL"
                                           : info == MPI_INFO_ENV
@@ -87,7 +92,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
     return MPI_SUCCESS;
 }
 
-/* Look key up; MPI_INFO_ENV (obj NULL) has no keys yet. */
+/* Look key up; obj is NULL only when MPI_INFO_ENV could not be built. */
 static int info_lookup(struct MPI_ABI_Info *obj, const char *key, char *value, size_t size,
                        size_t *len_p)
 {

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Binding layer: process topologies (MPI-4.1 chapter 8). The constructors keep the parent's
- * rank order whatever `reorder` says (the standard allows it): a Cartesian or graph
- * communicator holds the first processes of the parent, the others get MPI_COMM_NULL, and a
- * distributed graph spans the whole parent. The topology data lives in core_topo.c; this file
- * validates arguments, builds the communicator and answers the queries. A query on a
+ * Binding layer: process topologies (MPI-4.1 chapter 8). A Cartesian or graph communicator
+ * holds the first processes of the parent, the others get MPI_COMM_NULL, and a distributed
+ * graph spans the whole parent. MPI_Cart_create with reorder = 1 (and MPI_Cart_map) groups the
+ * processes of a node on consecutive grid ranks; the graph constructors keep the parent's order
+ * whatever `reorder` says (the standard allows it). The topology data lives in core_topo.c; this
+ * file validates arguments, builds the communicator and answers the queries. A query on a
  * communicator without the right topology is MPI_ERR_TOPOLOGY.
  */
 #include "binding.h"
@@ -78,8 +79,9 @@ static int check_cart_shape(const char *func, mf_comm_t *c, int ndims, const int
 }
 
 /* Collective over c: a communicator of c's first n processes carrying `topo` (taken over, freed
- * on failure); the others get MPI_COMM_NULL. */
-static int build_topo_comm(const char *func, mf_comm_t *c, int n, mf_topo_t *topo,
+ * on failure), its rank i being c's process order[i] (NULL: rank i is c's rank i); the others
+ * get MPI_COMM_NULL. */
+static int build_topo_comm(const char *func, mf_comm_t *c, int n, const int *order, mf_topo_t *topo,
                            MPI_Comm *newcomm)
 {
     int *ranks = mf_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1), "topology ranks");
@@ -87,10 +89,15 @@ static int build_topo_comm(const char *func, mf_comm_t *c, int n, mf_topo_t *top
         mf_topo_free(topo);
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     }
-    for (int i = 0; i < n; i++)
-        ranks[i] = mf_comm_world_rank(c, i);
+    int my_new_rank = -1;
+    for (int i = 0; i < n; i++) {
+        int r = order != NULL ? order[i] : i;
+        ranks[i] = mf_comm_world_rank(c, r);
+        if (r == c->rank)
+            my_new_rank = i;
+    }
     mf_comm_t *out = NULL;
-    mf_status_t status = mf_comm_create_from(c, n, c->rank < n ? c->rank : -1, ranks, &out);
+    mf_status_t status = mf_comm_create_from(c, n, my_new_rank, ranks, &out);
     free(ranks);
     if (status != MF_OK) {
         mf_topo_free(topo);
@@ -104,6 +111,17 @@ static int build_topo_comm(const char *func, mf_comm_t *c, int n, mf_topo_t *top
     out->topo = topo;
     *newcomm = out;
     return MPI_SUCCESS;
+}
+
+/* The order of a reordered Cartesian grid of n processes (caller frees), or NULL on no memory. */
+static int *cart_order(mf_comm_t *c, int n)
+{
+    int *order = mf_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1), "topology order");
+    if (order != NULL && mf_topo_node_order(c, n, order) != MF_OK) {
+        free(order);
+        order = NULL;
+    }
+    return order;
 }
 
 /* ---- Cartesian --------------------------------------------------------------------------- */
@@ -128,7 +146,14 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
     mf_status_t status = mf_topo_cart_new(ndims, dims, periods, &topo);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot build the topology");
-    return build_topo_comm(func, c, n, topo, comm_cart);
+    int *order = NULL;
+    if (reorder && (order = cart_order(c, n)) == NULL) {
+        mf_topo_free(topo);
+        return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    }
+    rc = build_topo_comm(func, c, n, order, topo, comm_cart);
+    free(order);
+    return rc;
 }
 
 #pragma weak MPI_Cart_map = PMPI_Cart_map
@@ -146,7 +171,16 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
         rc = check_cart_shape(func, c, ndims, dims, periods, &n);
     if (rc != MPI_SUCCESS)
         return rc;
-    *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    /* The placement MPI_Cart_create with reorder = 1 makes. */
+    int *order = cart_order(c, n);
+    if (order == NULL)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    *newrank = MPI_UNDEFINED;
+    for (int i = 0; i < n; i++) {
+        if (order[i] == c->rank)
+            *newrank = i;
+    }
+    free(order);
     return MPI_SUCCESS;
 }
 
@@ -420,7 +454,7 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
     mf_status_t status = mf_topo_graph_new(nnodes, index, edges, &topo);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot build the topology");
-    return build_topo_comm(func, c, nnodes, topo, comm_graph);
+    return build_topo_comm(func, c, nnodes, NULL, topo, comm_graph);
 }
 
 #pragma weak MPI_Graph_map = PMPI_Graph_map
@@ -611,7 +645,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                           destweights, win, &topo);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot build the topology");
-    return build_topo_comm(func, c, c->size, topo, comm_dist_graph);
+    return build_topo_comm(func, c, c->size, NULL, topo, comm_dist_graph);
 }
 
 /* One edge end as exchanged by MPI_Dist_graph_create: `dir` 0 = an outgoing edge of the
@@ -745,7 +779,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
         dist_exchange(c, n, sources, degrees, destinations, weights, weighted, &topo);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot exchange the graph's edges");
-    return build_topo_comm(func, c, c->size, topo, comm_dist_graph);
+    return build_topo_comm(func, c, c->size, NULL, topo, comm_dist_graph);
 }
 
 #pragma weak MPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count

@@ -110,9 +110,11 @@ void mf_vci_stats_report(FILE *out, int rank);
 struct MPI_ABI_Errhandler {
     uint32_t kind;
     atomic_int refs;
-    /* Exactly one is set: a handler is for communicators or for sessions. */
+    /* Exactly one is set: a handler is for communicators, sessions, files or windows. */
     MPI_Comm_errhandler_function *comm_fn;
     MPI_Session_errhandler_function *session_fn;
+    MPI_File_errhandler_function *file_fn;
+    MPI_Win_errhandler_function *win_fn;
 };
 
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
@@ -288,6 +290,9 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *
 /* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
+/* Collective over parent: MPI_COMM_TYPE_HW_GUIDED with hwloc resource name `resource`, or
+ * MPI_COMM_TYPE_HW_UNGUIDED when resource is NULL (core_hwtopo.c). *comm_p NULL: no group. */
+mf_status_t mf_comm_split_hw(mf_comm_t *parent, const char *resource, int key, mf_comm_t **comm_p);
 void mf_comm_free(mf_comm_t *comm);
 /* Collective over `local` (MPI_Intercomm_create): an intercommunicator between local's group
  * and the group whose leader is `remote_leader` in `peer`. `peer` (NULL off the leader) links
@@ -394,6 +399,25 @@ int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p);
 mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p);
 mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p);
 mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p);
+
+/* Any object with attributes: the kind of its keyvals, the handle its callbacks get, its list
+ * and the lock that guards the list. The mf_attr_* functions behave as the communicator ones
+ * above (which are these on mf_comm_attr_obj). */
+typedef struct mf_attr_obj {
+    mf_keyval_kind_t kind;
+    void *handle;
+    mf_attr_t **list;
+    pthread_mutex_t *lock;
+} mf_attr_obj_t;
+
+mf_attr_obj_t mf_comm_attr_obj(mf_comm_t *comm);
+/* dt is a live derived datatype or a valid predefined one (the caller checks). */
+mf_attr_obj_t mf_dtype_attr_obj(MPI_Datatype dt);
+mf_status_t mf_attr_set(const mf_attr_obj_t *obj, int keyval, void *value, int *cb_err_p);
+int mf_attr_get(const mf_attr_obj_t *obj, int keyval, void **value_p);
+mf_status_t mf_attr_delete(const mf_attr_obj_t *obj, int keyval, int *cb_err_p);
+mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int *cb_err_p);
+mf_status_t mf_attr_delete_all(const mf_attr_obj_t *obj, int *cb_err_p);
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
@@ -545,6 +569,10 @@ static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
 }
 
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p);
+/* The contents of MPI_INFO_ENV (command, argv, maxprocs, host, arch, wdir, thread_level), built
+ * on the first call after initialisation and kept; never freed by the caller. NULL when out of
+ * memory. */
+struct MPI_ABI_Info *mf_info_env(void);
 void mf_info_free(struct MPI_ABI_Info *info);
 mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value);
 mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key);

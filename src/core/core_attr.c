@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Core layer: attribute keys (keyvals) and the attributes cached on communicators (MPI-4.1
- * section 7.7). Keyvals live in one table under a lock, with a reference from the user and one
- * from every attribute that uses them, so MPI_Comm_free_keyval does not stop the delete
- * callbacks of attributes still attached. Slots are never reused: a freed keyval stays
- * invalid. User callbacks always run with no lock held, since they may call MPI on the same
- * object.
+ * Core layer: attribute keys (keyvals) and the attributes cached on communicators and datatypes
+ * (MPI-4.1 section 7.7). Both kinds of object go through one implementation that sees an
+ * object as its handle, its attribute list and the lock guarding that list (mf_attr_obj_t);
+ * predefined datatypes keep their lists in a table here, since they have no struct. Keyvals live in
+ * one table under a lock, with a reference from the user and one from every attribute that uses
+ * them, so MPI_Comm_free_keyval does not stop the delete callbacks of attributes still attached.
+ * Slots are never reused: a freed keyval stays invalid. User callbacks always run with no lock
+ * held, since they may call MPI on the same object.
  */
 #include "core.h"
 
@@ -129,35 +131,68 @@ static void keyval_unref(int keyval)
 }
 
 /* Run the delete callback of an attribute; MPI_SUCCESS for the null callback. */
-static int comm_attr_call_delete(mf_comm_t *comm, int keyval, void *value)
+static int attr_call_delete(const mf_attr_obj_t *obj, int keyval, void *value)
 {
     mf_keyval_t kv = keyval_snapshot(keyval);
     if ((uintptr_t)kv.delete_fn <= 1)
         return MPI_SUCCESS;
-    MPI_Comm_delete_attr_function *fn = (MPI_Comm_delete_attr_function *)kv.delete_fn;
-    return fn(mf_comm_handle(comm), keyval, value, kv.extra_state);
+    switch (obj->kind) {
+    case MF_KEYVAL_COMM:
+        return ((MPI_Comm_delete_attr_function *)kv.delete_fn)(obj->handle, keyval, value,
+                                                               kv.extra_state);
+    case MF_KEYVAL_TYPE:
+        return ((MPI_Type_delete_attr_function *)kv.delete_fn)(obj->handle, keyval, value,
+                                                               kv.extra_state);
+    case MF_KEYVAL_WIN: break;
+    }
+    return MPI_SUCCESS;
 }
 
-static mf_attr_t **find_locked(mf_comm_t *comm, int keyval)
+/* Run the copy callback of an attribute (MPI_*_DUP_FN copies the value). */
+static int attr_call_copy(const mf_attr_obj_t *obj, int keyval, void *value, void **out_p,
+                          int *flag_p)
 {
-    mf_attr_t **pp = &comm->attrs;
+    mf_keyval_t kv = keyval_snapshot(keyval);
+    *flag_p = 0;
+    if ((uintptr_t)kv.copy_fn == 0)
+        return MPI_SUCCESS;
+    if ((uintptr_t)kv.copy_fn == 1) {
+        *out_p = value;
+        *flag_p = 1;
+        return MPI_SUCCESS;
+    }
+    switch (obj->kind) {
+    case MF_KEYVAL_COMM:
+        return ((MPI_Comm_copy_attr_function *)kv.copy_fn)(obj->handle, keyval, kv.extra_state,
+                                                           value, out_p, flag_p);
+    case MF_KEYVAL_TYPE:
+        return ((MPI_Type_copy_attr_function *)kv.copy_fn)(obj->handle, keyval, kv.extra_state,
+                                                           value, out_p, flag_p);
+    case MF_KEYVAL_WIN: break;
+    }
+    return MPI_SUCCESS;
+}
+
+static mf_attr_t **find_locked(const mf_attr_obj_t *obj, int keyval)
+{
+    mf_attr_t **pp = obj->list;
     while (*pp != NULL && (*pp)->keyval != keyval)
         pp = &(*pp)->next;
     return pp;
 }
 
-int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p)
+int mf_attr_get(const mf_attr_obj_t *obj, int keyval, void **value_p)
 {
-    pthread_mutex_lock(&comm->name_lock);
-    mf_attr_t *attr = *find_locked(comm, keyval);
+    pthread_mutex_lock(obj->lock);
+    mf_attr_t *attr = *find_locked(obj, keyval);
     if (attr != NULL)
         *value_p = attr->value;
-    pthread_mutex_unlock(&comm->name_lock);
+    pthread_mutex_unlock(obj->lock);
     return attr != NULL;
 }
 
 /* Append an attribute that is not set yet, taking a keyval reference. */
-static mf_status_t attr_append(mf_comm_t *comm, int keyval, void *value)
+static mf_status_t attr_append(const mf_attr_obj_t *obj, int keyval, void *value)
 {
     mf_attr_t *attr = mf_malloc(sizeof(*attr), "attribute");
     if (attr == NULL)
@@ -175,126 +210,171 @@ static mf_status_t attr_append(mf_comm_t *comm, int keyval, void *value)
         free(attr);
         return MF_ERR_INVALID;
     }
-    pthread_mutex_lock(&comm->name_lock);
-    *find_locked(comm, keyval) = attr;
-    pthread_mutex_unlock(&comm->name_lock);
+    pthread_mutex_lock(obj->lock);
+    *find_locked(obj, keyval) = attr;
+    pthread_mutex_unlock(obj->lock);
     return MF_OK;
 }
 
-mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p)
+mf_status_t mf_attr_set(const mf_attr_obj_t *obj, int keyval, void *value, int *cb_err_p)
 {
     void *old;
-    if (mf_comm_attr_get(comm, keyval, &old)) {
+    if (mf_attr_get(obj, keyval, &old)) {
         /* Replacing a value deletes the old one first (MPI-4.1 section 7.7.2). */
-        int rc = comm_attr_call_delete(comm, keyval, old);
+        int rc = attr_call_delete(obj, keyval, old);
         if (rc != MPI_SUCCESS) {
             *cb_err_p = rc;
             return MF_ERR_OTHER;
         }
-        pthread_mutex_lock(&comm->name_lock);
-        mf_attr_t *attr = *find_locked(comm, keyval);
+        pthread_mutex_lock(obj->lock);
+        mf_attr_t *attr = *find_locked(obj, keyval);
         if (attr != NULL)
             attr->value = value;
-        pthread_mutex_unlock(&comm->name_lock);
+        pthread_mutex_unlock(obj->lock);
         if (attr != NULL)
             return MF_OK;
     }
-    return attr_append(comm, keyval, value);
+    return attr_append(obj, keyval, value);
 }
 
 /* Unlink and free the attribute of keyval, dropping its keyval reference. */
-static void attr_remove(mf_comm_t *comm, int keyval)
+static void attr_remove(const mf_attr_obj_t *obj, int keyval)
 {
-    pthread_mutex_lock(&comm->name_lock);
-    mf_attr_t **pp = find_locked(comm, keyval), *attr = *pp;
+    pthread_mutex_lock(obj->lock);
+    mf_attr_t **pp = find_locked(obj, keyval), *attr = *pp;
     if (attr != NULL)
         *pp = attr->next;
-    pthread_mutex_unlock(&comm->name_lock);
+    pthread_mutex_unlock(obj->lock);
     if (attr == NULL)
         return;
     free(attr);
     keyval_unref(keyval);
 }
 
-mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p)
+mf_status_t mf_attr_delete(const mf_attr_obj_t *obj, int keyval, int *cb_err_p)
 {
     void *value;
-    if (!mf_comm_attr_get(comm, keyval, &value))
+    if (!mf_attr_get(obj, keyval, &value))
         return MF_ERR_NOT_FOUND;
-    int rc = comm_attr_call_delete(comm, keyval, value);
+    int rc = attr_call_delete(obj, keyval, value);
     if (rc != MPI_SUCCESS) {
         *cb_err_p = rc;
         return MF_ERR_OTHER;
     }
-    attr_remove(comm, keyval);
+    attr_remove(obj, keyval);
     return MF_OK;
 }
 
-/* The attributes of comm as an array (keyval, value), in the order they were set. */
-static mf_status_t attr_snapshot(mf_comm_t *comm, mf_attr_t **list_p, int *count_p)
+/* The attributes of obj as an array (keyval, value), in the order they were set. */
+static mf_status_t attr_snapshot(const mf_attr_obj_t *obj, mf_attr_t **list_p, int *count_p)
 {
-    pthread_mutex_lock(&comm->name_lock);
+    pthread_mutex_lock(obj->lock);
     int n = 0;
-    for (mf_attr_t *a = comm->attrs; a != NULL; a = a->next)
+    for (mf_attr_t *a = *obj->list; a != NULL; a = a->next)
         n++;
     mf_attr_t *list = n > 0 ? mf_malloc(sizeof(*list) * (size_t)n, "attribute list") : NULL;
     if (n > 0 && list == NULL) {
-        pthread_mutex_unlock(&comm->name_lock);
+        pthread_mutex_unlock(obj->lock);
         return MF_ERR_NO_MEMORY;
     }
     n = 0;
-    for (mf_attr_t *a = comm->attrs; a != NULL; a = a->next)
+    for (mf_attr_t *a = *obj->list; a != NULL; a = a->next)
         list[n++] = *a;
-    pthread_mutex_unlock(&comm->name_lock);
+    pthread_mutex_unlock(obj->lock);
     *list_p = list;
     *count_p = n;
     return MF_OK;
 }
 
-mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p)
+mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int *cb_err_p)
 {
     mf_attr_t *list = NULL;
     int n = 0;
-    mf_status_t status = attr_snapshot(oldcomm, &list, &n);
+    mf_status_t status = attr_snapshot(old, &list, &n);
     for (int i = 0; i < n && status == MF_OK; i++) {
-        mf_keyval_t kv = keyval_snapshot(list[i].keyval);
-        void *out = NULL;
+        void *value = NULL;
         int flag = 0;
-        if ((uintptr_t)kv.copy_fn == 1) {
-            /* MPI_COMM_DUP_FN: the value itself */
-            out = list[i].value;
-            flag = 1;
-        } else if ((uintptr_t)kv.copy_fn > 1) {
-            MPI_Comm_copy_attr_function *fn = (MPI_Comm_copy_attr_function *)kv.copy_fn;
-            int rc = fn(mf_comm_handle(oldcomm), list[i].keyval, kv.extra_state, list[i].value,
-                        &out, &flag);
-            if (rc != MPI_SUCCESS) {
-                *cb_err_p = rc;
-                status = MF_ERR_OTHER;
-                break;
-            }
-        }
-        if (flag)
-            status = attr_append(newcomm, list[i].keyval, out);
-    }
-    free(list);
-    return status;
-}
-
-mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p)
-{
-    mf_attr_t *list = NULL;
-    int n = 0;
-    mf_status_t status = attr_snapshot(comm, &list, &n);
-    for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
-        int rc = comm_attr_call_delete(comm, list[i].keyval, list[i].value);
+        int rc = attr_call_copy(old, list[i].keyval, list[i].value, &value, &flag);
         if (rc != MPI_SUCCESS) {
             *cb_err_p = rc;
             status = MF_ERR_OTHER;
             break;
         }
-        attr_remove(comm, list[i].keyval);
+        if (flag)
+            status = attr_append(out, list[i].keyval, value);
     }
     free(list);
     return status;
+}
+
+mf_status_t mf_attr_delete_all(const mf_attr_obj_t *obj, int *cb_err_p)
+{
+    mf_attr_t *list = NULL;
+    int n = 0;
+    mf_status_t status = attr_snapshot(obj, &list, &n);
+    for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
+        int rc = attr_call_delete(obj, list[i].keyval, list[i].value);
+        if (rc != MPI_SUCCESS) {
+            *cb_err_p = rc;
+            status = MF_ERR_OTHER;
+            break;
+        }
+        attr_remove(obj, list[i].keyval);
+    }
+    free(list);
+    return status;
+}
+
+/* ---- the objects ------------------------------------------------------------------------- */
+
+mf_attr_obj_t mf_comm_attr_obj(mf_comm_t *comm)
+{
+    return (mf_attr_obj_t){MF_KEYVAL_COMM, mf_comm_handle(comm), &comm->attrs, &comm->name_lock};
+}
+
+/* Predefined datatypes are ABI constants below 4096 with no struct: their lists live here,
+ * under one lock (attributes on them are rare). */
+static struct {
+    pthread_mutex_t lock;
+    mf_attr_t *lists[4096];
+} predef_type_attrs = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+mf_attr_obj_t mf_dtype_attr_obj(MPI_Datatype dt)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL)
+        return (mf_attr_obj_t){MF_KEYVAL_TYPE, dt, &d->attrs, &d->name_lock};
+    MF_ASSERT((uintptr_t)dt < 4096);
+    return (mf_attr_obj_t){MF_KEYVAL_TYPE, dt, &predef_type_attrs.lists[(uintptr_t)dt],
+                           &predef_type_attrs.lock};
+}
+
+mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p)
+{
+    mf_attr_obj_t obj = mf_comm_attr_obj(comm);
+    return mf_attr_set(&obj, keyval, value, cb_err_p);
+}
+
+int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p)
+{
+    mf_attr_obj_t obj = mf_comm_attr_obj(comm);
+    return mf_attr_get(&obj, keyval, value_p);
+}
+
+mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p)
+{
+    mf_attr_obj_t obj = mf_comm_attr_obj(comm);
+    return mf_attr_delete(&obj, keyval, cb_err_p);
+}
+
+mf_status_t mf_comm_attr_copy(mf_comm_t *oldcomm, mf_comm_t *newcomm, int *cb_err_p)
+{
+    mf_attr_obj_t old = mf_comm_attr_obj(oldcomm), out = mf_comm_attr_obj(newcomm);
+    return mf_attr_copy(&old, &out, cb_err_p);
+}
+
+mf_status_t mf_comm_attr_delete_all(mf_comm_t *comm, int *cb_err_p)
+{
+    mf_attr_obj_t obj = mf_comm_attr_obj(comm);
+    return mf_attr_delete_all(&obj, cb_err_p);
 }

@@ -66,8 +66,9 @@ struct MPI_ABI_Datatype {
     MPI_Aint *c_addrs;
     MPI_Count *c_counts;
     MPI_Datatype *c_types;
-    pthread_mutex_t name_lock;
+    pthread_mutex_t name_lock; /* protects name and attrs */
     char name[MPI_MAX_OBJECT_NAME];
+    struct mf_attr *attrs; /* cached attributes (core_attr.c), in the order first set */
 };
 
 typedef struct MPI_ABI_Datatype mf_dtype_t;

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Core layer: info objects, an ordered list of (key, value) strings behind a lock. Keys keep
- * their insertion order, which MPI_Info_get_nthkey exposes.
+ * their insertion order, which MPI_Info_get_nthkey exposes. Also the contents of MPI_INFO_ENV,
+ * built once on first use from what this process knows of how it was started.
  */
 #include "core.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p)
 {
@@ -142,4 +146,78 @@ mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p)
     }
     *out_p = out;
     return MF_OK;
+}
+
+/* ---- MPI_INFO_ENV (MPI-4.1 section 11.4) ------------------------------------------------- */
+
+/* The command line from /proc/self/cmdline: MPI_Init may have been given NULL argc/argv, and
+ * this also works before MPI_Init sees them. "command" is the first word, "argv" the others
+ * joined by spaces. */
+static mf_status_t env_command_line(struct MPI_ABI_Info *info)
+{
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (f == NULL)
+        return MF_OK; /* not Linux: the keys are optional */
+    char buf[MPI_MAX_INFO_VAL];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    if (n == 0)
+        return MF_OK;
+    buf[n] = '\0';
+    mf_status_t status = mf_info_set(info, "command", buf);
+    size_t first = strlen(buf) + 1;
+    if (status != MF_OK || first >= n)
+        return status;
+    /* The words after the command, NUL-separated (the last NUL included in n or not). */
+    for (size_t i = first; i < n; i++) {
+        if (buf[i] == '\0' && i + 1 < n)
+            buf[i] = ' ';
+    }
+    return mf_info_set(info, "argv", buf + first);
+}
+
+static mf_status_t env_build(struct MPI_ABI_Info *info)
+{
+    char text[MPI_MAX_INFO_VAL];
+    mf_status_t status = env_command_line(info);
+    snprintf(text, sizeof(text), "%d", mf_global.world_size);
+    if (status == MF_OK)
+        status = mf_info_set(info, "maxprocs", text);
+    if (status == MF_OK && gethostname(text, sizeof(text) - 1) == 0) {
+        text[sizeof(text) - 1] = '\0';
+        status = mf_info_set(info, "host", text);
+    }
+    struct utsname u;
+    if (status == MF_OK && uname(&u) == 0)
+        status = mf_info_set(info, "arch", u.machine);
+    if (status == MF_OK && getcwd(text, sizeof(text)) != NULL)
+        status = mf_info_set(info, "wdir", text);
+    const char *level = mf_global.thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+                        : mf_global.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+                        : mf_global.thread_level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
+                                                                          : "MPI_THREAD_SINGLE";
+    if (status == MF_OK)
+        status = mf_info_set(info, "thread_level", level);
+    return status;
+}
+
+static struct {
+    pthread_mutex_t lock;
+    struct MPI_ABI_Info *info;
+} info_env = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct MPI_ABI_Info *mf_info_env(void)
+{
+    pthread_mutex_lock(&info_env.lock);
+    if (info_env.info == NULL) {
+        struct MPI_ABI_Info *info;
+        if (mf_info_create(&info) == MF_OK) {
+            if (env_build(info) != MF_OK)
+                mf_log(MF_LOG_WARN, "info", "MPI_INFO_ENV is incomplete: out of memory");
+            info_env.info = info;
+        }
+    }
+    struct MPI_ABI_Info *info = info_env.info;
+    pthread_mutex_unlock(&info_env.lock);
+    return info;
 }

@@ -10,6 +10,7 @@
 #include "core.h"
 
 #include "core_topo.h"
+#include "pmi.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -256,5 +257,43 @@ mf_status_t mf_topo_dims_create(int nnodes, int ndims, int *dims)
             dims[i] = s.best[j++];
     }
     free(buf);
+    return MF_OK;
+}
+
+/* ---- reordering by node ------------------------------------------------------------------ */
+
+mf_status_t mf_topo_node_order(mf_comm_t *comm, int n, int *order)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    int *node_of = mf_malloc(sizeof(int) * (size_t)mf_global.world_size, "node map");
+    if (node_of == NULL)
+        return MF_ERR_NO_MEMORY;
+    if (mf_pmi_get_node_map(node_of, mf_global.world_size) != MF_OK) {
+        free(node_of); /* one node or unknown: keep the parent's order */
+        return MF_OK;
+    }
+    /* Group by node, nodes in the order of their first process, stable inside a node: a
+     * selection of each node's processes in turn (quadratic, but n is a grid's size and this
+     * runs once per constructor). */
+    char *placed = mf_calloc((size_t)(n > 0 ? n : 1), 1, "reorder marks");
+    if (placed == NULL) {
+        free(node_of);
+        return MF_ERR_NO_MEMORY;
+    }
+    int next = 0;
+    for (int first = 0; first < n; first++) {
+        if (placed[first])
+            continue;
+        int node = node_of[mf_comm_world_rank(comm, first)];
+        for (int i = first; i < n; i++) {
+            if (!placed[i] && node_of[mf_comm_world_rank(comm, i)] == node) {
+                placed[i] = 1;
+                order[next++] = i;
+            }
+        }
+    }
+    free(placed);
+    free(node_of);
     return MF_OK;
 }

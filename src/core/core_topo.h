@@ -43,5 +43,11 @@ int mf_topo_dims_product(int ndims, const int *dims);
 /* MPI_Dims_create: fills the zero entries of dims with a balanced factorisation; MF_ERR_INVALID
  * when nnodes is not divisible by the product of the non-zero entries. */
 mf_status_t mf_topo_dims_create(int nnodes, int ndims, int *dims);
+/* Reordering for MPI_Cart_create/MPI_Cart_map: order[new rank] = the rank in `comm` of the
+ * process placed there, for a grid of n <= comm->size processes taken from the first n of comm.
+ * Processes on one node get consecutive ranks (nodes in the order of their first process), so
+ * row-major neighbours share a node where the node sizes allow. Identity when the node of each
+ * process is unknown. Local: every process computes the same order from the launcher's map. */
+mf_status_t mf_topo_node_order(struct MPI_ABI_Comm *comm, int n, int *order);
 
 #endif /* MF_CORE_TOPO_H */

@@ -69,6 +69,10 @@ mf_status_t mf_pmi_get_node_attr(const char *key, char *value, size_t value_size
  * max_ranks < local_size. */
 mf_status_t mf_pmi_get_node_rank_list(int *ranks_p, int max_ranks, int *count_p);
 
+/* The node of every rank (node_of_rank has `size` entries, the job size), numbered from 0 in the
+ * launcher's PMI_process_mapping. MF_ERR_NOT_FOUND when the launcher gives no mapping. */
+mf_status_t mf_pmi_get_node_map(int *node_of_rank, int size);
+
 /* Which wire protocol is in use: 1, 2, or 0 for a singleton. */
 int mf_pmi_version(void);
 

@@ -276,6 +276,20 @@ mf_status_t mf_pmi_get_node_rank_list(int *ranks_p, int max_ranks, int *count_p)
     return status;
 }
 
+mf_status_t mf_pmi_get_node_map(int *node_of_rank, int size)
+{
+    char mapping[MF_PMI_WIRE_MAX];
+    mf_pmi_state_t *st = &mf_pmi_state;
+    pthread_mutex_lock(&st->lock);
+    mf_status_t status = check_ready_locked("mf_pmi_get_node_map");
+    if (status == MF_OK)
+        status = mf_pmi_get_job_attr_locked("PMI_process_mapping", mapping, sizeof(mapping));
+    pthread_mutex_unlock(&st->lock);
+    if (status == MF_OK)
+        status = mf_pmi_mapping_parse(mapping, size, node_of_rank);
+    return status == MF_OK ? MF_OK : MF_ERR_NOT_FOUND;
+}
+
 /* Chunk 0 of a blob is "<key>-b<rank>", chunk i is "<key>-b<rank>-<i>". */
 static mf_status_t blob_key(char *buf, const char *key, int rank, size_t chunk)
 {
