@@ -185,6 +185,7 @@ struct MPI_ABI_Comm {
     struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
     struct mf_topo *topo;      /* process topology (core_topo.h); NULL when none */
     struct MPI_ABI_Comm *next_free;
+    void *shm; /* shared-memory collectives (coll_shm.c); NULL until the first one */
 };
 
 typedef struct MPI_ABI_Comm mf_comm_t;

@@ -59,6 +59,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->info = NULL;
     comm->attrs = NULL;
     comm->topo = NULL;
+    comm->shm = NULL;
     pthread_mutex_init(&comm->name_lock, NULL);
 }
 
@@ -81,6 +82,8 @@ mf_status_t mf_comm_init_builtin(void)
 
 void mf_comm_fini_builtin(void)
 {
+    mf_coll_shm_free(&mf_comm_world);
+    mf_coll_shm_free(&mf_comm_self);
     free(mf_comm_self.world_ranks);
     mf_comm_self.world_ranks = NULL;
     mf_comm_world.kind = MF_KIND_FREED;
@@ -103,6 +106,7 @@ static void vci_release(int index)
 
 static void comm_destroy(mf_comm_t *comm)
 {
+    mf_coll_shm_free(comm);
     mf_handle_forget(comm);
     ctx_release(comm->context_id);
     vci_release(mf_vci_index(comm->vci));
