@@ -67,6 +67,26 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
 mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 
+/* ---- node-aware shared-memory collectives (coll_shm.c) ---------------------------------- */
+
+/* 1 when the blocking barrier/bcast/reduce/allreduce on `comm` should take the shared-memory
+ * path (op: MPI_OP_NULL for barrier and bcast). Collective on first use: the first call on a
+ * communicator of at least 2 ranks sets the path up (the node layout, one segment per node,
+ * a communicator of the node leaders), so every member must call it at the same collective,
+ * with the same op. Off with MANIFOLD_COLL_SHM=0, for non-commutative operations, and when no
+ * node holds two members. */
+int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op);
+/* The collectives, with the arguments of the blocking forms; only after mf_coll_shm_usable. */
+mf_status_t mf_coll_shm_barrier(mf_comm_t *comm);
+mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
+mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                               MPI_Datatype dt, size_t extent, MPI_Op op, int root);
+mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op);
+/* Local: unmap the communicator's segment and free its leaders' communicator (comm destroy,
+ * finalize). */
+void mf_coll_shm_free(mf_comm_t *comm);
+
 /* ---- schedules: non-blocking and persistent collectives (coll_sched.c, coll_nbc.c) -------- */
 
 /* A schedule is built once (at MPI_I<coll> or MPI_<Coll>_init) from rounds of steps; a round

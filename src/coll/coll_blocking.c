@@ -110,6 +110,8 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
+    if (mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
         return MF_OK;
     int alg = mf_params.coll_bcast;
@@ -177,6 +179,8 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
+    if (mf_coll_shm_usable(comm, op))
+        return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     return reduce_binomial(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
 }
 
@@ -315,6 +319,8 @@ static mf_status_t allreduce_rabenseifner(mf_comm_t *comm, char **acc, char **tm
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
+    if (mf_coll_shm_usable(comm, op))
+        return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)
         memcpy(rbuf, sbuf, len);

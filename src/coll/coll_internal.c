@@ -15,6 +15,8 @@ enum { TAG_BARRIER = 1, TAG_ALLREDUCE = 2, TAG_ALLGATHER = 3 };
 
 mf_status_t mf_coll_barrier(mf_comm_t *comm)
 {
+    if (mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return mf_coll_shm_barrier(comm);
     int size = comm->size, rank = comm->rank;
     char token = 0, in;
     for (int dist = 1; dist < size; dist <<= 1) {

@@ -194,6 +194,7 @@ struct MPI_ABI_Comm {
     int *remote_ranks;
     struct MPI_ABI_Comm *local_comm;
     struct MPI_ABI_Comm *next_free;
+    void *shm; /* shared-memory collectives (coll_shm.c); NULL until the first one */
 };
 
 typedef struct MPI_ABI_Comm mf_comm_t;

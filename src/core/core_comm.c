@@ -63,6 +63,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->remote_size = 0;
     comm->remote_ranks = NULL;
     comm->local_comm = NULL;
+    comm->shm = NULL;
     pthread_mutex_init(&comm->name_lock, NULL);
 }
 
@@ -85,6 +86,8 @@ mf_status_t mf_comm_init_builtin(void)
 
 void mf_comm_fini_builtin(void)
 {
+    mf_coll_shm_free(&mf_comm_world);
+    mf_coll_shm_free(&mf_comm_self);
     free(mf_comm_self.world_ranks);
     mf_comm_self.world_ranks = NULL;
     mf_comm_world.kind = MF_KIND_FREED;
@@ -107,6 +110,7 @@ static void vci_release(int index)
 
 static void comm_destroy(mf_comm_t *comm)
 {
+    mf_coll_shm_free(comm);
     mf_handle_forget(comm);
     ctx_release(comm->context_id);
     vci_release(mf_vci_index(comm->vci));

@@ -110,6 +110,7 @@ typedef struct mf_params {
     int coll_bcast;        /* MANIFOLD_COLL_BCAST */
     int coll_allreduce;    /* MANIFOLD_COLL_ALLREDUCE */
     int coll_check;        /* MANIFOLD_COLL_CHECK */
+    int coll_shm;          /* MANIFOLD_COLL_SHM */
 } mf_params_t;
 
 extern mf_params_t mf_params;

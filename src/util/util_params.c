@@ -68,6 +68,10 @@ static const param_def_t param_table[] = {
      "1: before each collective, verify across the processes that they called the same one "
      "with matching root, operation and type signatures (costs an exchange per call)",
      NULL},
+    {"COLL_SHM", &mf_params.coll_shm, 1, 0, 1,
+     "1: barrier, bcast, reduce and allreduce go through shared memory among the ranks of a "
+     "node and point-to-point among one leader per node; 0: point-to-point only",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collective protocols: node-aware barrier, broadcast, reduce and allreduce. The members of a
+ * communicator that share a node exchange data through one shared-memory segment per node
+ * (created by the node's lowest rank, the leader, at the communicator's first eligible
+ * collective), and the leaders run the point-to-point algorithms of coll_blocking.c over a
+ * communicator of their own. Synchronisation is one monotonically increasing counter per
+ * local rank: every local rank signals the same number of times in the same order, so each
+ * can compute the value another rank's counter reaches at any step. Design: docs/design/coll.md.
+ */
+#define _GNU_SOURCE
+#include "coll.h"
+
+#include "pmi.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CACHE_LINE 64
+/* The data area holds at least this much: two broadcast slots of half of it each. */
+#define DATA_MIN ((size_t)512 * 1024)
+/* A reduction slot (one per local rank plus the result). The leaders combine the vector in
+ * chunks of this size, so it must be the same on every node. */
+#define SLOT ((size_t)128 * 1024)
+/* Reductions up to this size on one node: every rank combines all contributions itself. */
+#define SMALL_REDUCE ((size_t)16 * 1024)
+/* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
+#define SPIN_LIMIT 256
+/* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
+#define SHM_PREFIX "manifold-coll"
+#define NAME_LEN   48
+
+typedef struct shm_flag {
+    _Atomic uint64_t value;
+    char pad[CACHE_LINE - sizeof(uint64_t)];
+} shm_flag_t;
+
+typedef struct mf_coll_shm {
+    int enabled;
+    int k, lrank;       /* members of the communicator on this node; my index among them */
+    int nnodes;         /* nodes the communicator spans */
+    int *node_of;       /* node index (= rank in `leaders`) of each rank of the communicator */
+    int *lrank_of;      /* index of each rank among the members of its node */
+    mf_comm_t *leaders; /* one rank per node; NULL when nnodes == 1 or not a leader */
+    void *map;          /* the segment, NULL when k == 1 */
+    size_t map_len;
+    shm_flag_t *flags; /* k counters */
+    char *data;
+    size_t data_len, half, slot; /* data area, broadcast slot, reduction slot */
+    uint64_t seq;                /* this rank's signals so far (all local ranks in lockstep) */
+    uint64_t free_at[2];         /* the data half h is free once every counter reached this */
+    int next_half;               /* where the next broadcast chunk or small reduction goes */
+} mf_coll_shm_t;
+
+/* Communicators where the shared-memory path is off (or being set up). */
+static mf_coll_shm_t shm_disabled;
+static atomic_uint shm_name_seq;
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
+static size_t round_down(size_t v, size_t to)
+{
+    return v / to * to;
+}
+
+static void segment_geometry(mf_coll_shm_t *sh)
+{
+    size_t k = (size_t)sh->k, data = DATA_MIN;
+    if (data < (k + 1) * SLOT)
+        data = (k + 1) * SLOT;
+    sh->data_len = data;
+    sh->half = round_down(data / 2, CACHE_LINE);
+    sh->slot = SLOT;
+    sh->map_len = sizeof(shm_flag_t) * k + data;
+}
+
+/* ---- signalling -------------------------------------------------------------------------- */
+
+static void shm_signal(mf_coll_shm_t *sh)
+{
+    sh->seq++;
+    atomic_store_explicit(&sh->flags[sh->lrank].value, sh->seq, memory_order_release);
+}
+
+/* Wait until local ranks [first, last) have signalled `target` times. A waiter spins briefly,
+ * then keeps the progress engine going (its own sends and other collectives must move on) and
+ * yields the CPU, as the node may run more ranks than cores. */
+static void shm_wait(mf_coll_shm_t *sh, mf_comm_t *comm, int first, int last, uint64_t target)
+{
+    int polls = 0, spins = 0;
+    for (int i = first; i < last; i++) {
+        while (atomic_load_explicit(&sh->flags[i].value, memory_order_acquire) < target) {
+            if (++spins < SPIN_LIMIT) {
+                cpu_relax();
+                continue;
+            }
+            mf_progress_poke(comm->vci, &polls);
+            sched_yield();
+        }
+    }
+}
+
+static void shm_wait_all(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t target)
+{
+    shm_wait(sh, comm, 0, sh->k, target);
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* ---- set-up and teardown ----------------------------------------------------------------- */
+
+typedef struct shm_entry {
+    int leader; /* rank of the lowest member of this rank's node */
+    char name[NAME_LEN];
+} shm_entry_t;
+
+static void shm_destroy(mf_coll_shm_t *sh)
+{
+    if (sh->map != NULL && munmap(sh->map, sh->map_len) != 0)
+        mf_log(MF_LOG_WARN, "coll", "munmap of a shared-memory collective segment failed");
+    if (sh->leaders != NULL)
+        mf_comm_free(sh->leaders);
+    free(sh->node_of);
+    free(sh->lrank_of);
+    free(sh);
+}
+
+/* The lowest rank of `comm` on this node and how many of its ranks are here, from the node's
+ * rank list; without one (no process mapping) every process counts as a node of its own. */
+static mf_status_t local_members(mf_comm_t *comm, int *leader_p, int *count_p)
+{
+    int n = 0, *list = mf_malloc(sizeof(int) * (size_t)mf_global.world_size, "node ranks");
+    if (list == NULL)
+        return MF_ERR_NO_MEMORY;
+    if (mf_pmi_get_node_rank_list(list, mf_global.world_size, &n) != MF_OK || n < 1) {
+        list[0] = mf_comm_world_rank(comm, comm->rank);
+        n = 1;
+    }
+    int leader = -1, count = 0;
+    for (int i = 0; i < comm->size; i++) {
+        int w = mf_comm_world_rank(comm, i);
+        for (int j = 0; j < n; j++) {
+            if (list[j] == w) {
+                if (leader < 0)
+                    leader = i;
+                count++;
+                break;
+            }
+        }
+    }
+    free(list);
+    *leader_p = leader;
+    *count_p = count;
+    return MF_OK;
+}
+
+static void *segment_create(mf_coll_shm_t *sh, mf_comm_t *comm, char *name)
+{
+    snprintf(name, NAME_LEN, SHM_PREFIX "-%ld-%u-%u", (long)getpid(), comm->context_id,
+             atomic_fetch_add(&shm_name_seq, 1));
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        mf_log(MF_LOG_WARN, "coll", "cannot create shared-memory segment %s: %s", name,
+               strerror(errno));
+        return NULL;
+    }
+    void *map = MAP_FAILED;
+    if (ftruncate(fd, (off_t)sh->map_len) == 0)
+        map = mmap(NULL, sh->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+        mf_log(MF_LOG_WARN, "coll", "cannot size or map shared-memory segment %s (%zu bytes): %s",
+               name, sh->map_len, strerror(errno));
+        shm_unlink(name);
+        map = NULL;
+    }
+    close(fd);
+    return map;
+}
+
+static void *segment_attach(mf_coll_shm_t *sh, const char *name)
+{
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        mf_log(MF_LOG_WARN, "coll", "cannot open shared-memory segment %s: %s", name,
+               strerror(errno));
+        return NULL;
+    }
+    void *map = mmap(NULL, sh->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        mf_log(MF_LOG_WARN, "coll", "cannot map shared-memory segment %s: %s", name,
+               strerror(errno));
+        return NULL;
+    }
+    return map;
+}
+
+/* Node layout of every rank from the leaders the ranks reported. Returns 1 when some node has
+ * at least two members (the shared-memory path is worth it). */
+static int layout_from(mf_coll_shm_t *sh, const shm_entry_t *all, int size, int rank)
+{
+    int nnodes = 0, crowded = 0;
+    for (int i = 0; i < size; i++) {
+        int l = all[i].leader;
+        if (l == i) {
+            sh->node_of[i] = nnodes++;
+            sh->lrank_of[i] = 0;
+        } else {
+            sh->node_of[i] = sh->node_of[l];
+            sh->lrank_of[i] = 0;
+            for (int j = l; j < i; j++)
+                sh->lrank_of[i] += all[j].leader == l;
+            crowded = 1;
+        }
+    }
+    sh->nnodes = nnodes;
+    sh->lrank = sh->lrank_of[rank];
+    return crowded;
+}
+
+/* Collective over comm: everything the shared-memory path needs, or shm_disabled when it does
+ * not apply or a member could not map the segment (then all fall back together). */
+static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
+{
+    int size = comm->size, leader = -1, count = 0, ok = 1;
+    mf_coll_shm_t *sh = calloc(1, sizeof(*sh));
+    shm_entry_t *all = mf_malloc(sizeof(shm_entry_t) * (size_t)size, "node layout");
+    mf_status_t status = MF_ERR_NO_MEMORY;
+    if (sh == NULL || all == NULL)
+        goto err_free;
+    sh->node_of = mf_malloc(sizeof(int) * (size_t)size, "node layout");
+    sh->lrank_of = mf_malloc(sizeof(int) * (size_t)size, "node layout");
+    if (sh->node_of == NULL || sh->lrank_of == NULL)
+        goto err_free;
+    status = local_members(comm, &leader, &count);
+    if (status != MF_OK)
+        goto err_free;
+    shm_entry_t mine = {.leader = leader};
+    sh->k = count;
+    segment_geometry(sh);
+    if (leader == comm->rank && count > 1) {
+        sh->map = segment_create(sh, comm, mine.name);
+        ok = sh->map != NULL;
+        if (!ok)
+            mine.name[0] = '\0';
+    }
+    status = mf_coll_allgather(comm, &mine, sizeof(mine), all);
+    if (status != MF_OK)
+        goto err_unlink;
+    if (!layout_from(sh, all, size, comm->rank)) {
+        free(all);
+        shm_destroy(sh);
+        *sh_p = &shm_disabled;
+        return MF_OK;
+    }
+    /* The launcher reports one mapping to everyone; a mismatch would mean segments of
+     * different sizes, so it switches the path off instead. */
+    int members = 0;
+    for (int i = 0; i < size; i++)
+        members += all[i].leader == leader;
+    if (members != count)
+        ok = 0;
+    else if (leader != comm->rank && count > 1 && all[leader].name[0] != '\0')
+        sh->map = segment_attach(sh, all[leader].name);
+    if (leader != comm->rank && count > 1 && sh->map == NULL)
+        ok = 0;
+    /* Everyone has mapped the segment (or failed to) once this agreement is done, so the name
+     * can go: a job that crashes from now on leaves nothing behind in /dev/shm. */
+    uint64_t word = ok ? 1 : 0;
+    status = mf_coll_allreduce_band(comm, &word, 1);
+    if (leader == comm->rank && sh->map != NULL)
+        shm_unlink(mine.name);
+    if (status != MF_OK)
+        goto err_free;
+    if (word == 0) {
+        free(all);
+        shm_destroy(sh);
+        *sh_p = &shm_disabled;
+        return MF_OK;
+    }
+    if (sh->nnodes > 1) {
+        status = mf_comm_split(comm, leader == comm->rank ? 0 : MPI_UNDEFINED, 0, &sh->leaders);
+        if (status != MF_OK)
+            goto err_free;
+        if (sh->leaders != NULL)
+            sh->leaders->shm = &shm_disabled; /* one rank per node: nothing to share */
+    }
+    if (sh->map != NULL) {
+        sh->flags = sh->map;
+        sh->data = (char *)sh->map + sizeof(shm_flag_t) * (size_t)sh->k;
+    }
+    sh->enabled = 1;
+    free(all);
+    *sh_p = sh;
+    return MF_OK;
+err_unlink:
+    if (leader == comm->rank && sh->map != NULL)
+        shm_unlink(mine.name);
+err_free:
+    free(all);
+    if (sh != NULL)
+        shm_destroy(sh);
+    return status;
+}
+
+int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op)
+{
+    if (!mf_params.coll_shm || comm->size < 2 || mf_comm_is_inter(comm))
+        return 0;
+    /* Rank order across nodes and inside them is not kept: non-commutative operations take
+     * the point-to-point algorithms, which combine in rank order. */
+    if (op != MPI_OP_NULL && !mf_op_commutative(op))
+        return 0;
+    if (comm->shm == NULL) {
+        mf_coll_shm_t *sh = &shm_disabled;
+        comm->shm = &shm_disabled; /* the set-up's own collectives take the plain path */
+        if (shm_setup(comm, &sh) != MF_OK)
+            mf_log(MF_LOG_WARN, "coll", "shared-memory collectives are off on a communicator");
+        comm->shm = sh;
+    }
+    return ((mf_coll_shm_t *)comm->shm)->enabled;
+}
+
+void mf_coll_shm_free(mf_comm_t *comm)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    comm->shm = NULL;
+    if (sh != NULL && sh != &shm_disabled)
+        shm_destroy(sh);
+}
+
+/* ---- barrier ----------------------------------------------------------------------------- */
+
+mf_status_t mf_coll_shm_barrier(mf_comm_t *comm)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    mf_status_t status = MF_OK;
+    if (sh->k == 1)
+        return mf_coll_barrier(sh->leaders);
+    shm_signal(sh);
+    if (sh->nnodes == 1) {
+        shm_wait_all(sh, comm, sh->seq);
+        return MF_OK;
+    }
+    if (sh->lrank == 0) {
+        shm_wait_all(sh, comm, sh->seq);
+        status = mf_coll_barrier(sh->leaders);
+    }
+    shm_signal(sh); /* the leader's says every node has arrived */
+    if (sh->lrank != 0)
+        shm_wait(sh, comm, 0, 1, sh->seq);
+    return status;
+}
+
+/* ---- broadcast --------------------------------------------------------------------------- */
+
+/* Local rank `writer` has the data: it goes through the two halves of the data area in turn,
+ * one chunk each, so the writer fills one while the others empty the other. */
+static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len, int writer)
+{
+    for (size_t off = 0; off < len; off += sh->half) {
+        size_t n = len - off < sh->half ? len - off : sh->half;
+        int h = sh->next_half;
+        char *slot = sh->data + (size_t)h * sh->half;
+        sh->next_half ^= 1;
+        if (sh->lrank == writer) {
+            shm_wait_all(sh, comm, sh->free_at[h]);
+            memcpy(slot, buf + off, n);
+            shm_signal(sh);
+        } else {
+            shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
+            memcpy(buf + off, slot, n);
+            shm_signal(sh);
+        }
+        sh->free_at[h] = sh->seq;
+    }
+}
+
+mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    int root_node = sh->node_of[root], here = root_node == sh->node_of[comm->rank];
+    mf_status_t status = MF_OK;
+    if (len == 0)
+        return MF_OK;
+    if (sh->k == 1)
+        return mf_coll_bcast(sh->leaders, buf, len, root_node);
+    /* On the root's node the root writes and its leader reads like the others, then passes
+     * the data on to the other leaders, which then write on their nodes. */
+    if (here)
+        node_bcast(sh, comm, buf, len, sh->lrank_of[root]);
+    if (sh->leaders != NULL)
+        status = mf_coll_bcast(sh->leaders, buf, len, root_node);
+    if (!here)
+        node_bcast(sh, comm, buf, len, 0);
+    return status;
+}
+
+/* ---- reduce and allreduce ---------------------------------------------------------------- */
+
+/* out = in[0] op in[1] op ... op in[k-1] (stride apart) over `count` items. */
+static void combine(const char *in, size_t stride, int k, char *out, size_t count, size_t extent,
+                    MPI_Datatype dt, MPI_Op op)
+{
+    memcpy(out, in + stride * (size_t)(k - 1), count * extent);
+    for (int i = k - 2; i >= 0; i--)
+        mf_op_apply(op, in + stride * (size_t)i, out, count, dt);
+}
+
+/* One node, a small vector: every rank puts its contribution in its slot of one half and the
+ * ranks that need the result (`root`, or all when root < 0) combine all of them. */
+static void node_reduce_small(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
+                              size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    size_t len = count * extent, stride = round_down(sh->half / (size_t)sh->k, CACHE_LINE);
+    int h = sh->next_half;
+    char *base = sh->data + (size_t)h * sh->half;
+    sh->next_half ^= 1;
+    shm_wait_all(sh, comm, sh->free_at[h]);
+    memcpy(base + stride * (size_t)sh->lrank, sbuf, len);
+    shm_signal(sh);
+    if (root < 0 || root == comm->rank) {
+        shm_wait_all(sh, comm, sh->seq);
+        combine(base, stride, sh->k, rbuf, count, extent, dt, op);
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
+}
+
+/* The general case, in chunks of one reduction slot per rank: every rank copies its chunk into
+ * its slot, then combines its share of the chunk (1/k of it) from all slots into the result
+ * slot; the leaders combine the results across nodes; the ranks that want the result copy it
+ * out. root < 0 means every rank (allreduce). */
+static mf_status_t node_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                               size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    size_t per = sh->slot / extent;
+    char *result = sh->data + sh->slot * (size_t)sh->k;
+    int lead = sh->lrank == 0, root_node = root < 0 ? -1 : sh->node_of[root];
+    mf_status_t status = MF_OK;
+    shm_wait_all(sh, comm, max_u64(sh->free_at[0], sh->free_at[1]));
+    for (size_t first = 0; first < count; first += per) {
+        size_t n = count - first < per ? count - first : per;
+        memcpy(sh->data + sh->slot * (size_t)sh->lrank, sbuf + first * extent, n * extent);
+        shm_signal(sh);
+        shm_wait_all(sh, comm, sh->seq);
+        size_t lo = n * (size_t)sh->lrank / (size_t)sh->k;
+        size_t hi = n * (size_t)(sh->lrank + 1) / (size_t)sh->k;
+        if (hi > lo)
+            combine(sh->data + lo * extent, sh->slot, sh->k, result + lo * extent, hi - lo, extent,
+                    dt, op);
+        shm_signal(sh);
+        if (sh->nnodes == 1) {
+            shm_wait_all(sh, comm, sh->seq);
+        } else {
+            if (lead) {
+                shm_wait_all(sh, comm, sh->seq);
+                mf_status_t st =
+                    root < 0
+                        ? mf_coll_allreduce(sh->leaders, result, result, n, dt, extent, op)
+                        : mf_coll_reduce(sh->leaders, result, result, n, dt, extent, op, root_node);
+                if (status == MF_OK)
+                    status = st; /* keep signalling: the node must not hang on an error */
+            }
+            shm_signal(sh);
+            shm_wait(sh, comm, 0, 1, sh->seq);
+        }
+        if (root < 0 || root == comm->rank)
+            memcpy(rbuf + first * extent, result, n * extent);
+    }
+    shm_signal(sh); /* done reading: the next collective may overwrite the data area */
+    sh->free_at[0] = sh->free_at[1] = sh->seq;
+    return status;
+}
+
+/* A node of one rank: the leaders' part alone, cut into the chunks the other nodes use. */
+static mf_status_t leader_reduce(mf_coll_shm_t *sh, const char *sbuf, char *rbuf, size_t count,
+                                 MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    size_t per = sh->slot / extent;
+    for (size_t first = 0; first < count; first += per) {
+        size_t n = count - first < per ? count - first : per, off = first * extent;
+        char *r = rbuf != NULL ? rbuf + off : NULL; /* unused away from the root */
+        mf_status_t status =
+            root < 0
+                ? mf_coll_allreduce(sh->leaders, sbuf + off, r, n, dt, extent, op)
+                : mf_coll_reduce(sh->leaders, sbuf + off, r, n, dt, extent, op, sh->node_of[root]);
+        if (status != MF_OK)
+            return status;
+    }
+    return MF_OK;
+}
+
+static int small_reduce(const mf_coll_shm_t *sh, size_t len)
+{
+    return sh->nnodes == 1 && len <= SMALL_REDUCE &&
+           len <= round_down(sh->half / (size_t)sh->k, CACHE_LINE);
+}
+
+mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                               MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    if (count == 0)
+        return MF_OK;
+    if (sh->k == 1)
+        return leader_reduce(sh, sbuf, rbuf, count, dt, extent, op, root);
+    if (small_reduce(sh, count * extent)) {
+        node_reduce_small(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
+        return MF_OK;
+    }
+    return node_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
+}
+
+mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    if (count == 0)
+        return MF_OK;
+    if (sh->k == 1)
+        return leader_reduce(sh, sbuf, rbuf, count, dt, extent, op, -1);
+    if (small_reduce(sh, count * extent)) {
+        node_reduce_small(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
+        return MF_OK;
+    }
+    return node_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
+}

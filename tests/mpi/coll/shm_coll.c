@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Node-aware collectives (run by the testlist with and without MANIFOLD_MPIEXEC_PPN, which
+ * reports the ranks as several nodes): MPI_Barrier, MPI_Bcast, MPI_Reduce and MPI_Allreduce
+ * back to back on several communicators (world, reversed rank order, ranks split across the
+ * nodes, a duplicate), with sizes 0, 1, odd, and larger than any shared-memory slot, every
+ * root, MPI_IN_PLACE, the collectives interleaved so a slot is reused as soon as the protocol
+ * allows; a barrier that must wait for a late rank; a non-commutative operation (rank order);
+ * and no shared-memory file of ours left in /dev/shm once the collectives are set up.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "mtest.h"
+
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NCOMMS 4
+#define ROUNDS 8
+
+static const int counts[] = {0, 1, 7, 1001, 40000, 150001, 300000};
+#define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
+
+static int32_t value(int rank, int i, int round)
+{
+    return (int32_t)(rank * 3 + i % 1000 + round);
+}
+
+/* Broadcast `count` ints (all counts, each root in turn) and check every element. */
+static void check_bcast(MPI_Comm comm, int round, int count, int root)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int32_t *buf = mtest_calloc((size_t)count + 1, sizeof(int32_t));
+    for (int i = 0; i < count; i++)
+        buf[i] = rank == root ? value(root, i, round) : -1;
+    MPI_Bcast(buf, count, MPI_INT32_T, root, comm);
+    for (int i = 0; i < count; i++) {
+        if (buf[i] != value(root, i, round)) {
+            MTEST_CHECK(0, "bcast round %d count %d root %d: element %d is %d", round, count, root,
+                        i, (int)buf[i]);
+            break;
+        }
+    }
+    free(buf);
+}
+
+/* Sum of value(r, i, round) over ranks r. */
+static int32_t expected_sum(int size, int i, int round)
+{
+    return (int32_t)(3 * size * (size - 1) / 2 + size * (i % 1000 + round));
+}
+
+static void check_reduce(MPI_Comm comm, int round, int count, int root, int in_place)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *s = mtest_calloc((size_t)count + 1, sizeof(int32_t));
+    int32_t *r = mtest_calloc((size_t)count + 1, sizeof(int32_t));
+    for (int i = 0; i < count; i++)
+        s[i] = r[i] = value(rank, i, round);
+    const char *what = root < 0 ? "allreduce" : "reduce";
+    if (root < 0)
+        MPI_Allreduce(in_place ? MPI_IN_PLACE : s, r, count, MPI_INT32_T, MPI_SUM, comm);
+    else
+        MPI_Reduce(in_place && rank == root ? MPI_IN_PLACE : s, r, count, MPI_INT32_T, MPI_SUM,
+                   root, comm);
+    for (int i = 0; (root < 0 || rank == root) && i < count; i++) {
+        if (r[i] != expected_sum(size, i, round)) {
+            MTEST_CHECK(0, "%s round %d count %d root %d in_place %d: element %d is %d", what,
+                        round, count, root, in_place, i, (int)r[i]);
+            break;
+        }
+    }
+    free(s);
+    free(r);
+}
+
+/* MPI_MAX on doubles: the largest contribution comes from the last rank. */
+static void check_max(MPI_Comm comm, int round, int count)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    double *s = mtest_calloc((size_t)count + 1, sizeof(double));
+    double *r = mtest_calloc((size_t)count + 1, sizeof(double));
+    for (int i = 0; i < count; i++)
+        s[i] = (double)(rank * 1000 + i % 97 + round) * 0.5;
+    MPI_Allreduce(s, r, count, MPI_DOUBLE, MPI_MAX, comm);
+    for (int i = 0; i < count; i++) {
+        if (r[i] != (double)((size - 1) * 1000 + i % 97 + round) * 0.5) {
+            MTEST_CHECK(0, "max round %d count %d: element %d is %g", round, count, i, r[i]);
+            break;
+        }
+    }
+    free(s);
+    free(r);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The last rank arrives 50 ms late: nobody may leave the barrier before it entered (the
+ * tests run on one host, where CLOCK_MONOTONIC is the same clock in every process). */
+static void check_barrier_waits(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    double entered = 0;
+    if (rank == size - 1) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        entered = now();
+    }
+    MPI_Barrier(comm);
+    double left = now();
+    MPI_Bcast(&entered, 1, MPI_DOUBLE, size - 1, comm);
+    MTEST_CHECK(left >= entered, "barrier returned %.6f s before the late rank entered",
+                entered - left);
+}
+
+/* inout = in: the result is the contribution of the lowest rank only when the combination
+ * keeps rank order. */
+static void first_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    memcpy(inout, in, (size_t)*len * sizeof(int));
+}
+
+static void check_noncommutative(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Op op;
+    MPI_Op_create(first_op, 0, &op);
+    int mine[3] = {rank, rank + 100, rank + 200}, out[3] = {-1, -1, -1};
+    MPI_Allreduce(mine, out, 3, MPI_INT, op, comm);
+    MTEST_CHECK(out[0] == 0 && out[1] == 100 && out[2] == 200,
+                "non-commutative allreduce gave %d %d %d", out[0], out[1], out[2]);
+    MPI_Reduce(mine, out, 3, MPI_INT, op, size - 1, comm);
+    if (rank == size - 1)
+        MTEST_CHECK(out[0] == 0, "non-commutative reduce gave %d", out[0]);
+    MPI_Op_free(&op);
+}
+
+/* A segment the library created for a node is named after its creator's pid; once the
+ * collectives are set up no such name may remain (a killed job then leaves nothing). */
+static void check_no_segments(void)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "manifold-coll-%ld-", (long)getpid());
+    DIR *dir = opendir("/dev/shm");
+    if (dir == NULL)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL)
+        MTEST_CHECK(strncmp(e->d_name, prefix, strlen(prefix)) != 0, "/dev/shm/%s is still there",
+                    e->d_name);
+    closedir(dir);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm comms[NCOMMS];
+    comms[0] = MPI_COMM_WORLD;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed order */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]); /* across the nodes */
+    MPI_Comm_dup(MPI_COMM_WORLD, &comms[3]);
+
+    for (int c = 0; c < NCOMMS; c++)
+        check_barrier_waits(comms[c]);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int c = 0; c < NCOMMS; c++) {
+            int csize;
+            MPI_Comm_size(comms[c], &csize);
+            int count = counts[(round + c) % NCOUNTS], root = (round + c) % csize;
+            check_bcast(comms[c], round, count, root);
+            check_reduce(comms[c], round, count, -1, round % 2);
+            check_reduce(comms[c], round, count, root, round % 3 == 0);
+            check_max(comms[c], round, counts[(round + 2 * c + 1) % NCOUNTS]);
+            if (round % 4 == 0)
+                MPI_Barrier(comms[c]);
+        }
+    }
+    /* Many small ones back to back: each reuses a slot as early as the protocol allows. */
+    for (int i = 0; i < 200; i++) {
+        int csize;
+        MPI_Comm_size(comms[i % NCOMMS], &csize);
+        check_bcast(comms[i % NCOMMS], i, 1 + i % 5, i % csize);
+        check_reduce(comms[i % NCOMMS], i, 1 + i % 3, -1, i % 2);
+    }
+    for (int c = 0; c < NCOMMS; c++)
+        check_noncommutative(comms[c]);
+    check_no_segments();
+    for (int c = 1; c < NCOMMS; c++)
+        MPI_Comm_free(&comms[c]);
+    return mtest_finalize(0);
+}
