@@ -6,7 +6,8 @@
  * a non-commutative user operation on a {double, int} struct (the function must see the
  * struct's own layout, and rank order must be kept), a user operation on the vector, and a
  * predefined operation on a struct of different basic types (MPI_ERR_OP). Holes of the
- * vector's layout must keep their sentinel.
+ * vector's layout must keep their sentinel. MPICH 5 rejects predefined operations on any derived
+ * type (MPI_ERR_OP), so those parts (vector MPI_SUM, contiguous MPI_MAX) run on Manifold only.
  */
 #include "mtest.h"
 
@@ -311,10 +312,13 @@ int main(int argc, char **argv)
     MPI_Type_free(&tmp);
     MPI_Type_commit(&pairt);
     for (int mode = 0; mode < 3; mode++) {
-        errs += test_vec_sum(mode);
+        /* MPICH 5 rejects predefined operations on every derived type. */
+        if (mtest_is_manifold())
+            errs += test_vec_sum(mode);
         errs += test_user_ops(mode);
     }
-    errs += test_contig_double();
+    if (mtest_is_manifold())
+        errs += test_contig_double();
     errs += test_mixed_error();
     MPI_Type_free(&vec);
     MPI_Type_free(&pairt);
