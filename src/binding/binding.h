@@ -74,6 +74,47 @@ struct mf_check;
  * `chk` is a struct mf_check from coll.h). MPI_SUCCESS when they match. */
 int mf_binding_coll_check(const char *func, mf_comm_t *comm, const struct mf_check *chk);
 
+/* ---- collective buffers with any datatype (binding_coll_buf.c) ---------------------------- */
+
+struct mf_sched;
+/* One side of a collective: n blocks in the user's buffer, block i being counts[i] items of
+ * types[i] (or `type`) at byte displacement udispls[i]. mf_cbuf_layout gives what src/coll
+ * uses: buf, and for each block its packed length lens[i] and its offset displs[i] from buf.
+ * buf is the user's buffer when every block is one run of memory, else a temporary of packed
+ * blocks that mf_cbuf_pack fills from the user's buffer and mf_cbuf_unpack copies back. */
+typedef struct mf_cbuf {
+    char *buf;
+    size_t *lens, *displs;
+    MPI_Count *counts;
+    MPI_Aint *udispls;
+    size_t total; /* packed bytes of all blocks */
+    char *user, *tmp;
+    int n;
+    MPI_Datatype type;
+    const MPI_Datatype *types;
+} mf_cbuf_t;
+
+/* Allocate the arrays of n blocks (counts and udispls zeroed, for the caller to fill). */
+int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, int n,
+                 MPI_Datatype type, const MPI_Datatype *types);
+/* Compute buf, lens and displs (types already checked); frees cb on failure. */
+int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c);
+/* One block of count items at user: init + layout. */
+int mf_cbuf_one(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, MPI_Count count,
+                MPI_Datatype type);
+/* Block `block` (all when < 0): at once (s NULL) or as schedule steps; unpacking in a schedule
+ * starts a new round, after every step added so far. No-ops when buf is the user's buffer. */
+void mf_cbuf_pack(mf_cbuf_t *cb, struct mf_sched *s, int block);
+void mf_cbuf_unpack(mf_cbuf_t *cb, struct mf_sched *s, int block);
+/* Release cb; with a schedule, the temporary is handed to it. */
+void mf_cbuf_done(mf_cbuf_t *cb, struct mf_sched *s);
+void mf_cbuf_free(mf_cbuf_t *cb);
+/* Check op on dt and give what the reduction algorithms run on: *rdt_p, *mul_p items of it per
+ * item of dt, *extent_p (packed) bytes each. A predefined operation on a derived type runs on
+ * the type's single basic type (MPI_ERR_OP when it has several); a user one on dt itself. */
+int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
+                     MPI_Datatype *rdt_p, size_t *mul_p, size_t *extent_p);
+
 /* Attributes at MPI_Comm_dup (copy callbacks; on failure the new communicator is freed and the
  * error raised on the parent) and before a communicator goes away (delete callbacks, in the
  * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. */

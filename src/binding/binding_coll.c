@@ -3,9 +3,11 @@
  * Binding layer: the blocking collectives of MPI-4.1 chapter 6 on intracommunicators, int and
  * large-count (_c) forms. Each family has one checked implementation: it validates the local
  * arguments (root, counts, displacements, datatypes, buffers, the operation, MPI_IN_PLACE where
- * the standard allows it, send and receive buffers that must not alias), turns counts into
- * byte lengths and hands them to src/coll. Arrays of counts and displacements are read through
- * small accessors so the int and MPI_Count/MPI_Aint forms share the code.
+ * the standard allows it, send and receive buffers that must not alias), describes each side's
+ * buffer with binding_coll_buf.c (any committed datatype: contiguous data is used in place,
+ * the rest packed into a temporary) and hands byte lengths to src/coll. Arrays of counts and
+ * displacements are read through small accessors so the int and MPI_Count/MPI_Aint forms share the
+ * code.
  */
 #include "binding.h"
 
@@ -83,18 +85,16 @@ static int check_root(const char *func, mf_comm_t *c, int root)
                                        root, c->size));
 }
 
-/* count >= 0, a supported datatype and a buffer for the bytes; *bytes_p and *extent_p out. */
+/* count >= 0, a committed datatype and a buffer for the bytes; *bytes_p (packed) out. */
 static int check_data(const char *func, mf_comm_t *c, const char *buf_arg, const void *buf,
                       const char *count_arg, MPI_Count count, const char *type_arg, MPI_Datatype dt,
-                      size_t *bytes_p, size_t *extent_p)
+                      size_t *bytes_p)
 {
     int rc = mf_check_count(func, c, count_arg, count);
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, type_arg, dt, count, bytes_p);
     if (rc == MPI_SUCCESS && buf != MPI_IN_PLACE)
         rc = mf_check_buffer(func, c, buf_arg, buf, *bytes_p);
-    if (rc == MPI_SUCCESS && extent_p != NULL)
-        *extent_p = (size_t)mf_dtype_predefined(dt)->extent;
     return rc;
 }
 
@@ -125,39 +125,45 @@ static int finish(const char *func, mf_comm_t *c, mf_status_t status)
     return mf_err_from_status(c, status, func, "the collective failed");
 }
 
-/* Per-rank byte lengths and displacements from counts[] and displs[] of one datatype extent;
- * displs NULL means the uniform layout (count items per rank, back to back). */
+/* The blocks of one side, one per rank, from counts[] and displs[] (in units of the type's extent,
+ * or bytes when `types` gives a type per rank: Alltoallw); displs NULL means the uniform layout
+ * (ucount items per rank, back to back). The types are checked. */
 static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts, vec_t displs,
-                  MPI_Count ucount, size_t extent, const void *buf, size_t **arr_p)
+                  MPI_Count ucount, MPI_Datatype dt, const MPI_Datatype *types, const void *buf,
+                  mf_cbuf_t *cb)
 {
     int size = c->size;
-    size_t *arr = mf_malloc(2 * (size_t)size * sizeof(size_t), "collective layout");
-    if (arr == NULL)
-        return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the layout");
-    size_t total = 0;
-    for (int i = 0; i < size; i++) {
+    mf_dtype_props_t p = {0};
+    if (types == NULL)
+        mf_dtype_props(dt, &p);
+    int rc = mf_cbuf_init(cb, func, c, buf, size, dt, types);
+    for (int i = 0; i < size && rc == MPI_SUCCESS; i++) {
         MPI_Count n = counts.p != NULL ? vec_get(counts, i) : ucount;
         MPI_Count d = displs.p != NULL ? vec_get(displs, i) : ucount * i;
-        if (n < 0 || d < 0) {
-            free(arr);
-            return mf_err_raise(c, mf_err_code(n < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, func,
-                                               "argument %s[%d]=%lld is negative",
-                                               n < 0 ? what : "displs", i,
-                                               (long long)(n < 0 ? n : d)));
-        }
-        arr[i] = (size_t)n * extent;
-        arr[size + i] = (size_t)d * extent;
-        total += arr[i];
+        size_t unused;
+        if (n < 0 || d < 0)
+            rc = mf_err_raise(c,
+                              mf_err_code(n < 0 ? MPI_ERR_COUNT : MPI_ERR_ARG, func,
+                                          "argument %s[%d]=%lld is negative",
+                                          n < 0 ? what : "displs", i, (long long)(n < 0 ? n : d)));
+        else if (types != NULL)
+            rc = mf_check_datatype(func, c, what[0] == 's' ? "sendtypes[i]" : "recvtypes[i]",
+                                   types[i], n, &unused);
+        cb->counts[i] = n;
+        cb->udispls[i] = types != NULL ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
     }
-    if (total > 0 && buf == NULL) {
-        free(arr);
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_layout(cb, func, c);
+    else
+        mf_cbuf_free(cb);
+    if (rc == MPI_SUCCESS && cb->total > 0 && buf == NULL) {
+        mf_cbuf_free(cb);
         return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                            "the buffer of argument %s is NULL but %zu bytes are "
                                            "to be transferred",
-                                           what, total));
+                                           what, cb->total));
     }
-    *arr_p = arr;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 /* ---- checking mode ----------------------------------------------------------------------- */
@@ -236,16 +242,31 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     if (rc == MPI_SUCCESS && buf == MPI_IN_PLACE)
         rc = in_place_forbidden(func, c, "buffer", "which MPI_Bcast does not allow");
     if (rc == MPI_SUCCESS)
-        rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes, NULL);
+        rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes);
     if (rc == MPI_SUCCESS && mf_params.coll_check)
         rc = check_bcast(func, c, dt, count, root);
+    mf_cbuf_t cb;
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_one(&cb, func, c, buf, count, dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (nb == NULL)
-        return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
-    mf_sched_t *s = nb_begin(c);
-    if (s != NULL)
-        mf_nbc_bcast(s, buf, bytes, root);
+    int is_root = c->rank == root;
+    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    if (is_root)
+        mf_cbuf_pack(&cb, s, -1);
+    if (nb == NULL) {
+        rc = finish(func, c, mf_coll_bcast(c, cb.buf, bytes, root));
+        if (rc == MPI_SUCCESS && !is_root)
+            mf_cbuf_unpack(&cb, NULL, -1);
+        mf_cbuf_free(&cb);
+        return rc;
+    }
+    if (s != NULL) {
+        mf_nbc_bcast(s, cb.buf, bytes, root);
+        if (!is_root)
+            mf_cbuf_unpack(&cb, s, -1);
+    }
+    mf_cbuf_done(&cb, s);
     return nb_end(func, c, nb, s);
 }
 
@@ -269,7 +290,8 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
                          const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    size_t bytes, extent;
+    size_t bytes, extent, mul;
+    MPI_Datatype rdt;
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -278,9 +300,9 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     if (rc != MPI_SUCCESS)
         return rc;
     int receives = kind != RED_REDUCE || c->rank == root;
-    rc = check_data(func, c, "sendbuf", sbuf, "count", count, "datatype", dt, &bytes, &extent);
+    rc = check_data(func, c, "sendbuf", sbuf, "count", count, "datatype", dt, &bytes);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_op(func, c, op, dt);
+        rc = mf_cbuf_red_type(func, c, op, dt, &rdt, &mul, &extent);
     if (rc == MPI_SUCCESS && receives) {
         rc = mf_check_buffer(func, c, "recvbuf", rbuf == MPI_IN_PLACE ? NULL : rbuf, bytes);
         if (rc == MPI_SUCCESS)
@@ -292,31 +314,52 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
         rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
-    const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* Derived types: the algorithms combine packed items (see mf_cbuf_red_type). */
+    int in_place = sbuf == MPI_IN_PLACE;
+    mf_cbuf_t sb, rb;
+    rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : count, dt);
+    if (rc == MPI_SUCCESS) {
+        rc = mf_cbuf_one(&rb, func, c, rbuf, receives ? count : 0, dt);
+        if (rc != MPI_SUCCESS)
+            mf_cbuf_free(&sb);
+    }
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const void *src = in_place ? rb.buf : sb.buf;
+    sbuf = in_place ? sbuf : sb.buf;
+    rbuf = rb.buf;
+    size_t n = (size_t)count * mul;
+    /* Exscan leaves rank 0's recvbuf alone. */
+    int unpack = receives && !(kind == RED_EXSCAN && c->rank == 0);
+    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    mf_cbuf_pack(&sb, s, -1);
+    if (in_place)
+        mf_cbuf_pack(&rb, s, -1);
     if (nb != NULL) {
-        mf_sched_t *s = nb_begin(c);
         if (s != NULL) {
             if (kind == RED_REDUCE)
-                mf_nbc_reduce(s, src, rbuf, (size_t)count, dt, extent, op, root);
+                mf_nbc_reduce(s, src, rbuf, n, rdt, extent, op, root);
             else if (kind == RED_ALLREDUCE)
-                mf_nbc_allreduce(s, src, rbuf, (size_t)count, dt, extent, op);
+                mf_nbc_allreduce(s, src, rbuf, n, rdt, extent, op);
             else
-                mf_nbc_scan(s, sbuf, rbuf, (size_t)count, dt, extent, op, kind == RED_EXSCAN);
+                mf_nbc_scan(s, sbuf, rbuf, n, rdt, extent, op, kind == RED_EXSCAN);
+            if (unpack)
+                mf_cbuf_unpack(&rb, s, -1);
         }
+        mf_cbuf_done(&sb, s);
+        mf_cbuf_done(&rb, s);
         return nb_end(func, c, nb, s);
     }
     mf_status_t status;
     switch (kind) {
-    case RED_REDUCE:
-        status = mf_coll_reduce(c, src, rbuf, (size_t)count, dt, extent, op, root);
-        break;
-    case RED_ALLREDUCE:
-        status = mf_coll_allreduce(c, src, rbuf, (size_t)count, dt, extent, op);
-        break;
-    default:
-        status = mf_coll_scan(c, sbuf, rbuf, (size_t)count, dt, extent, op, kind == RED_EXSCAN);
-        break;
+    case RED_REDUCE: status = mf_coll_reduce(c, src, rbuf, n, rdt, extent, op, root); break;
+    case RED_ALLREDUCE: status = mf_coll_allreduce(c, src, rbuf, n, rdt, extent, op); break;
+    default: status = mf_coll_scan(c, sbuf, rbuf, n, rdt, extent, op, kind == RED_EXSCAN); break;
     }
+    if (status == MF_OK && unpack)
+        mf_cbuf_unpack(&rb, NULL, -1);
+    mf_cbuf_free(&sb);
+    mf_cbuf_free(&rb);
     return finish(func, c, status);
 }
 
@@ -372,7 +415,8 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
                                  const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    size_t bytes, extent;
+    size_t bytes, extent, mul;
+    MPI_Datatype rdt;
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -381,12 +425,12 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
     if (rc == MPI_SUCCESS && counts.p != NULL)
         rc = mf_check_ptr(func, c, counts.p, "recvcounts");
     if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, c, "datatype", dt, 0, &bytes);
+        rc = mf_check_datatype(func, c, "datatype", dt, 1, &bytes);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_op(func, c, op, dt);
+        rc = mf_cbuf_red_type(func, c, op, dt, &rdt, &mul, &extent);
     if (rc != MPI_SUCCESS)
         return rc;
-    extent = (size_t)mf_dtype_predefined(dt)->extent;
+    size_t item = bytes; /* packed bytes of one item */
     size_t *items = mf_malloc((size_t)c->size * sizeof(size_t), "reduce-scatter counts");
     if (items == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the counts");
@@ -400,24 +444,50 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         items[i] = (size_t)n;
         total += (size_t)n;
     }
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = mf_check_buffer(func, c, "sendbuf", sbuf, total * extent);
+    int in_place = sbuf == MPI_IN_PLACE;
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = mf_check_buffer(func, c, "sendbuf", sbuf, total * item);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_buffer(func, c, "recvbuf", rbuf,
-                             (sbuf == MPI_IN_PLACE ? total : items[c->rank]) * extent);
+        rc = mf_check_buffer(func, c, "recvbuf", rbuf, (in_place ? total : items[c->rank]) * item);
     if (rc == MPI_SUCCESS)
-        rc = check_alias(func, c, sbuf, rbuf, total * extent);
+        rc = check_alias(func, c, sbuf, rbuf, total * item);
     if (rc == MPI_SUCCESS && mf_params.coll_check)
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
                              counts.p != NULL ? counts_hash(items, c->size) : 0);
-    if (rc == MPI_SUCCESS && nb == NULL)
-        rc = finish(func, c, mf_coll_reduce_scatter(c, sbuf, rbuf, items, dt, extent, op));
-    if (rc == MPI_SUCCESS && nb != NULL) {
-        mf_sched_t *s = nb_begin(c);
-        if (s != NULL)
-            mf_nbc_reduce_scatter(s, sbuf, rbuf, items, dt, extent, op);
+    /* In place the whole input is in recvbuf; only this process's block comes back. */
+    mf_cbuf_t sb = {0}, rb = {0};
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : total, dt);
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_one(&rb, func, c, rbuf, in_place ? total : items[c->rank], dt);
+    if (rc != MPI_SUCCESS) {
+        mf_cbuf_free(&sb);
+        free(items);
+        return rc;
+    }
+    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    mf_cbuf_pack(&sb, s, -1);
+    if (in_place)
+        mf_cbuf_pack(&rb, s, -1);
+    rb.counts[0] = (MPI_Count)items[c->rank];
+    for (int i = 0; i < c->size; i++)
+        items[i] *= mul;
+    const void *src = in_place ? sbuf : sb.buf;
+    if (nb == NULL) {
+        rc = finish(func, c, mf_coll_reduce_scatter(c, src, rb.buf, items, rdt, extent, op));
+        if (rc == MPI_SUCCESS)
+            mf_cbuf_unpack(&rb, NULL, -1);
+    } else {
+        if (s != NULL) {
+            mf_nbc_reduce_scatter(s, src, rb.buf, items, rdt, extent, op);
+            mf_cbuf_unpack(&rb, s, -1);
+        }
+        mf_cbuf_done(&sb, s);
+        mf_cbuf_done(&rb, s);
         rc = nb_end(func, c, nb, s);
     }
+    mf_cbuf_free(&sb);
+    mf_cbuf_free(&rb);
     free(items);
     return rc;
 }
@@ -494,7 +564,8 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
                        MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    size_t one_bytes, all_extent, *arr = NULL;
+    size_t one_bytes = 0, unused;
+    mf_cbuf_t one = {0}, all = {0};
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -511,8 +582,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
     if (!one_in_place) {
         rc = check_data(func, c, one_name, a->one_buf,
                         kind == MOVE_SCATTER ? "recvcount" : "sendcount", a->one_count,
-                        kind == MOVE_SCATTER ? "recvtype" : "sendtype", a->one_type, &one_bytes,
-                        NULL);
+                        kind == MOVE_SCATTER ? "recvtype" : "sendtype", a->one_type, &one_bytes);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -527,17 +597,16 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             rc = mf_check_ptr(func, c, a->displs.p, "displs");
         if (rc == MPI_SUCCESS)
             rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype",
-                                   a->all_type, 0, &all_extent);
+                                   a->all_type, 0, &unused);
         if (rc != MPI_SUCCESS)
             return rc;
-        all_extent = (size_t)mf_dtype_predefined(a->all_type)->extent;
         if (a->all_buf == MPI_IN_PLACE)
             return in_place_forbidden(func, c, all_name, "which is not allowed there");
-        rc = layout(func, c, cname, a->counts, a->displs, a->all_count, all_extent, a->all_buf,
-                    &arr);
+        rc = layout(func, c, cname, a->counts, a->displs, a->all_count, a->all_type, NULL,
+                    a->all_buf, &all);
         if (rc != MPI_SUCCESS)
             return rc;
-        size_t mine = arr[c->rank];
+        size_t mine = all.lens[c->rank];
         if (!one_in_place && one_bytes != mine &&
             (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))
             rc = mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
@@ -548,40 +617,53 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         if (rc == MPI_SUCCESS)
             rc = check_alias(func, c, a->one_buf, a->all_buf, mine);
         if (rc != MPI_SUCCESS) {
-            free(arr);
+            mf_cbuf_free(&all);
             return rc;
         }
     }
-    if (mf_params.coll_check) {
+    if (mf_params.coll_check)
         rc = check_move(func, c, kind, a, root);
-        if (rc != MPI_SUCCESS) {
-            free(arr);
-            return rc;
-        }
+    if (rc == MPI_SUCCESS && !one_in_place)
+        rc = mf_cbuf_one(&one, func, c, a->one_buf, a->one_count, a->one_type);
+    if (rc != MPI_SUCCESS) {
+        mf_cbuf_free(&all);
+        return rc;
     }
     size_t n = one_in_place ? 0 : one_bytes;
-    const size_t *lens = arr, *displs = arr != NULL ? arr + c->size : NULL;
+    const void *one_buf = one_in_place ? MPI_IN_PLACE : one.buf;
+    const size_t *lens = all.lens, *displs = all.displs;
+    /* Scatters send the all side; gathers send the one side, and in place the root's own
+     * block already sits in the all side, where the packed copy must hold it too. */
+    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    mf_cbuf_pack(kind == MOVE_SCATTER ? &all : &one, s, -1);
+    if (one_in_place && kind != MOVE_SCATTER)
+        mf_cbuf_pack(&all, s, c->rank);
+    mf_cbuf_t *out = kind == MOVE_SCATTER ? &one : &all;
     if (nb != NULL) {
-        mf_sched_t *s = nb_begin(c);
         if (s != NULL) {
             if (kind == MOVE_GATHER)
-                mf_nbc_gatherv(s, a->one_buf, n, a->all_buf, lens, displs, root);
+                mf_nbc_gatherv(s, one_buf, n, all.buf, lens, displs, root);
             else if (kind == MOVE_SCATTER)
-                mf_nbc_scatterv(s, a->all_buf, lens, displs, (void *)a->one_buf, n, root);
+                mf_nbc_scatterv(s, all.buf, lens, displs, (void *)one_buf, n, root);
             else
-                mf_nbc_allgatherv(s, a->one_buf, n, a->all_buf, lens, displs);
+                mf_nbc_allgatherv(s, one_buf, n, all.buf, lens, displs);
+            mf_cbuf_unpack(out, s, -1);
         }
-        free(arr);
+        mf_cbuf_done(&one, s);
+        mf_cbuf_done(&all, s);
         return nb_end(func, c, nb, s);
     }
     mf_status_t status;
     if (kind == MOVE_GATHER)
-        status = mf_coll_gatherv(c, a->one_buf, n, a->all_buf, lens, displs, root);
+        status = mf_coll_gatherv(c, one_buf, n, all.buf, lens, displs, root);
     else if (kind == MOVE_SCATTER)
-        status = mf_coll_scatterv(c, a->all_buf, lens, displs, (void *)a->one_buf, n, root);
+        status = mf_coll_scatterv(c, all.buf, lens, displs, (void *)one_buf, n, root);
     else
-        status = mf_coll_allgatherv(c, a->one_buf, n, a->all_buf, lens, displs);
-    free(arr);
+        status = mf_coll_allgatherv(c, one_buf, n, all.buf, lens, displs);
+    if (status == MF_OK)
+        mf_cbuf_unpack(out, NULL, -1);
+    mf_cbuf_free(&one);
+    mf_cbuf_free(&all);
     return finish(func, c, status);
 }
 
@@ -716,7 +798,7 @@ typedef struct {
 } a2a_side_t;
 
 static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int is_send,
-                      size_t **arr_p)
+                      mf_cbuf_t *cb)
 {
     const char *cname = is_send ? "sendcounts" : "recvcounts";
     int rc = MPI_SUCCESS;
@@ -728,35 +810,14 @@ static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int i
         rc = mf_check_ptr(func, c, s->displs.p, is_send ? "sdispls" : "rdispls");
     if (rc == MPI_SUCCESS && s->types != NULL)
         rc = mf_check_ptr(func, c, s->types, is_send ? "sendtypes" : "recvtypes");
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (s->types == NULL) {
+    if (rc == MPI_SUCCESS && s->types == NULL) {
         size_t unused;
         rc = mf_check_datatype(func, c, is_send ? "sendtype" : "recvtype", s->type, 0, &unused);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        return layout(func, c, cname, s->counts, s->displs, s->count,
-                      (size_t)mf_dtype_predefined(s->type)->extent, s->buf, arr_p);
     }
-    /* Alltoallw: a type per peer and byte displacements. */
-    rc = layout(func, c, cname, s->counts, s->displs, 0, 1, (const void *)1, arr_p);
     if (rc != MPI_SUCCESS)
         return rc;
-    size_t total = 0;
-    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
-        size_t bytes;
-        rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", s->types[i],
-                               vec_get(s->counts, i), &bytes);
-        (*arr_p)[i] = bytes;
-        total += bytes;
-    }
-    if (rc == MPI_SUCCESS && total > 0)
-        rc = mf_check_buffer(func, c, is_send ? "sendbuf" : "recvbuf", s->buf, total);
-    if (rc != MPI_SUCCESS) {
-        free(*arr_p);
-        *arr_p = NULL;
-    }
-    return rc;
+    /* Alltoallw: a type per peer and byte displacements. */
+    return layout(func, c, cname, s->counts, s->displs, s->count, s->type, s->types, s->buf, cb);
 }
 
 /* In place, the receive layout is also what goes out. */
@@ -773,7 +834,7 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
                            MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    size_t *sarr = NULL, *rarr = NULL;
+    mf_cbuf_t sb = {0}, rb = {0};
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -781,23 +842,33 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
         return rc;
     if (rcv->buf == MPI_IN_PLACE)
         return in_place_forbidden(func, c, "recvbuf", "which is not allowed there");
-    if (snd->buf != MPI_IN_PLACE) {
-        rc = a2a_layout(func, c, snd, 1, &sarr);
+    int in_place = snd->buf == MPI_IN_PLACE;
+    if (!in_place) {
+        rc = a2a_layout(func, c, snd, 1, &sb);
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    rc = a2a_layout(func, c, rcv, 0, &rarr);
+    rc = a2a_layout(func, c, rcv, 0, &rb);
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
         rc = check_alias(func, c, snd->buf, rcv->buf, 1);
     if (rc == MPI_SUCCESS && mf_params.coll_check)
-        rc = check_alltoall(func, c, snd->buf == MPI_IN_PLACE ? rcv : snd, rcv);
+        rc = check_alltoall(func, c, in_place ? rcv : snd, rcv);
+    const void *sbuf = in_place ? MPI_IN_PLACE : sb.buf;
+    /* In place the receive blocks are also the input. */
+    mf_sched_t *s = rc == MPI_SUCCESS && nb != NULL ? nb_begin(c) : NULL;
+    if (rc == MPI_SUCCESS) {
+        mf_cbuf_pack(&sb, s, -1);
+        if (in_place)
+            mf_cbuf_pack(&rb, s, -1);
+    }
     if (rc == MPI_SUCCESS && nb != NULL) {
-        int n = c->size;
-        mf_sched_t *s = nb_begin(c);
         mf_status_t status = MF_OK;
         if (s != NULL)
-            status = mf_nbc_alltoallv(s, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
-                                      (void *)rcv->buf, rarr, rarr + n);
+            status = mf_nbc_alltoallv(s, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
+        if (s != NULL && status == MF_OK)
+            mf_cbuf_unpack(&rb, s, -1);
+        mf_cbuf_done(&sb, s);
+        mf_cbuf_done(&rb, s);
         if (status != MF_OK) {
             mf_sched_free(s);
             rc = finish(func, c, status);
@@ -805,13 +876,14 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
             rc = nb_end(func, c, nb, s);
         }
     } else if (rc == MPI_SUCCESS) {
-        int n = c->size;
-        mf_status_t status = mf_coll_alltoallv(c, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
-                                               (void *)rcv->buf, rarr, rarr + n);
+        mf_status_t status =
+            mf_coll_alltoallv(c, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
+        if (status == MF_OK)
+            mf_cbuf_unpack(&rb, NULL, -1);
         rc = finish(func, c, status);
     }
-    free(sarr);
-    free(rarr);
+    mf_cbuf_free(&sb);
+    mf_cbuf_free(&rb);
     return rc;
 }
 

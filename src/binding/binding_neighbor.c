@@ -4,8 +4,9 @@
  * Neighbor_alltoall(v/w)) in their blocking, non-blocking (MPI_I...) and persistent (..._init)
  * forms, int and large-count (_c). One checked implementation turns both sides into per-
  * neighbour byte lengths and displacements and builds a schedule (src/coll/coll_neighbor.c);
- * the blocking form starts it and waits. Like the other collectives, only predefined datatypes
- * are accepted for now. A communicator without a process topology is MPI_ERR_TOPOLOGY.
+ * the blocking form starts it and waits. Any committed datatype works (binding_coll_buf.c packs
+ * the blocks of non-contiguous ones). A communicator without a process topology is
+ * MPI_ERR_TOPOLOGY.
  */
 #include "binding.h"
 
@@ -53,22 +54,10 @@ typedef struct {
     MPI_Info info;
 } nb_t;
 
-/* The datatype check of the collectives: predefined types only. */
-static int check_type(const char *func, mf_comm_t *c, const char *arg, MPI_Datatype dt,
-                      MPI_Count count, size_t *bytes_p)
-{
-    int rc = mf_check_datatype(func, c, arg, dt, count, bytes_p);
-    if (rc == MPI_SUCCESS && mf_dtype_predefined(dt) == NULL)
-        rc = mf_err_raise(c, mf_err_code(MPI_ERR_TYPE, func,
-                                         "argument %s: derived datatypes are not supported by "
-                                         "the collectives yet",
-                                         arg));
-    return rc;
-}
-
-/* lens[0..n) and displs[n..2n) in bytes for the n neighbours of one side. */
+/* The n blocks of one side (one per neighbour) in the user's buffer; the collective buffer gives
+ * their packed lengths and offsets. */
 static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is_send, int n,
-                       size_t **arr_p)
+                       mf_cbuf_t *cb)
 {
     const char *cname = is_send ? "sendcounts" : "recvcounts";
     const char *dname = is_send ? "sdispls" : "rdispls";
@@ -87,52 +76,46 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
         rc = mf_check_ptr(func, c, sd->displs.p, dname);
     if (rc == MPI_SUCCESS && sd->types != NULL && n > 0)
         rc = mf_check_ptr(func, c, sd->types, is_send ? "sendtypes" : "recvtypes");
-    size_t extent = 0, unused;
+    size_t unused;
+    mf_dtype_props_t p = {0};
     if (rc == MPI_SUCCESS && sd->types == NULL) {
-        rc = check_type(func, c, is_send ? "sendtype" : "recvtype", sd->type, 0, &unused);
+        rc = mf_check_datatype(func, c, is_send ? "sendtype" : "recvtype", sd->type, 0, &unused);
         if (rc == MPI_SUCCESS)
-            extent = (size_t)mf_dtype_predefined(sd->type)->extent;
+            mf_dtype_props(sd->type, &p);
     }
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_init(cb, func, c, sd->buf, n, sd->type, sd->types);
     if (rc != MPI_SUCCESS)
         return rc;
-    size_t *arr = mf_malloc(2 * ((size_t)n + 1) * sizeof(size_t), "neighbour layout");
-    if (arr == NULL)
-        return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the layout");
-    size_t total = 0;
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
         MPI_Count cnt = sd->counts.p != NULL ? arr_get(sd->counts, k) : sd->count;
         MPI_Count d =
             sd->counts.p != NULL ? arr_get(sd->displs, k) : (sd->same_block ? 0 : sd->count * k);
-        if (cnt < 0) {
+        if (cnt < 0)
             rc =
                 mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func, "argument %s[%d]=%lld is negative",
                                             cname, k, (long long)cnt));
-        } else if (d < 0) {
+        else if (d < 0)
             rc = mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func, "argument %s[%d]=%lld is negative",
                                              dname, k, (long long)d));
-        } else if (sd->types != NULL) {
-            /* Alltoallw: byte displacements, a type per neighbour. */
-            rc = check_type(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", sd->types[k], cnt,
-                            &arr[k]);
-            arr[n + k] = (size_t)d;
-        } else {
-            arr[k] = (size_t)cnt * extent;
-            arr[n + k] = (size_t)d * extent;
-        }
-        if (rc == MPI_SUCCESS)
-            total += arr[k];
+        else if (sd->types != NULL) /* Alltoallw: byte displacements, a type per neighbour */
+            rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", sd->types[k],
+                                   cnt, &unused);
+        cb->counts[k] = cnt;
+        cb->udispls[k] = sd->types != NULL ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
     }
-    if (rc == MPI_SUCCESS && total > 0 && sd->buf == NULL)
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_layout(cb, func, c);
+    else
+        mf_cbuf_free(cb);
+    if (rc == MPI_SUCCESS && cb->total > 0 && sd->buf == NULL) {
+        mf_cbuf_free(cb);
         rc = mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                          "argument %s is NULL but %zu bytes are to be "
                                          "transferred",
-                                         bname, total));
-    if (rc != MPI_SUCCESS) {
-        free(arr);
-        return rc;
+                                         bname, cb->total));
     }
-    *arr_p = arr;
-    return MPI_SUCCESS;
+    return rc;
 }
 
 static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
@@ -149,14 +132,21 @@ static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 
 /* Build the schedule; start it (non-persistent) and, for the blocking form, wait for it. */
 static int run(const char *func, mf_comm_t *c, const nb_t *nb, int cart, int indeg, const int *in,
-               int outdeg, const int *out, const nside_t *snd, const size_t *sarr,
-               const nside_t *rcv, const size_t *rarr)
+               int outdeg, const int *out, mf_cbuf_t *sb, mf_cbuf_t *rb)
 {
     mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c));
     if (s == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the schedule");
-    mf_nbc_neighbor_alltoallv(s, cart, indeg, in, outdeg, out, snd->buf, sarr, sarr + outdeg,
-                              (void *)rcv->buf, rarr, rarr + indeg);
+    /* Derived types: pack steps first, unpack steps after everything else. */
+    mf_cbuf_pack(sb, s, -1);
+    for (int k = 0; k < indeg; k++)
+        if (in[k] == MPI_PROC_NULL) /* its block stays as it is */
+            mf_cbuf_pack(rb, s, k);
+    mf_nbc_neighbor_alltoallv(s, cart, indeg, in, outdeg, out, sb->buf, sb->lens, sb->displs,
+                              rb->buf, rb->lens, rb->displs);
+    mf_cbuf_unpack(rb, s, -1);
+    mf_cbuf_done(sb, s);
+    mf_cbuf_done(rb, s);
     mf_request_t *req = NULL;
     mf_status_t status = mf_sched_request(s, nb != NULL && nb->persistent, &req);
     if (status != MF_OK)
@@ -190,19 +180,18 @@ static int neighbor_common(const char *func, const nside_t *snd, const nside_t *
     mf_status_t status = mf_neighbor_lists(c, &indeg, &in, &outdeg, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot list the neighbours");
-    size_t *sarr = NULL, *rarr = NULL;
-    rc = side_layout(func, c, snd, 1, outdeg, &sarr);
+    mf_cbuf_t sb = {0}, rb = {0};
+    rc = side_layout(func, c, snd, 1, outdeg, &sb);
     if (rc == MPI_SUCCESS)
-        rc = side_layout(func, c, rcv, 0, indeg, &rarr);
+        rc = side_layout(func, c, rcv, 0, indeg, &rb);
     /* The checking mode compares the collective called; the per-neighbour signatures are
      * not exchanged. */
     if (rc == MPI_SUCCESS && mf_params.coll_check)
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc == MPI_SUCCESS)
-        rc = run(func, c, nb, c->topo->type == MPI_CART, indeg, in, outdeg, out, snd, sarr, rcv,
-                 rarr);
-    free(rarr);
-    free(sarr);
+        rc = run(func, c, nb, c->topo->type == MPI_CART, indeg, in, outdeg, out, &sb, &rb);
+    mf_cbuf_free(&rb);
+    mf_cbuf_free(&sb);
     free(in);
     return rc;
 }

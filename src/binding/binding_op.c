@@ -119,7 +119,7 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
                                             "MPI_IN_PLACE is not allowed in MPI_Reduce_local"));
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_op_apply(op, inbuf, inoutbuf, (size_t)count, dt);
+    mf_op_apply_native(op, inbuf, inoutbuf, (size_t)count, dt);
     return MPI_SUCCESS;
 }
 

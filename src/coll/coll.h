@@ -105,7 +105,17 @@ void mf_sched_recv(mf_sched_t *s, void *buf, size_t len, int peer);
 void mf_sched_copy(mf_sched_t *s, void *dst, const void *src, size_t len);
 /* inout = in op inout over `count` items of the schedule's datatype and operation. */
 void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count);
+/* Holds a reference on a derived dt until the schedule is freed. */
 void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op);
+/* Local steps that pack `count` items of dt at buf into `packed` (len bytes: all of their
+ * packed form) or unpack them back; each holds a reference on dt until the schedule is freed,
+ * and runs again at every start of a persistent request. */
+void mf_sched_pack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, const void *buf, void *packed,
+                   size_t len);
+void mf_sched_unpack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
+                     size_t len);
+/* The schedule owns the malloc'd block p from now on (freed with it, also on failure). */
+void mf_sched_adopt(mf_sched_t *s, void *p);
 /* Close the current round: later steps wait for its operations. */
 void mf_sched_barrier(mf_sched_t *s);
 /* A scratch buffer freed with the schedule; NULL on out-of-memory. */
@@ -186,6 +196,15 @@ mf_status_t mf_op_check(MPI_Op op, MPI_Datatype dt);
  * accepted (op, dt). User functions with an int count are called in pieces of at most
  * INT_MAX items. */
 void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
+/* A derived dt is taken in its packed form there (the collectives move packed bytes): a user
+ * function gets the items unpacked into the type's own layout, a predefined operation runs on
+ * the type's single basic type. mf_op_apply_native takes every operand in its own layout
+ * (MPI_Reduce_local). */
+void mf_op_apply_native(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
+/* The predefined type every basic element of dt is (dt itself when predefined; pair types such
+ * as MPI_DOUBLE_INT count as one); MPI_DATATYPE_NULL when dt holds no element, or, with
+ * *mixed_p = 1, several different ones. */
+MPI_Datatype mf_op_basic_type(MPI_Datatype dt, int *mixed_p);
 /* Exactly one of fn, fn_c is non-NULL. */
 mf_status_t mf_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commutative,
                          mf_op_t **op_p);

@@ -400,8 +400,8 @@ static void apply_user(mf_op_t *op, const void *in, void *inout, size_t count, M
         return;
     }
     /* The int interface cannot take more than INT_MAX items at once. */
-    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    size_t extent = info != NULL ? (size_t)info->extent : 0;
+    mf_dtype_props_t props;
+    size_t extent = mf_dtype_props(dt, &props) == MF_OK ? (size_t)props.extent : 0;
     const char *x = in;
     char *y = inout;
     while (count > 0) {
@@ -413,14 +413,8 @@ static void apply_user(mf_op_t *op, const void *in, void *inout, size_t count, M
     }
 }
 
-void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt)
+static void apply_predefined(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt)
 {
-    if (count == 0)
-        return;
-    if (!mf_handle_is_predefined(op)) {
-        apply_user(op, in, inout, count, dt);
-        return;
-    }
     const op_entry_t *e = op_entry(op);
     if (e == NULL || e->code == OPC_NO_OP)
         return;
@@ -433,6 +427,109 @@ void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datat
     const type_entry_t *t = type_entry(dt);
     if (t != NULL)
         apply_kind(e->code, t->kind, in, inout, count);
+}
+
+/* A user operation on packed items of a derived type: the function sees the type's own layout,
+ * so both operands are unpacked into scratch items (a piece at a time, the scratch starting at
+ * the true lower bound) and the result packed back. */
+static void apply_user_packed(mf_op_t *op, const char *in, char *inout, size_t count,
+                              const mf_dtype_t *d)
+{
+    size_t psize = (size_t)d->psize;
+    size_t span = (size_t)(d->true_ub - d->true_lb);
+    size_t step = d->extent > 0 ? (size_t)d->extent : 0;
+    size_t per = 1; /* items per piece: about 1 MiB of scratch, at least one item */
+    if (step > 0 && span < (1u << 20))
+        per = ((1u << 20) - span) / step + 1;
+    if (step == 0)
+        per = 1; /* items that overlap completely: one at a time */
+    if (per > count)
+        per = count;
+    size_t bytes = (per - 1) * step + span;
+    char *a = mf_malloc(bytes ? bytes : 1, "reduction scratch");
+    char *b = mf_malloc(bytes ? bytes : 1, "reduction scratch");
+    if (a == NULL || b == NULL) {
+        mf_log(MF_LOG_ERROR, "coll",
+               "user-defined reduction on a derived datatype: no memory for %zu bytes of "
+               "scratch, result left unchanged",
+               bytes);
+        free(a);
+        free(b);
+        return;
+    }
+    MPI_Datatype dt = (MPI_Datatype)d;
+    for (size_t done = 0; done < count; done += per) {
+        size_t n = count - done < per ? count - done : per;
+        MPI_Count plen = (MPI_Count)(n * psize);
+        const char *x = in + done * psize;
+        char *y = inout + done * psize;
+        mf_dtype_unpack(dt, (MPI_Count)n, a - d->true_lb, x, 0, plen);
+        mf_dtype_unpack(dt, (MPI_Count)n, b - d->true_lb, y, 0, plen);
+        apply_user(op, a - d->true_lb, b - d->true_lb, n, dt);
+        mf_dtype_pack(dt, (MPI_Count)n, b - d->true_lb, y, 0, plen);
+    }
+    free(a);
+    free(b);
+}
+
+MPI_Datatype mf_op_basic_type(MPI_Datatype dt, int *mixed_p)
+{
+    *mixed_p = 0;
+    const mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        return dt;
+    MPI_Datatype found = MPI_DATATYPE_NULL;
+    for (MPI_Count i = 0; i < (d->node == MF_DT_NODE_LIST ? d->nblocks : 1); i++) {
+        MPI_Count n = d->node == MF_DT_NODE_LIST     ? d->blocklens[i]
+                      : d->node == MF_DT_NODE_VECTOR ? d->nblocks * d->blocklen
+                                                     : 1;
+        if (n <= 0)
+            continue;
+        int mixed;
+        MPI_Datatype b = mf_op_basic_type(d->children[i], &mixed);
+        if (mixed || (b != MPI_DATATYPE_NULL && found != MPI_DATATYPE_NULL && b != found)) {
+            *mixed_p = 1;
+            return MPI_DATATYPE_NULL;
+        }
+        if (b != MPI_DATATYPE_NULL)
+            found = b;
+    }
+    return found;
+}
+
+void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt)
+{
+    if (count == 0)
+        return;
+    const mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL) {
+        /* Derived: the operands are packed items. */
+        if (!mf_handle_is_predefined(op)) {
+            apply_user_packed(op, in, inout, count, d);
+            return;
+        }
+        int mixed;
+        MPI_Datatype b = mf_op_basic_type(dt, &mixed);
+        const mf_dtype_info_t *info = mf_dtype_predefined(b);
+        if (info != NULL && info->extent > 0)
+            apply_predefined(op, in, inout, count * (size_t)d->psize / (size_t)info->extent, b);
+        return;
+    }
+    if (!mf_handle_is_predefined(op)) {
+        apply_user(op, in, inout, count, dt);
+        return;
+    }
+    apply_predefined(op, in, inout, count, dt);
+}
+
+void mf_op_apply_native(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt)
+{
+    if (count == 0)
+        return;
+    if (!mf_handle_is_predefined(op))
+        apply_user(op, in, inout, count, dt);
+    else
+        apply_predefined(op, in, inout, count, dt);
 }
 
 /* Freed operations are kept for reuse rather than returned to the allocator, so a stale handle

@@ -17,15 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE } step_kind_t;
+typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_PACK, STEP_UNPACK } step_kind_t;
 
 typedef struct {
     uint8_t kind;
     int round;
     int peer;
-    const void *src; /* send data, copy/reduce input */
-    void *dst;       /* receive buffer, copy/reduce output */
-    size_t len;      /* bytes (send, receive, copy) or items (reduce) */
+    const void *src; /* send data, copy/reduce input, pack: the user buffer */
+    void *dst;       /* receive buffer, copy/reduce output, unpack: the user buffer */
+    size_t len;      /* bytes (send, receive, copy, pack, unpack) or items (reduce) */
+    MPI_Datatype dt; /* pack, unpack: a reference held until the schedule is freed */
+    MPI_Count count; /* pack, unpack: items of dt */
+    void *packed;    /* pack, unpack: the packed form (len bytes) */
     mf_request_t *req;
 } step_t;
 
@@ -140,8 +143,41 @@ void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count)
 
 void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
 {
+    /* A derived type stays alive while the schedule may reduce on it (MPI_Type_free may come
+     * before the operation completes). */
+    mf_dtype_retain(dt);
+    mf_dtype_release(s->dt);
     s->dt = dt;
     s->op = op;
+}
+
+static void add_pack_step(mf_sched_t *s, step_kind_t kind, MPI_Datatype dt, MPI_Count count,
+                          const void *src, void *dst, void *packed, size_t len)
+{
+    if (len == 0)
+        return;
+    step_t *st = add_step(s, kind);
+    if (st != NULL) {
+        mf_dtype_retain(dt);
+        st->dt = dt;
+        st->count = count;
+        st->src = src;
+        st->dst = dst;
+        st->packed = packed;
+        st->len = len;
+    }
+}
+
+void mf_sched_pack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, const void *buf, void *packed,
+                   size_t len)
+{
+    add_pack_step(s, STEP_PACK, dt, count, buf, NULL, packed, len);
+}
+
+void mf_sched_unpack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
+                     size_t len)
+{
+    add_pack_step(s, STEP_UNPACK, dt, count, NULL, buf, (void *)packed, len);
 }
 
 void mf_sched_barrier(mf_sched_t *s)
@@ -168,6 +204,22 @@ void *mf_sched_tmp(mf_sched_t *s, size_t len)
     return p;
 }
 
+void mf_sched_adopt(mf_sched_t *s, void *p)
+{
+    if (p == NULL)
+        return;
+    void **tmps =
+        s->build_status == MF_OK ? realloc(s->tmps, (size_t)(s->ntmps + 1) * sizeof(*tmps)) : NULL;
+    if (tmps == NULL) {
+        free(p);
+        if (s->build_status == MF_OK)
+            s->build_status = MF_ERR_NO_MEMORY;
+        return;
+    }
+    s->tmps = tmps;
+    s->tmps[s->ntmps++] = p;
+}
+
 mf_status_t mf_sched_status(const mf_sched_t *s)
 {
     return s->build_status;
@@ -179,6 +231,10 @@ void mf_sched_free(mf_sched_t *s)
         return;
     for (int i = 0; i < s->ntmps; i++)
         free(s->tmps[i]);
+    for (int i = 0; i < s->nsteps; i++)
+        if (s->steps[i].kind == STEP_PACK || s->steps[i].kind == STEP_UNPACK)
+            mf_dtype_release(s->steps[i].dt);
+    mf_dtype_release(s->dt);
     free(s->tmps);
     free(s->steps);
     free(s);
@@ -202,6 +258,10 @@ static void post_round(mf_sched_t *s, int end)
             memmove(st->dst, st->src, st->len);
         else if (st->kind == STEP_REDUCE)
             mf_op_apply(s->op, st->src, st->dst, st->len, s->dt);
+        else if (st->kind == STEP_PACK)
+            mf_dtype_pack(st->dt, st->count, st->src, st->packed, 0, (MPI_Count)st->len);
+        else if (st->kind == STEP_UNPACK)
+            mf_dtype_unpack(st->dt, st->count, st->dst, st->packed, 0, (MPI_Count)st->len);
     }
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: the buffers of the collectives with any datatype. src/coll moves bytes, so
+ * each side of a collective (one buffer holding blocks of items, one block per peer) is turned
+ * into the bytes the algorithms see: when every block is one run of memory (predefined types,
+ * contiguous derived types) the algorithms work on the user's buffer itself; otherwise on a
+ * temporary holding the packed blocks back to back, packed before the collective and unpacked
+ * after it (blocking forms), or by pack and unpack steps of the schedule (non-blocking and
+ * persistent forms). Matching type signatures have the same packed bytes, so the two sides of
+ * a transfer may use different datatypes.
+ */
+#include "binding.h"
+
+#include "coll.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, int n,
+                 MPI_Datatype type, const MPI_Datatype *types)
+{
+    memset(cb, 0, sizeof(*cb));
+    size_t m = (size_t)(n > 0 ? n : 1);
+    /* One allocation: counts, byte displacements in the user buffer, lengths, offsets. */
+    char *mem = mf_calloc(m, 2 * sizeof(MPI_Count) + 2 * sizeof(size_t), "collective buffer");
+    if (mem == NULL)
+        return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the buffer layout");
+    cb->counts = (MPI_Count *)mem;
+    cb->udispls = (MPI_Aint *)(mem + m * sizeof(MPI_Count));
+    cb->lens = (size_t *)(mem + 2 * m * sizeof(MPI_Count));
+    cb->displs = cb->lens + m;
+    cb->user = (char *)user;
+    cb->buf = (char *)user;
+    cb->n = n;
+    cb->type = type;
+    cb->types = types;
+    return MPI_SUCCESS;
+}
+
+static MPI_Datatype block_type(const mf_cbuf_t *cb, int i)
+{
+    return cb->types != NULL ? cb->types[i] : cb->type;
+}
+
+static size_t block_bytes(const mf_cbuf_t *cb, int i, MPI_Count count)
+{
+    mf_dtype_props_t p = {0};
+    if (count <= 0 || mf_dtype_props(block_type(cb, i), &p) != MF_OK)
+        return 0;
+    return (size_t)count * (size_t)p.psize;
+}
+
+/* Where block i's run of memory starts in the user buffer (its type and count are contiguous). */
+static MPI_Aint run_start(const mf_cbuf_t *cb, int i)
+{
+    MPI_Aint off = 0;
+    mf_dtype_contiguous(block_type(cb, i), cb->counts[i], &off);
+    return cb->udispls[i] + off;
+}
+
+int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c)
+{
+    int direct = 1;
+    size_t total = 0;
+    for (int i = 0; i < cb->n; i++) {
+        MPI_Aint off;
+        cb->lens[i] = block_bytes(cb, i, cb->counts[i]);
+        total += cb->lens[i];
+        if (cb->lens[i] > 0 && !mf_dtype_contiguous(block_type(cb, i), cb->counts[i], &off))
+            direct = 0;
+    }
+    cb->total = total;
+    if (direct) {
+        /* Work on the user's buffer, based at the lowest run (a type's true lower bound may be
+         * negative) so that every offset is >= 0. */
+        MPI_Aint lo = 0;
+        int first = 1;
+        for (int i = 0; i < cb->n; i++)
+            if (cb->lens[i] > 0 && (first || run_start(cb, i) < lo)) {
+                lo = run_start(cb, i);
+                first = 0;
+            }
+        cb->buf = cb->user != NULL ? cb->user + lo : NULL;
+        for (int i = 0; i < cb->n; i++)
+            cb->displs[i] = cb->lens[i] > 0 ? (size_t)(run_start(cb, i) - lo) : 0;
+        return MPI_SUCCESS;
+    }
+    cb->tmp = mf_malloc(total > 0 ? total : 1, "collective packing buffer");
+    if (cb->tmp == NULL) {
+        mf_cbuf_free(cb);
+        return mf_err_from_status(c, MF_ERR_NO_MEMORY, func,
+                                  "cannot allocate the packing buffer for a derived datatype");
+    }
+    cb->buf = cb->tmp;
+    size_t pos = 0;
+    for (int i = 0; i < cb->n; i++) {
+        cb->displs[i] = pos;
+        pos += cb->lens[i];
+    }
+    return MPI_SUCCESS;
+}
+
+int mf_cbuf_one(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, MPI_Count count,
+                MPI_Datatype type)
+{
+    int rc = mf_cbuf_init(cb, func, c, user, 1, type, NULL);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    cb->counts[0] = count;
+    return mf_cbuf_layout(cb, func, c);
+}
+
+/* Block i, or every block when i < 0; nothing to do when the collective uses the user's
+ * buffer. The count is read now, so a caller may shorten a block before unpacking it. */
+static void move(mf_cbuf_t *cb, mf_sched_t *s, int block, int unpack)
+{
+    if (cb->tmp == NULL)
+        return;
+    int lo = block < 0 ? 0 : block, hi = block < 0 ? cb->n : block + 1;
+    if (unpack && s != NULL)
+        mf_sched_barrier(s); /* after everything the algorithm does */
+    for (int i = lo; i < hi; i++) {
+        MPI_Datatype dt = block_type(cb, i);
+        size_t len = block_bytes(cb, i, cb->counts[i]);
+        char *user = cb->user + cb->udispls[i], *packed = cb->buf + cb->displs[i];
+        if (len == 0)
+            continue;
+        if (s != NULL && unpack)
+            mf_sched_unpack(s, dt, cb->counts[i], user, packed, len);
+        else if (s != NULL)
+            mf_sched_pack(s, dt, cb->counts[i], user, packed, len);
+        else if (unpack)
+            mf_dtype_unpack(dt, cb->counts[i], user, packed, 0, (MPI_Count)len);
+        else
+            mf_dtype_pack(dt, cb->counts[i], user, packed, 0, (MPI_Count)len);
+    }
+}
+
+void mf_cbuf_pack(mf_cbuf_t *cb, mf_sched_t *s, int block)
+{
+    move(cb, s, block, 0);
+}
+
+void mf_cbuf_unpack(mf_cbuf_t *cb, mf_sched_t *s, int block)
+{
+    move(cb, s, block, 1);
+}
+
+void mf_cbuf_done(mf_cbuf_t *cb, mf_sched_t *s)
+{
+    if (s != NULL && cb->tmp != NULL) {
+        mf_sched_adopt(s, cb->tmp);
+        cb->tmp = NULL;
+    }
+    mf_cbuf_free(cb);
+}
+
+void mf_cbuf_free(mf_cbuf_t *cb)
+{
+    free(cb->tmp);
+    free(cb->counts);
+    cb->tmp = NULL;
+    cb->counts = NULL;
+    cb->udispls = NULL;
+    cb->lens = cb->displs = NULL;
+}
+
+int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
+                     MPI_Datatype *rdt_p, size_t *mul_p, size_t *extent_p)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    *rdt_p = dt;
+    *mul_p = 1;
+    *extent_p = (size_t)p.psize;
+    /* User operations take the derived type itself (on packed items, see mf_op_apply). */
+    if (!p.derived || op == MPI_OP_NULL || !mf_op_valid(op) || !mf_op_is_predefined(op) ||
+        op == MPI_REPLACE || op == MPI_NO_OP)
+        return mf_check_op(func, c, op, dt);
+    int mixed;
+    MPI_Datatype basic = mf_op_basic_type(dt, &mixed);
+    if (mixed)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_OP, func,
+                                           "argument op=%s is a predefined operation but "
+                                           "datatype is a derived type of several different "
+                                           "basic types; only a user-defined operation can "
+                                           "reduce it",
+                                           mf_op_name(op)));
+    if (basic == MPI_DATATYPE_NULL) /* no data at all */
+        return MPI_SUCCESS;
+    int rc;
+    rc = mf_check_op(func, c, op, basic);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* The packed items are a run of basic elements: reduce those. */
+    size_t ext = (size_t)mf_dtype_predefined(basic)->extent;
+    *rdt_p = basic;
+    *mul_p = (size_t)p.psize / ext;
+    *extent_p = ext;
+    return MPI_SUCCESS;
+}
