@@ -64,6 +64,10 @@ static const param_def_t param_table[] = {
      NULL},
     {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 2,
      "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner", NULL},
+    {"PART_AGGR_BYTES", &mf_params.part_aggr_bytes, 8192, 0, 1 << 30,
+     "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
+     "most this many bytes; 0: every partition is its own message",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},
