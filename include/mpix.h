@@ -14,16 +14,25 @@
 extern "C" {
 #endif
 
+/* Exported from the library, which is built with hidden visibility. */
+#if defined(__GNUC__)
+#define MF_MPIX_API __attribute__((visibility("default")))
+#else
+#define MF_MPIX_API
+#endif
+
 /* Partitioned communication, the MPI-4.1 proposal "MPI_Pbuf_prepare": on an active partitioned
  * send request, returns once the receiver's buffer is known to be ready for this iteration, so
  * the following MPI_Pready calls send at once; on a receive request it is the matching call
  * (returns once this side's buffer is armed). Every request must be an active partitioned
  * request (MPI_ERR_REQUEST otherwise). The *all form handles the requests together, so one
  * process may prepare its sends and its receives in one call without deadlock. */
-int MPIX_Pbuf_prepare(MPI_Request request);
-int MPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[]);
-int PMPIX_Pbuf_prepare(MPI_Request request);
-int PMPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[]);
+MF_MPIX_API int MPIX_Pbuf_prepare(MPI_Request request);
+MF_MPIX_API int MPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[]);
+MF_MPIX_API int PMPIX_Pbuf_prepare(MPI_Request request);
+MF_MPIX_API int PMPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[]);
+
+#undef MF_MPIX_API
 
 #ifdef __cplusplus
 }
