@@ -471,26 +471,21 @@ mf_status_t mf_part_pready(mf_request_t *req, int p)
     unsigned char expect = PART_IDLE;
     if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
         return MF_ERR_INVALID;
-    if (!atomic_load(&pt->armed)) {
+    if (atomic_load(&pt->armed)) {
+        mf_vci_lock(req->vci);
+        expect = PART_READY;
+        if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
+            sender_send_locked(req, pt, p);
+        mf_vci_unlock(req->vci);
+    } else if (mf_vci_trylock(req->vci)) {
         /* Queued. The receiver's token or setup has usually arrived but waits for progress:
          * one non-blocking poll here sends this partition (and those queued before) early,
          * where otherwise they would wait for the sender's MPI_Wait. Skipped when another
          * thread holds the lock (never wait here): the next poll flushes our mark. */
-        if (mf_vci_trylock(req->vci)) {
-            if (!atomic_load(&pt->armed)) {
-                mf_vci_progress_locked(req->vci);
-                sender_advance_locked(req, pt);
-            }
-            mf_vci_unlock(req->vci);
-        }
-        if (!atomic_load(&pt->armed))
-            return MF_OK;
+        mf_vci_progress_locked(req->vci);
+        sender_advance_locked(req, pt);
+        mf_vci_unlock(req->vci);
     }
-    mf_vci_lock(req->vci);
-    expect = PART_READY;
-    if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
-        sender_send_locked(req, pt, p);
-    mf_vci_unlock(req->vci);
     return MF_OK;
 }
 
