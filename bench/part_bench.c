@@ -24,12 +24,12 @@
 typedef struct {
     int threads, parts_per_thread, iters, warmup;
     long part_bytes;
-    double compute_us, stagger_us;
+    double compute_us, stagger_us, after_us;
     const char *modes;
     const char *json_path;
 } opts_t;
 
-static opts_t o = {2, 4, 40, 5, 65536, 0.0, 1000.0, "part,persist,single", NULL};
+static opts_t o = {2, 4, 40, 5, 65536, 0.0, 1000.0, 0.0, "part,persist,single", NULL};
 static int rank, nparts;
 static char *buf;
 static MPI_Request preq;     /* part mode */
@@ -68,6 +68,7 @@ static void *sender_thread(void *arg)
                 MPI_Pready(p, preq);
         }
         ready_at[t] = now_us();
+        spin_us(o.after_us); /* work after the last Pready, before the join */
         pthread_barrier_wait(&done);
     }
 }
@@ -200,6 +201,8 @@ static int parse(int argc, char **argv)
             o.compute_us = atof(v);
         else if (!strcmp(a, "--stagger-us"))
             o.stagger_us = atof(v);
+        else if (!strcmp(a, "--after-us"))
+            o.after_us = atof(v);
         else if (!strcmp(a, "--iters"))
             o.iters = atoi(v);
         else if (!strcmp(a, "--warmup"))
@@ -229,7 +232,8 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr,
                     "usage: mpiexec -n 2 part_bench [--threads T] [--parts-per-thread K] "
-                    "[--part-bytes S] [--compute-us C] [--stagger-us U] [--iters N] [--warmup W] "
+                    "[--part-bytes S] [--compute-us C] [--stagger-us U] [--after-us A] "
+                    "[--iters N] [--warmup W] "
                     "[--modes part,persist,single] [--json FILE] (needs MPI_THREAD_MULTIPLE)\n");
         MPI_Finalize();
         return 2;

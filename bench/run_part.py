@@ -45,7 +45,7 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=2, help="sending threads (default 2)")
     p.add_argument("--parts-per-thread", type=int, default=1)
     p.add_argument("--part-bytes", type=int, default=65536)
-    p.add_argument("--stagger-us", type=float, default=1000.0,
+    p.add_argument("--stagger-us", type=float, default=300.0,
                    help="extra computation of the last thread in the staggered case")
     p.add_argument("--compute-us", type=float, default=200.0,
                    help="computation of every thread in the balanced case")
