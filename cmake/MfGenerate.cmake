@@ -27,7 +27,10 @@ function(mf_generate_header)
   target_include_directories(mf_mpi_headers INTERFACE ${CMAKE_BINARY_DIR}/include)
   add_dependencies(mf_mpi_headers mf_mpi_h)
 
-  install(FILES ${output} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  # Extensions outside the standard ABI: a plain header next to mpi.h.
+  configure_file(${CMAKE_SOURCE_DIR}/include/mpix.h ${CMAKE_BINARY_DIR}/include/mpix.h COPYONLY)
+  install(FILES ${output} ${CMAKE_BINARY_DIR}/include/mpix.h
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
 # mf_generate_bindings(OUTPUT <c-file> SOURCES <hand-written .c files...>)

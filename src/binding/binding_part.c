@@ -8,6 +8,8 @@
 #include "binding.h"
 #include "part.h"
 
+#include "mpix.h"
+
 static int init_common(const char *func, int is_send, const void *buf, int partitions,
                        MPI_Count count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
                        MPI_Info info, MPI_Request *request)
@@ -194,4 +196,44 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
                                                  partition, mf_part_npart(r)));
     *flag = mf_part_parrived(r, partition);
     return MPI_SUCCESS;
+}
+
+/* MPIX_Pbuf_prepare(all): every entry an active partitioned request. */
+static int pbuf_prepare(const char *func, int count, MPI_Request requests[])
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (count < 0)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, func, "argument count=%d is negative", count));
+    if (count > 0 && requests == NULL)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, func, "argument array_of_requests is NULL"));
+    for (int i = 0; i < count; i++) {
+        mf_request_t *r = requests[i] == MPI_REQUEST_NULL ? NULL : mf_request_get(requests[i]);
+        if (r == NULL || !mf_part_is_part(r))
+            return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
+                                                  "request %d is not a partitioned request", i));
+        if (!r->active)
+            return mf_err_raise(r->comm,
+                                mf_err_code(MPI_ERR_REQUEST, func,
+                                            "request %d is not active (call MPI_Start first)", i));
+    }
+    mf_status_t st = mf_part_pbuf_prepare((mf_request_t **)requests, count);
+    if (st != MF_OK)
+        return mf_err_from_status(NULL, st, func, "cannot prepare the partitioned buffers");
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPIX_Pbuf_prepare = PMPIX_Pbuf_prepare
+int PMPIX_Pbuf_prepare(MPI_Request request)
+{
+    return pbuf_prepare("MPIX_Pbuf_prepare", 1, &request);
+}
+
+#pragma weak MPIX_Pbuf_prepareall = PMPIX_Pbuf_prepareall
+int PMPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[])
+{
+    return pbuf_prepare("MPIX_Pbuf_prepareall", count, array_of_requests);
 }

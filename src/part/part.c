@@ -13,6 +13,14 @@
  * still owns. All state changes happen under the communicator's VCI lock; only the per
  * partition "ready" marks and the "armed" flag are atomics, which is what lets MPI_Pready run
  * from many threads without waiting for anything.
+ *
+ * Small partitions are aggregated: a partition that becomes sendable takes its ready-but-unsent
+ * neighbours along (never waiting for any), one message of at most MANIFOLD_PART_AGGR_BYTES
+ * tagged with its first partition. A receiver whose sender aggregates cannot know the runs in
+ * advance, so it does not pre-post: it takes the messages of its channel with a matched probe
+ * and receives each at its first partition's offset, its length giving the partition count.
+ * On a spread communicator a request's data and tokens use the VCI of (sender rank, tag), the
+ * same on both sides; the setup handshake stays on the home VCI.
  */
 #include "part.h"
 
@@ -26,6 +34,8 @@ typedef struct part_setup {
     uint64_t part_bytes;
     uint32_t channel;
     uint32_t npart;
+    uint32_t vci;  /* index of the data VCI: both sides must have picked the same */
+    uint32_t aggr; /* sender: 1 when it aggregates partitions (the receiver probes) */
 } part_setup_t;
 
 enum { PART_IDLE = 0, PART_READY = 1, PART_SENT = 2 };
@@ -43,8 +53,19 @@ typedef struct mf_part {
     size_t peer_part_bytes;
     mf_status_t err; /* MF_ERR_TRUNCATE when the sender's data does not fit the receiver */
     part_setup_t out, in;
+    /* setup messages, on the home VCI; tokens, on the request's VCI */
+    mf_vci_t *home;
+    mf_vci_op_t setup_send, setup_recv;
+    int setup_posted;
     mf_vci_op_t ctl_send, ctl_recv;
     int ctl_send_posted, ctl_recv_posted;
+    /* sender: most partitions per message (1: no aggregation) */
+    int aggr_max;
+    /* receiver of an aggregating sender: head[i] is the first partition of the message that
+     * carries sender partition i (-1: not taken yet); nclaimed partitions are taken */
+    int peer_aggr;
+    int *head;
+    int nclaimed;
     char token_out, token_in;
     /* sender: partition marks, "receiver armed" flag, partitions handed to the transport */
     _Atomic(unsigned char) *state;
@@ -66,6 +87,18 @@ static uint64_t setup_tag(mf_comm_t *comm, int src, int tag, int to_sender)
 }
 
 static void part_poll(mf_request_t *req);
+
+/* The VCI of a request's data and tokens: on a spread communicator the pool VCI of (sender
+ * rank, tag), computed alike on both sides (partitioned receives have no wildcards, so no hint
+ * is needed to key on both); otherwise the communicator's. */
+static mf_vci_t *part_vci(mf_comm_t *comm, int is_send, int peer, int tag)
+{
+    if (comm->vci_spread <= 1 || peer == MPI_PROC_NULL)
+        return comm->vci;
+    unsigned key = (unsigned)(is_send ? comm->rank : peer) + (unsigned)tag;
+    return mf_vci_get(
+        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
+}
 
 mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
                          mf_comm_t *comm, mf_request_t **req_p)
@@ -89,7 +122,11 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
             return MF_ERR_NO_MEMORY;
         }
     }
-    mf_vci_t *vci = comm->vci;
+    pt->home = comm->vci;
+    pt->aggr_max = 1;
+    if (is_send && part_bytes > 0 && (size_t)mf_params.part_aggr_bytes > part_bytes)
+        pt->aggr_max = (int)((size_t)mf_params.part_aggr_bytes / part_bytes);
+    mf_vci_t *vci = part_vci(comm, is_send, peer, tag);
     mf_vci_lock(vci);
     mf_request_t *req = mf_request_alloc_locked(vci, is_send ? MF_REQ_PSEND : MF_REQ_PRECV, comm);
     mf_vci_unlock(vci);
@@ -110,15 +147,36 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     return MF_OK;
 }
 
+/* Send partition p (already moved to SENT by the caller) together with the ready neighbours it
+ * can take along: each extra partition is claimed with the same compare-and-swap as a single
+ * one, so a concurrent MPI_Pready of a neighbour either finds it claimed or claims it first. */
 static void sender_send_locked(mf_request_t *req, mf_part_t *pt, int p)
 {
-    pt->nsent++;
+    int lo = p, hi = p;
+    while (hi - lo + 1 < pt->aggr_max && hi + 1 < pt->npart) {
+        unsigned char expect = PART_READY;
+        if (!atomic_compare_exchange_strong(&pt->state[hi + 1], &expect, PART_SENT))
+            break;
+        hi++;
+    }
+    while (hi - lo + 1 < pt->aggr_max && lo > 0) {
+        unsigned char expect = PART_READY;
+        if (!atomic_compare_exchange_strong(&pt->state[lo - 1], &expect, PART_SENT))
+            break;
+        lo--;
+    }
+    for (int i = lo; i <= hi; i++) {
+        mf_vci_op_reset(&pt->ops[i], NULL);
+        if (i != lo) /* carried by ops[lo] */
+            atomic_store_explicit(&pt->ops[i].done, 1, memory_order_relaxed);
+    }
+    pt->nsent += hi - lo + 1;
     if (pt->err != MF_OK)
         return; /* the receiver cannot take the data: the request completes with the error */
-    mf_vci_op_reset(&pt->ops[p], NULL);
     mf_status_t st = mf_vci_tag_send_locked(
-        req->vci, mf_comm_world_rank(req->comm, req->peer), pt->buf + (size_t)p * pt->part_bytes,
-        pt->part_bytes, mf_part_data_tag(pt->peer_channel, (unsigned)p), 0, &pt->ops[p]);
+        req->vci, mf_comm_world_rank(req->comm, req->peer), pt->buf + (size_t)lo * pt->part_bytes,
+        (size_t)(hi - lo + 1) * pt->part_bytes, mf_part_data_tag(pt->peer_channel, (unsigned)lo), 0,
+        &pt->ops[lo]);
     if (st != MF_OK && pt->err == MF_OK)
         pt->err = st;
 }
@@ -130,6 +188,12 @@ static mf_status_t receiver_post_locked(mf_request_t *req, mf_part_t *pt)
     pt->data_posted = 1;
     if (pt->err != MF_OK)
         return MF_OK;
+    if (pt->peer_aggr) { /* messages are taken by receiver_drain_locked */
+        for (int i = 0; i < pt->peer_npart; i++)
+            pt->head[i] = -1;
+        pt->nclaimed = 0;
+        return MF_OK;
+    }
     for (int i = 0; i < pt->peer_npart; i++) {
         mf_status_t st = mf_vci_tag_recv_locked(
             req->vci, pt->buf + (size_t)i * pt->peer_part_bytes, pt->peer_part_bytes,
@@ -157,6 +221,45 @@ static mf_status_t ctl_recv_locked(mf_request_t *req, mf_part_t *pt, void *buf, 
     return mf_vci_tag_recv_locked(req->vci, buf, len, tag, ~(uint64_t)0, &pt->ctl_recv);
 }
 
+/* The first MPI_Start: the setup exchange on the home VCI (its own lock; never nested). */
+static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt)
+{
+    uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag, !pt->is_send);
+    uint64_t peer_setup = setup_tag(req->comm, req->peer, req->tag, pt->is_send);
+    pt->out = (part_setup_t){.part_bytes = pt->part_bytes,
+                             .channel = pt->channel,
+                             .npart = (uint32_t)pt->npart,
+                             .vci = (uint32_t)mf_vci_index(req->vci),
+                             .aggr = pt->aggr_max > 1};
+    mf_vci_lock(pt->home);
+    mf_vci_op_reset(&pt->setup_send, NULL);
+    mf_vci_op_reset(&pt->setup_recv, NULL);
+    pt->setup_posted = 1;
+    mf_status_t st =
+        mf_vci_tag_send_locked(pt->home, mf_comm_world_rank(req->comm, req->peer), &pt->out,
+                               sizeof(pt->out), my_setup, 0, &pt->setup_send);
+    if (st == MF_OK)
+        st = mf_vci_tag_recv_locked(pt->home, &pt->in, sizeof(pt->in), peer_setup, ~(uint64_t)0,
+                                    &pt->setup_recv);
+    mf_vci_unlock(pt->home);
+    return st;
+}
+
+/* The peer's setup message, once it arrived: its layout, or why no data can flow. */
+static mf_status_t setup_read(mf_request_t *req, mf_part_t *pt)
+{
+    pt->setup_done = 1;
+    if (pt->setup_recv.status != MF_OK)
+        return pt->setup_recv.status;
+    pt->peer_channel = pt->in.channel;
+    pt->peer_npart = (int)pt->in.npart;
+    pt->peer_part_bytes = (size_t)pt->in.part_bytes;
+    pt->peer_aggr = !pt->is_send && pt->in.aggr;
+    if (pt->in.vci != (uint32_t)mf_vci_index(req->vci))
+        return MF_ERR_PROTOCOL; /* the communicator was spread between the two inits */
+    return MF_OK;
+}
+
 mf_status_t mf_part_start(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
@@ -172,8 +275,8 @@ mf_status_t mf_part_start(mf_request_t *req)
     }
     pt->ctl_send_posted = 0;
     pt->ctl_recv_posted = 0;
-    uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag, !pt->is_send);
-    uint64_t peer_setup = setup_tag(req->comm, req->peer, req->tag, pt->is_send);
+    int first = !pt->started_once;
+    pt->started_once = 1;
     if (pt->is_send) {
         for (int p = 0; p < pt->npart; p++) {
             atomic_store_explicit(&pt->state[p], PART_IDLE, memory_order_relaxed);
@@ -181,27 +284,12 @@ mf_status_t mf_part_start(mf_request_t *req)
         }
         pt->nsent = 0;
         atomic_store(&pt->armed, 0);
-        if (!pt->started_once) {
-            pt->started_once = 1;
-            pt->out = (part_setup_t){
-                .part_bytes = pt->part_bytes, .channel = pt->channel, .npart = (uint32_t)pt->npart};
-            st = ctl_send_locked(req, pt, &pt->out, sizeof(pt->out), my_setup);
-            if (st == MF_OK)
-                st = ctl_recv_locked(req, pt, &pt->in, sizeof(pt->in), peer_setup);
-        } else {
+        if (!first)
             st = ctl_recv_locked(req, pt, &pt->token_in, 1,
                                  mf_part_data_tag(pt->channel, MF_PART_TOKEN_INDEX));
-        }
     } else {
         pt->data_posted = 0;
-        if (!pt->started_once) {
-            pt->started_once = 1;
-            pt->out = (part_setup_t){
-                .part_bytes = pt->part_bytes, .channel = pt->channel, .npart = (uint32_t)pt->npart};
-            st = ctl_send_locked(req, pt, &pt->out, sizeof(pt->out), my_setup);
-            if (st == MF_OK)
-                st = ctl_recv_locked(req, pt, &pt->in, sizeof(pt->in), peer_setup);
-        } else {
+        if (!first) {
             st = receiver_post_locked(req, pt);
             if (st == MF_OK)
                 st = ctl_send_locked(req, pt, &pt->token_out, 1,
@@ -209,6 +297,8 @@ mf_status_t mf_part_start(mf_request_t *req)
         }
     }
     mf_vci_unlock(vci);
+    if (first && st == MF_OK)
+        st = setup_post(req, pt);
     return st;
 }
 
@@ -218,19 +308,22 @@ static void sender_advance_locked(mf_request_t *req, mf_part_t *pt)
 {
     if (atomic_load(&pt->armed))
         return;
-    if (!pt->ctl_recv_posted || !mf_vci_op_is_done(&pt->ctl_recv))
-        return;
     if (!pt->setup_done) {
-        pt->setup_done = 1;
-        pt->peer_channel = pt->in.channel;
-        pt->peer_npart = (int)pt->in.npart;
-        pt->peer_part_bytes = (size_t)pt->in.part_bytes;
-        if ((uint64_t)pt->npart * pt->part_bytes > (uint64_t)pt->peer_npart * pt->peer_part_bytes)
-            pt->err = MF_ERR_TRUNCATE;
+        if (!pt->setup_posted || !mf_vci_op_is_done(&pt->setup_recv))
+            return;
+        mf_status_t st = setup_read(req, pt);
+        if (st == MF_OK &&
+            (uint64_t)pt->npart * pt->part_bytes > (uint64_t)pt->peer_npart * pt->peer_part_bytes)
+            st = MF_ERR_TRUNCATE;
+        if (st != MF_OK && pt->err == MF_OK)
+            pt->err = st;
+    } else {
+        if (!pt->ctl_recv_posted || !mf_vci_op_is_done(&pt->ctl_recv))
+            return;
+        if (pt->ctl_recv.status != MF_OK && pt->err == MF_OK)
+            pt->err = pt->ctl_recv.status;
+        pt->ctl_recv_posted = 0;
     }
-    if (pt->ctl_recv.status != MF_OK && pt->err == MF_OK)
-        pt->err = pt->ctl_recv.status;
-    pt->ctl_recv_posted = 0;
     /* Publish "armed" before scanning: a concurrent MPI_Pready either sees it and sends its own
      * partition, or marked its partition before our scan and we send it (the CAS picks one). */
     atomic_store(&pt->armed, 1);
@@ -243,30 +336,67 @@ static void sender_advance_locked(mf_request_t *req, mf_part_t *pt)
 
 static void receiver_advance_locked(mf_request_t *req, mf_part_t *pt)
 {
-    if (pt->data_posted || !pt->ctl_recv_posted || !mf_vci_op_is_done(&pt->ctl_recv))
+    if (pt->data_posted || !pt->setup_posted || !mf_vci_op_is_done(&pt->setup_recv))
         return;
-    pt->ctl_recv_posted = 0;
-    if (pt->ctl_recv.status != MF_OK) {
-        pt->err = pt->ctl_recv.status;
+    mf_status_t st = setup_read(req, pt);
+    if (st == MF_OK &&
+        (uint64_t)pt->peer_npart * pt->peer_part_bytes > (uint64_t)pt->npart * pt->part_bytes)
+        st = MF_ERR_TRUNCATE;
+    if (st == MF_OK) {
+        pt->ops = calloc((size_t)pt->peer_npart + 1, sizeof(*pt->ops));
+        pt->head = pt->peer_aggr ? calloc((size_t)pt->peer_npart + 1, sizeof(int)) : NULL;
+        if (pt->ops == NULL || (pt->peer_aggr && pt->head == NULL))
+            st = MF_ERR_NO_MEMORY;
+        else
+            pt->nops = pt->peer_npart;
+    }
+    if (st != MF_OK) {
+        pt->err = st;
         pt->data_posted = 1;
         return;
     }
-    pt->setup_done = 1;
-    pt->peer_channel = pt->in.channel;
-    pt->peer_npart = (int)pt->in.npart;
-    pt->peer_part_bytes = (size_t)pt->in.part_bytes;
-    if ((uint64_t)pt->peer_npart * pt->peer_part_bytes > (uint64_t)pt->npart * pt->part_bytes)
-        pt->err = MF_ERR_TRUNCATE;
-    pt->ops = calloc((size_t)pt->peer_npart, sizeof(*pt->ops));
-    if (pt->ops == NULL) {
-        pt->err = MF_ERR_NO_MEMORY;
-        pt->data_posted = 1;
-        return;
-    }
-    pt->nops = pt->peer_npart;
-    mf_status_t st = receiver_post_locked(req, pt);
+    st = receiver_post_locked(req, pt);
     if (st != MF_OK)
         pt->err = st;
+}
+
+/* Receiver of an aggregating sender: take every message of this channel that has arrived and
+ * receive it in place; its tag gives the first partition, its length the count. */
+static void receiver_drain_locked(mf_request_t *req, mf_part_t *pt)
+{
+    size_t s = pt->peer_part_bytes;
+    mf_vci_msg_t msg;
+    while (pt->err == MF_OK && pt->nclaimed < pt->peer_npart &&
+           mf_vci_tag_mprobe_locked(req->vci, mf_part_data_tag(pt->channel, 0),
+                                    ~(uint64_t)MF_PART_TOKEN_INDEX, &msg)) {
+        uint64_t first = msg.sender_tag & MF_PART_TOKEN_INDEX;
+        uint64_t k = msg.length / s;
+        mf_vci_op_t *op = &pt->ops[pt->peer_npart]; /* spare op for a message we refuse */
+        if (k == 0 || msg.length % s != 0 || first + k > (uint64_t)pt->peer_npart ||
+            pt->head[first] >= 0) {
+            pt->err = MF_ERR_PROTOCOL;
+            mf_vci_op_reset(op, NULL);
+            mf_vci_tag_mrecv_locked(req->vci, NULL, 0, &msg, op);
+            break;
+        }
+        for (uint64_t i = first; i < first + k; i++)
+            pt->head[i] = (int)first;
+        pt->nclaimed += (int)k;
+        op = &pt->ops[first];
+        mf_vci_op_reset(op, NULL);
+        mf_status_t st =
+            mf_vci_tag_mrecv_locked(req->vci, pt->buf + first * s, (size_t)k * s, &msg, op);
+        if (st != MF_OK)
+            pt->err = st;
+    }
+}
+
+/* Receive side: sender partition i has landed. VCI lock held. */
+static int recv_part_done(mf_part_t *pt, int i)
+{
+    if (!pt->peer_aggr)
+        return mf_vci_op_is_done(&pt->ops[i]);
+    return pt->head[i] >= 0 && mf_vci_op_is_done(&pt->ops[pt->head[i]]);
 }
 
 static int ops_done(mf_part_t *pt, int n, mf_status_t *err_p)
@@ -285,6 +415,10 @@ static void part_poll(mf_request_t *req)
     mf_part_t *pt = req->part;
     if (!req->active || mf_vci_op_is_done(&req->op))
         return;
+    /* The setup travels on the home VCI, which waiting on the request's VCI may not progress. */
+    if (pt->home != req->vci && pt->setup_posted &&
+        (!mf_vci_op_is_done(&pt->setup_recv) || !mf_vci_op_is_done(&pt->setup_send)))
+        mf_vci_progress(pt->home);
     mf_vci_lock(req->vci);
     if (mf_vci_op_is_done(&req->op)) {
         mf_vci_unlock(req->vci);
@@ -299,10 +433,28 @@ static void part_poll(mf_request_t *req)
                (pt->err != MF_OK || ops_done(pt, pt->npart, &err));
     } else {
         receiver_advance_locked(req, pt);
+        if (pt->data_posted && pt->peer_aggr)
+            receiver_drain_locked(req, pt);
         err = pt->err;
-        done = pt->data_posted && (pt->err != MF_OK || ops_done(pt, pt->peer_npart, &err));
+        if (!pt->data_posted)
+            done = 0;
+        else if (pt->err != MF_OK)
+            done = 1;
+        else if (pt->peer_aggr) {
+            done = pt->nclaimed == pt->peer_npart;
+            for (int i = 0; i < pt->peer_npart && done; i++) {
+                done = recv_part_done(pt, i);
+                if (done && pt->ops[i].status != MF_OK && err == MF_OK && pt->head[i] == i)
+                    err = pt->ops[i].status;
+            }
+        } else
+            done = ops_done(pt, pt->peer_npart, &err);
     }
     if (done && pt->ctl_send_posted && !mf_vci_op_is_done(&pt->ctl_send))
+        done = 0;
+    if (done && pt->setup_posted && !mf_vci_op_is_done(&pt->setup_send))
+        done = 0;
+    if (done && pt->setup_posted && !mf_vci_op_is_done(&pt->setup_recv))
         done = 0;
     if (done) {
         req->op.status = err;
@@ -319,13 +471,21 @@ mf_status_t mf_part_pready(mf_request_t *req, int p)
     unsigned char expect = PART_IDLE;
     if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
         return MF_ERR_INVALID;
-    if (!atomic_load(&pt->armed))
-        return MF_OK; /* queued: progress sends it once the receiver is armed */
-    mf_vci_lock(req->vci);
-    expect = PART_READY;
-    if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
-        sender_send_locked(req, pt, p);
-    mf_vci_unlock(req->vci);
+    if (atomic_load(&pt->armed)) {
+        mf_vci_lock(req->vci);
+        expect = PART_READY;
+        if (atomic_compare_exchange_strong(&pt->state[p], &expect, PART_SENT))
+            sender_send_locked(req, pt, p);
+        mf_vci_unlock(req->vci);
+    } else if (mf_vci_trylock(req->vci)) {
+        /* Queued. The receiver's token or setup has usually arrived but waits for progress:
+         * one non-blocking poll here sends this partition (and those queued before) early,
+         * where otherwise they would wait for the sender's MPI_Wait. Skipped when another
+         * thread holds the lock (never wait here): the next poll flushes our mark. */
+        mf_vci_progress_locked(req->vci);
+        sender_advance_locked(req, pt);
+        mf_vci_unlock(req->vci);
+    }
     return MF_OK;
 }
 
@@ -345,7 +505,7 @@ int mf_part_parrived(mf_request_t *req, int p)
         if (pt->err == MF_OK &&
             mf_part_cover(pt->part_bytes, p, pt->peer_part_bytes, pt->peer_npart, &lo, &hi)) {
             for (int i = lo; i <= hi && flag; i++)
-                flag = mf_vci_op_is_done(&pt->ops[i]);
+                flag = recv_part_done(pt, i);
         }
     }
     mf_vci_unlock(req->vci);
@@ -370,6 +530,38 @@ void mf_part_free(mf_request_t *req)
     if (pt != NULL) {
         free(pt->state);
         free(pt->ops);
+        free(pt->head);
         free(pt);
+    }
+}
+
+/* Sender: the receiver is known armed for this iteration (or no data can flow). Receiver: its
+ * buffer is armed (receives posted or messages being taken). VCI lock held. */
+static int prepared_locked(mf_request_t *req, mf_part_t *pt)
+{
+    if (pt->err != MF_OK || mf_vci_op_is_done(&req->op))
+        return 1;
+    return pt->is_send ? atomic_load(&pt->armed) : pt->data_posted;
+}
+
+mf_status_t mf_part_pbuf_prepare(mf_request_t **reqs, int n)
+{
+    for (;;) {
+        int all = 1;
+        for (int i = 0; i < n; i++) {
+            mf_request_t *req = reqs[i];
+            if (req->peer == MPI_PROC_NULL)
+                continue;
+            mf_vci_lock(req->vci);
+            int ready = prepared_locked(req, req->part);
+            mf_vci_unlock(req->vci);
+            if (ready)
+                continue;
+            all = 0;
+            mf_progress_test(req->vci);
+            part_poll(req);
+        }
+        if (all)
+            return MF_OK;
     }
 }

@@ -23,6 +23,10 @@ mf_status_t mf_part_start(mf_request_t *req);
 mf_status_t mf_part_pready(mf_request_t *req, int p);
 /* 1 when every byte of receive partition p has landed (drives progress first). */
 int mf_part_parrived(mf_request_t *req, int p);
+/* MPIX_Pbuf_prepare(all): returns once every listed active request is armed: a send request's
+ * receiver has armed its buffer for this iteration (later MPI_Pready calls send at once), a
+ * receive request has armed its own. Drives progress; the pair's calls complete each other. */
+mf_status_t mf_part_pbuf_prepare(mf_request_t **reqs, int n);
 /* The number of partitions of this side of the request. */
 size_t mf_part_npart(const mf_request_t *req);
 /* Release an inactive partitioned request. */

@@ -72,6 +72,10 @@ static const param_def_t param_table[] = {
      "1: barrier, bcast, reduce and allreduce go through shared memory among the ranks of a "
      "node and point-to-point among one leader per node; 0: point-to-point only",
      NULL},
+    {"PART_AGGR_BYTES", &mf_params.part_aggr_bytes, 8192, 0, 1 << 30,
+     "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
+     "most this many bytes; 0: every partition is its own message",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},
