@@ -475,7 +475,13 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         return nb_end(func, c, nb, s);
     }
     mf_status_t status;
-    if (kind == MOVE_GATHER)
+    /* MPI_Gather/Scatter: every block has the root's block size (type signatures match) */
+    size_t block = is_root ? (arr != NULL ? arr[0] : 0) : n;
+    if (kind == MOVE_GATHER && a->counts.p == NULL)
+        status = mf_coll_gather(c, a->one_buf, block, a->all_buf, root);
+    else if (kind == MOVE_SCATTER && a->counts.p == NULL)
+        status = mf_coll_scatter(c, a->all_buf, block, (void *)a->one_buf, root);
+    else if (kind == MOVE_GATHER)
         status = mf_coll_gatherv(c, a->one_buf, n, a->all_buf, lens, displs, root);
     else if (kind == MOVE_SCATTER)
         status = mf_coll_scatterv(c, a->all_buf, lens, displs, (void *)a->one_buf, n, root);
@@ -694,8 +700,14 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
         }
     } else if (rc == MPI_SUCCESS) {
         int n = c->size;
-        mf_status_t status = mf_coll_alltoallv(c, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
-                                               (void *)rcv->buf, rarr, rarr + n);
+        mf_status_t status;
+        /* MPI_Alltoall: equal blocks (unequal sides are a user error the pairwise exchange
+         * reports as truncation) */
+        if (rcv->counts.p == NULL && rcv->types == NULL && (sarr == NULL || sarr[0] == rarr[0]))
+            status = mf_coll_alltoall(c, snd->buf, rarr[0], (void *)rcv->buf);
+        else
+            status = mf_coll_alltoallv(c, snd->buf, sarr, sarr != NULL ? sarr + n : NULL,
+                                       (void *)rcv->buf, rarr, rarr + n);
         rc = finish(func, c, status);
     }
     free(sarr);

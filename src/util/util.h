@@ -107,8 +107,17 @@ typedef struct mf_params {
     int vci_stats;         /* MANIFOLD_VCI_STATS */
     int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
     int print_params;      /* MANIFOLD_PRINT_PARAMS */
-    int coll_bcast;        /* MANIFOLD_COLL_BCAST */
-    int coll_allreduce;    /* MANIFOLD_COLL_ALLREDUCE */
+    /* MANIFOLD_COLL_<NAME>: forced collective algorithms (0: selection table) */
+    int coll_barrier;
+    int coll_bcast;
+    int coll_reduce;
+    int coll_allreduce;
+    int coll_gather;
+    int coll_scatter;
+    int coll_allgather;
+    int coll_alltoall;
+    int coll_reduce_scatter;
+    int coll_scan;
 } mf_params_t;
 
 extern mf_params_t mf_params;
