@@ -3,10 +3,12 @@
  * Collective algorithms written as schedules (coll_sched.c) for the non-blocking and
  * persistent collectives: dissemination barrier, binomial broadcast, binomial reduce in rank
  * order, recursive-doubling allreduce with the extra ranks folded into their neighbours, linear
- * gather(v)/scatter(v), ring allgather(v), pairwise all-to-all, reduce-scatter as reduce +
- * scatter, chain scan. Arguments are those of the blocking forms (coll.h): byte lengths and
- * displacements, items for reductions. Every builder only appends steps; the caller turns the
- * schedule into a request (mf_sched_request), which also reports allocation failures.
+ * gather(v)/scatter(v), ring, recursive-doubling or Bruck allgather(v), pairwise all-to-all,
+ * reduce-scatter by pairwise exchange (commutative) or reduce + scatter, chain or
+ * recursive-doubling scan; where there is a choice the selection table decides (coll_select.c).
+ * Arguments are those of the blocking forms (coll.h): byte lengths and displacements, items for
+ * reductions. Every builder only appends steps; the caller turns the schedule into a request
+ * (mf_sched_request), which also reports allocation failures.
  */
 #include "coll.h"
 
@@ -189,6 +191,64 @@ void mf_nbc_scatterv(mf_sched_t *s, const void *sbuf, const size_t *slens, const
     mf_sched_barrier(s);
 }
 
+/* Recursive doubling (power-of-two sizes) over a buffer packed in rank order: rbuf itself
+ * when its layout is packed. As in coll_blocking.c. */
+static void allgather_recursive_doubling(mf_sched_t *s, char *r, const size_t *rlens,
+                                         const size_t *rdispls, int size, int rank)
+{
+    size_t *off = mf_sched_tmp(s, ((size_t)size + 1) * sizeof(size_t));
+    if (off == NULL)
+        return;
+    int packed = 1;
+    off[0] = 0;
+    for (int i = 0; i < size; i++) {
+        packed = packed && rdispls[i] == off[i];
+        off[i + 1] = off[i] + rlens[i];
+    }
+    char *buf = packed ? r : mf_sched_tmp(s, off[size]);
+    if (buf == NULL)
+        return;
+    if (!packed)
+        mf_sched_copy(s, buf + off[rank], r + rdispls[rank], rlens[rank]);
+    for (int mask = 1; mask < size; mask <<= 1) {
+        int peer = rank ^ mask, base = rank & ~(mask - 1), pbase = peer & ~(mask - 1);
+        mf_sched_send(s, buf + off[base], off[base + mask] - off[base], peer);
+        mf_sched_recv(s, buf + off[pbase], off[pbase + mask] - off[pbase], peer);
+        mf_sched_barrier(s);
+    }
+    if (!packed)
+        for (int i = 0; i < size; i++)
+            if (i != rank)
+                mf_sched_copy(s, r + rdispls[i], buf + off[i], rlens[i]);
+    mf_sched_barrier(s);
+}
+
+/* Bruck: blocks in order relative to this rank; step k sends the first min(k, p - k) blocks
+ * to rank - k. As in coll_blocking.c. */
+static void allgather_bruck(mf_sched_t *s, char *r, const size_t *rlens, const size_t *rdispls,
+                            int size, int rank)
+{
+    size_t *off = mf_sched_tmp(s, ((size_t)size + 1) * sizeof(size_t));
+    if (off == NULL)
+        return;
+    off[0] = 0;
+    for (int j = 0; j < size; j++)
+        off[j + 1] = off[j] + rlens[(rank + j) % size];
+    char *buf = mf_sched_tmp(s, off[size]);
+    if (buf == NULL)
+        return;
+    mf_sched_copy(s, buf, r + rdispls[rank], rlens[rank]);
+    for (int k = 1; k < size; k <<= 1) {
+        int n = k < size - k ? k : size - k;
+        mf_sched_send(s, buf, off[n], (rank - k + size) % size);
+        mf_sched_recv(s, buf + off[k], off[k + n] - off[k], (rank + k) % size);
+        mf_sched_barrier(s);
+    }
+    for (int j = 1; j < size; j++)
+        mf_sched_copy(s, r + rdispls[(rank + j) % size], buf + off[j], off[j + 1] - off[j]);
+    mf_sched_barrier(s);
+}
+
 void mf_nbc_allgatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf,
                        const size_t *rlens, const size_t *rdispls)
 {
@@ -198,6 +258,20 @@ void mf_nbc_allgatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf,
     if (sbuf != MPI_IN_PLACE)
         mf_sched_copy(s, r + rdispls[rank], sbuf, slen);
     mf_sched_barrier(s);
+    if (size == 1)
+        return;
+    size_t total = 0;
+    for (int i = 0; i < size; i++)
+        total += rlens[i];
+    int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
+    if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0) {
+        allgather_recursive_doubling(s, r, rlens, rdispls, size, rank);
+        return;
+    }
+    if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING || alg == MF_COLL_ALLGATHER_BRUCK) {
+        allgather_bruck(s, r, rlens, rdispls, size, rank);
+        return;
+    }
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     /* Ring: step i forwards the block that originated i ranks to the left. */
     for (int i = 0; i < size - 1; i++) {
@@ -259,12 +333,69 @@ void mf_nbc_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const si
         displs[i] = total * extent;
         total += counts[i];
     }
+    const char *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    int alg = mf_coll_select(MF_COLL_REDUCE_SCATTER, size, total * extent / (size_t)size);
+    if (size > 1 && mf_op_commutative(op) && alg != MF_COLL_REDUCE_SCATTER_REDUCE_SCATTERV) {
+        /* Pairwise exchange (recursive halving is not written as a schedule yet): step i
+         * sends rank + i its block and combines the one from rank - i into mine. */
+        size_t mine = lens[rank];
+        char *acc = mf_sched_tmp(s, mine), *tmp = mf_sched_tmp(s, mine);
+        if (acc == NULL || tmp == NULL)
+            return;
+        mf_sched_set_op(s, dt, op);
+        mf_sched_copy(s, acc, src + displs[rank], mine);
+        for (int i = 1; i < size; i++) {
+            int dst = (rank + i) % size, from = (rank - i + size) % size;
+            mf_sched_send(s, src + displs[dst], lens[dst], dst);
+            mf_sched_recv(s, tmp, mine, from);
+            mf_sched_barrier(s);
+            mf_sched_reduce(s, tmp, acc, mine / extent);
+        }
+        mf_sched_barrier(s);
+        mf_sched_copy(s, rbuf, acc, mine);
+        mf_sched_barrier(s);
+        return;
+    }
     char *full = mf_sched_tmp(s, total * extent);
     if (full == NULL)
         return;
     /* Reduce everything at rank 0 (rank order kept), then scatter the blocks. */
-    mf_nbc_reduce(s, sbuf == MPI_IN_PLACE ? rbuf : sbuf, full, total, dt, extent, op, 0);
+    mf_nbc_reduce(s, src, full, total, dt, extent, op, 0);
     mf_nbc_scatterv(s, full, lens, displs, rbuf, lens[rank], 0);
+}
+
+/* Recursive doubling in rank order, as in coll_blocking.c. */
+static void scan_recursive_doubling(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                                    size_t len, int exclusive)
+{
+    mf_comm_t *comm = mf_sched_comm(s);
+    int size = comm->size, rank = comm->rank, have = 0;
+    char *part = mf_sched_tmp(s, len), *tmp = mf_sched_tmp(s, len);
+    if (part == NULL || tmp == NULL)
+        return;
+    mf_sched_copy(s, part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
+    if (!exclusive && sbuf != MPI_IN_PLACE)
+        mf_sched_copy(s, rbuf, sbuf, len);
+    for (int mask = 1; mask < size; mask <<= 1) {
+        int peer = rank ^ mask;
+        if (peer >= size)
+            continue;
+        mf_sched_send(s, part, len, peer);
+        mf_sched_recv(s, tmp, len, peer);
+        mf_sched_barrier(s);
+        if (peer < rank) {
+            if (!exclusive || have)
+                mf_sched_reduce(s, tmp, rbuf, count); /* rbuf = lower op rbuf */
+            else
+                mf_sched_copy(s, rbuf, tmp, len);
+            have = 1;
+            mf_sched_reduce(s, tmp, part, count);
+        } else {
+            mf_sched_reduce(s, part, tmp, count); /* tmp = part op higher */
+            mf_sched_copy(s, part, tmp, len);
+        }
+    }
+    mf_sched_barrier(s);
 }
 
 void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
@@ -273,10 +404,14 @@ void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_
     mf_comm_t *comm = mf_sched_comm(s);
     int size = comm->size, rank = comm->rank;
     size_t len = count * extent;
+    mf_sched_set_op(s, dt, op);
+    if (mf_coll_select(MF_COLL_SCAN, size, len) == MF_COLL_SCAN_RECURSIVE_DOUBLING) {
+        scan_recursive_doubling(s, sbuf, rbuf, count, len, exclusive);
+        return;
+    }
     char *prefix = mf_sched_tmp(s, len), *mine = mf_sched_tmp(s, len);
     if (prefix == NULL || mine == NULL)
         return;
-    mf_sched_set_op(s, dt, op);
     mf_sched_copy(s, mine, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
     if (rank > 0) {
         mf_sched_recv(s, prefix, len, rank - 1);
