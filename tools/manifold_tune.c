@@ -33,13 +33,15 @@ static const char *const kind_names[T_KINDS] = {
     "allgather", "alltoall", "reduce_scatter", "scan",
 };
 
-#define MAX_ALGS  8
-#define MAX_SIZES 32
+#define MAX_ALGS   8
+#define MAX_SIZES  32
+#define MAX_TRIALS 15
 
 typedef struct tune_opts {
     int quick;
     size_t max_bytes;
     int reps;
+    int trials;
     const char *output;
 } tune_opts_t;
 
@@ -52,10 +54,11 @@ static void usage(void)
 {
     fprintf(stderr,
             "usage: mpiexec -n <procs> manifold_tune [--quick] [--max BYTES] [--reps N] "
-            "[--output FILE]\n"
+            "[--trials N] [--output FILE]\n"
             "  --quick        fewer sizes and repetitions (a quick check, not a tuning run)\n"
             "  --max BYTES    largest message size (default 4194304, 1048576 with --quick)\n"
-            "  --reps N       timed calls per point (default 20, 3 with --quick)\n"
+            "  --reps N       timed calls per trial (default 20, 3 with --quick)\n"
+            "  --trials N     trials per point, median kept (default 5, 1 with --quick)\n"
             "  --output FILE  the table to write (default manifold_coll_table.txt)\n"
             "Load the table with MANIFOLD_COLL_TABLE=FILE.\n");
 }
@@ -65,6 +68,7 @@ static int parse_opts(int argc, char **argv, tune_opts_t *o)
     o->quick = 0;
     o->max_bytes = 0;
     o->reps = 0;
+    o->trials = 0;
     o->output = "manifold_coll_table.txt";
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -73,6 +77,8 @@ static int parse_opts(int argc, char **argv, tune_opts_t *o)
             o->max_bytes = strtoull(argv[++i], NULL, 10);
         } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
             o->reps = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--trials") == 0 && i + 1 < argc) {
+            o->trials = atoi(argv[++i]);
         } else if (strcmp(argv[i], "--output") == 0 && i + 1 < argc) {
             o->output = argv[++i];
         } else {
@@ -85,6 +91,10 @@ static int parse_opts(int argc, char **argv, tune_opts_t *o)
         o->max_bytes = 8;
     if (o->reps <= 0)
         o->reps = o->quick ? 3 : 20;
+    if (o->trials <= 0)
+        o->trials = o->quick ? 1 : 5;
+    if (o->trials > MAX_TRIALS)
+        o->trials = MAX_TRIALS;
     return 1;
 }
 
@@ -124,6 +134,17 @@ static double time_point(int kind, size_t n, int reps, tune_buf_t *b)
     double t = (MPI_Wtime() - t0) / reps, tmax;
     MPI_Allreduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return tmax;
+}
+
+static double median(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double x = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = x;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* The control variable forcing `kind`'s algorithm and its algorithm names (item 0 is "auto"). */
@@ -227,8 +248,9 @@ int main(int argc, char **argv)
                 "processes.\n# <collective> <max processes> <max bytes> <algorithm>; the first "
                 "matching line wins.\n",
                 nprocs);
-        printf("# manifold_tune: %d processes, %d timed calls per point, microseconds per call\n",
-               nprocs, o.reps);
+        printf("# manifold_tune: %d processes, median of %d trials of %d timed calls, "
+               "microseconds per call\n",
+               nprocs, o.trials, o.reps);
     }
     for (int kind = 0; kind < T_KINDS; kind++) {
         tune_cvar_t cv;
@@ -239,13 +261,19 @@ int main(int argc, char **argv)
             rc = 1;
             break;
         }
-        double t[MAX_ALGS][MAX_SIZES];
-        for (int alg = 1; alg < cv.nalgs; alg++) {
-            MPI_T_cvar_write(cv.handle, &alg);
-            for (int i = 0; i < nsizes; i++) {
-                int reps = sizes[i] >= ((size_t)1 << 20) ? (o.reps + 3) / 4 : o.reps;
-                t[alg][i] = time_point(kind, sizes[i], reps, &b);
+        /* Trials interleave the algorithms so that a busy machine hurts them alike; each
+         * point is the median of its trials. */
+        double t[MAX_ALGS][MAX_SIZES], trial[MAX_ALGS][MAX_TRIALS];
+        for (int i = 0; i < nsizes; i++) {
+            int reps = sizes[i] >= ((size_t)1 << 20) ? (o.reps + 3) / 4 : o.reps;
+            for (int k = 0; k < o.trials; k++) {
+                for (int alg = 1; alg < cv.nalgs; alg++) {
+                    MPI_T_cvar_write(cv.handle, &alg);
+                    trial[alg][k] = time_point(kind, sizes[i], reps, &b);
+                }
             }
+            for (int alg = 1; alg < cv.nalgs; alg++)
+                t[alg][i] = median(trial[alg], o.trials);
         }
         int zero = 0;
         MPI_T_cvar_write(cv.handle, &zero);

@@ -38,7 +38,9 @@ static const char *const kind_params[MF_COLL_KINDS] = {
     "COLL_SCATTER", "COLL_ALLGATHER", "COLL_ALLTOALL", "COLL_REDUCE_SCATTER", "COLL_SCAN",
 };
 
-/* Built-in rules; each list ends with an (ANY_PROCS, ANY_BYTES) rule. */
+/* Built-in rules; each list ends with an (ANY_PROCS, ANY_BYTES) rule. The 2-process rules
+ * follow manifold_tune on a 2-core shared-memory machine (docs/design/coll.md, "Measurements");
+ * the others follow the usual latency/bandwidth reasoning until a larger machine is tuned. */
 static const coll_rule_t rules_barrier[] = {{ANY_PROCS, ANY_BYTES, MF_COLL_BARRIER_DISSEMINATION}};
 static const coll_rule_t rules_bcast[] = {
     {2, ANY_BYTES, MF_COLL_BCAST_BINOMIAL},
@@ -46,6 +48,7 @@ static const coll_rule_t rules_bcast[] = {
     {ANY_PROCS, ANY_BYTES, MF_COLL_BCAST_SCATTER_ALLGATHER},
 };
 static const coll_rule_t rules_reduce[] = {
+    {2, ANY_BYTES, MF_COLL_REDUCE_BINOMIAL},
     {ANY_PROCS, 64 * 1024 - 1, MF_COLL_REDUCE_BINOMIAL},
     {ANY_PROCS, ANY_BYTES, MF_COLL_REDUCE_RABENSEIFNER},
 };
@@ -73,7 +76,9 @@ static const coll_rule_t rules_alltoall[] = {
     {ANY_PROCS, ANY_BYTES, MF_COLL_ALLTOALL_PAIRWISE},
 };
 static const coll_rule_t rules_reduce_scatter[] = {
-    {ANY_PROCS, ANY_BYTES, MF_COLL_REDUCE_SCATTER_RECURSIVE_HALVING},
+    {2, ANY_BYTES, MF_COLL_REDUCE_SCATTER_PAIRWISE},
+    {ANY_PROCS, 256 * 1024 - 1, MF_COLL_REDUCE_SCATTER_RECURSIVE_HALVING},
+    {ANY_PROCS, ANY_BYTES, MF_COLL_REDUCE_SCATTER_PAIRWISE},
 };
 static const coll_rule_t rules_scan[] = {
     {2, ANY_BYTES, MF_COLL_SCAN_CHAIN},

@@ -62,12 +62,14 @@ bad_option)
     ;;
 cvars)
     # control variables only, before MPI_Init; the environment shows in the values
-    MANIFOLD_VCI_COUNT=3 MANIFOLD_THREAD_CS=global run "$info" --cvars
+    MANIFOLD_VCI_COUNT=3 MANIFOLD_THREAD_CS=global MANIFOLD_COLL_SCAN=2 run "$info" --cvars
     expect_rc 0
     expect_out "^version: Manifold MPI"
     expect_out "^cvar MANIFOLD_VCI_COUNT  *= 3  *default 0 "
     expect_out "^cvar MANIFOLD_THREAD_CS  *= global  *default vci "
+    expect_out "^cvar MANIFOLD_COLL_SCAN  *= recursive_doubling  *default auto "
     expect_out "^cvar MANIFOLD_VCI_STATS  *= 0 .* writable "
+    expect_out "^cvar MANIFOLD_COLL_ALLREDUCE  *= auto  *default auto  *writable "
     if grep -q "^pvar" "$out"; then fail "performance variables printed with --cvars"; fi
     ;;
 singleton)
