@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collective algorithms written as schedules (coll_sched.c) for the non-blocking and
- * persistent collectives: dissemination barrier, binomial broadcast, binomial reduce in rank
- * order, recursive-doubling allreduce with the extra ranks folded into their neighbours, linear
+ * persistent collectives: dissemination barrier, binomial or scatter + allgather broadcast,
+ * binomial reduce in rank order, recursive-doubling (rank order) or Rabenseifner (commutative)
+ * allreduce with the extra ranks folded into their neighbours, linear
  * gather(v)/scatter(v), ring, recursive-doubling or Bruck allgather(v), pairwise all-to-all,
  * reduce-scatter by pairwise exchange (commutative) or reduce + scatter, chain or
  * recursive-doubling scan; where there is a choice the selection table decides (coll_select.c).
@@ -28,12 +29,55 @@ void mf_nbc_barrier(mf_sched_t *s)
     }
 }
 
+/* Byte offset of chunk `i` of `n` equal chunks of `len` bytes (the last ones may be short). */
+static size_t chunk_off(size_t len, int n, int i)
+{
+    size_t chunk = (len + (size_t)n - 1) / (size_t)n, off = chunk * (size_t)i;
+    return off < len ? off : len;
+}
+
+/* Binomial scatter of p chunks, then a ring allgather (as in coll_blocking.c). */
+static void bcast_scatter_allgather(mf_sched_t *s, char *b, size_t len, int root, int size, int vr)
+{
+    int mask = 1;
+    while (mask < size) {
+        if (vr & mask) {
+            int hi = vr + mask < size ? vr + mask : size;
+            size_t lo_off = chunk_off(len, size, vr), hi_off = chunk_off(len, size, hi);
+            mf_sched_recv(s, b + lo_off, hi_off - lo_off, (vr - mask + root) % size);
+            mf_sched_barrier(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1) {
+        if (vr + mask < size) {
+            int lo = vr + mask, hi = vr + 2 * mask < size ? vr + 2 * mask : size;
+            size_t lo_off = chunk_off(len, size, lo), hi_off = chunk_off(len, size, hi);
+            mf_sched_send(s, b + lo_off, hi_off - lo_off, (lo + root) % size);
+        }
+    }
+    mf_sched_barrier(s);
+    int right = (vr + 1) % size, left = (vr - 1 + size) % size;
+    for (int i = 0; i < size - 1; i++) {
+        int sb = (vr - i + size) % size, rb = (vr - i - 1 + size) % size;
+        size_t so = chunk_off(len, size, sb), ro = chunk_off(len, size, rb);
+        mf_sched_send(s, b + so, chunk_off(len, size, sb + 1) - so, (right + root) % size);
+        mf_sched_recv(s, b + ro, chunk_off(len, size, rb + 1) - ro, (left + root) % size);
+        mf_sched_barrier(s);
+    }
+}
+
 void mf_nbc_bcast(mf_sched_t *s, void *buf, size_t len, int root)
 {
     mf_comm_t *comm = mf_sched_comm(s);
     int size = comm->size, vr = (comm->rank - root + size) % size, mask = 1;
     if (size == 1)
         return;
+    if (len > 0 && mf_coll_select(MF_COLL_BCAST, size, len) == MF_COLL_BCAST_SCATTER_ALLGATHER) {
+        bcast_scatter_allgather(s, buf, len, root, size, vr);
+        return;
+    }
     while (mask < size) {
         if (vr & mask) {
             mf_sched_recv(s, buf, len, (vr - mask + root) % size);
@@ -100,6 +144,51 @@ static int unfold(int nr, int rem)
     return nr < rem ? 2 * nr + 1 : nr + rem;
 }
 
+/* First item of piece `b` when `count` items are cut into `n` pieces. */
+static size_t piece_start(size_t count, int n, int b)
+{
+    size_t q = count / (size_t)n, r = count % (size_t)n;
+    return q * (size_t)b + ((size_t)b < r ? (size_t)b : r);
+}
+
+/* Rabenseifner on the folded ranks, as in coll_blocking.c: reduce-scatter by recursive halving
+ * (the combination runs at the start of the next round, before that round's sends), then
+ * allgather by recursive doubling over the same pairs in reverse. */
+static void allreduce_rabenseifner(mf_sched_t *s, char *buf, char *tmp, size_t count, size_t extent,
+                                   int nr, int pof2, int rem)
+{
+    int lo_at[32], hi_at[32], steps = 0, lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; mask > 0; mask /= 2) {
+        int peer = unfold(nr ^ mask, rem), mid = lo + (hi - lo) / 2;
+        lo_at[steps] = lo;
+        hi_at[steps] = hi;
+        steps++;
+        int keep_lo = nr & mask ? mid : lo, keep_hi = nr & mask ? hi : mid;
+        int send_lo = nr & mask ? lo : mid, send_hi = nr & mask ? mid : hi;
+        size_t ks = piece_start(count, pof2, keep_lo), ke = piece_start(count, pof2, keep_hi);
+        size_t ss = piece_start(count, pof2, send_lo), se = piece_start(count, pof2, send_hi);
+        mf_sched_send(s, buf + ss * extent, (se - ss) * extent, peer);
+        mf_sched_recv(s, tmp + ks * extent, (ke - ks) * extent, peer);
+        mf_sched_barrier(s);
+        mf_sched_reduce(s, tmp + ks * extent, buf + ks * extent, ke - ks);
+        lo = keep_lo;
+        hi = keep_hi;
+    }
+    for (int mask = 1; mask < pof2; mask *= 2) {
+        steps--;
+        int peer = unfold(nr ^ mask, rem);
+        int plo = lo == lo_at[steps] ? hi : lo_at[steps];
+        int phi = lo == lo_at[steps] ? hi_at[steps] : lo;
+        size_t ms = piece_start(count, pof2, lo), me = piece_start(count, pof2, hi);
+        size_t ps = piece_start(count, pof2, plo), pe = piece_start(count, pof2, phi);
+        mf_sched_send(s, buf + ms * extent, (me - ms) * extent, peer);
+        mf_sched_recv(s, buf + ps * extent, (pe - ps) * extent, peer);
+        mf_sched_barrier(s);
+        lo = lo_at[steps];
+        hi = hi_at[steps];
+    }
+}
+
 void mf_nbc_allreduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                       size_t extent, MPI_Op op)
 {
@@ -135,7 +224,12 @@ void mf_nbc_allreduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count,
     } else {
         nr = rank - rem;
     }
-    for (int mask = 1; mask < pof2; mask <<= 1) {
+    /* Rabenseifner (commutative, at least one item per piece) or recursive doubling */
+    int raben = mf_op_commutative(op) && count >= (size_t)pof2 &&
+                mf_coll_select(MF_COLL_ALLREDUCE, size, len) == MF_COLL_ALLREDUCE_RABENSEIFNER;
+    if (raben)
+        allreduce_rabenseifner(s, rbuf, tmp, count, extent, nr, pof2, rem);
+    for (int mask = 1; !raben && mask < pof2; mask <<= 1) {
         int peer_nr = nr ^ mask, peer = unfold(peer_nr, rem);
         mf_sched_send(s, rbuf, len, peer);
         mf_sched_recv(s, tmp, len, peer);
