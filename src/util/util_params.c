@@ -129,10 +129,12 @@ static const param_def_t *param_find(const char *name, size_t len)
 
 static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
 {
+    /* Collective algorithms (COLL_*) were numbers first: their index is accepted too. */
+    int index_ok = strncmp(def->name, "COLL_", 5) == 0;
     for (int i = 0; def->choices[i] != NULL; i++) {
         /* the word or its index ("2" for the third word) */
         if (strcmp(def->choices[i], text) == 0 ||
-            (text[0] >= '0' && text[0] <= '9' && text[1] == '\0' && text[0] - '0' == i)) {
+            (index_ok && text[0] == '0' + i && text[1] == '\0')) {
             *def->value = i;
             return MF_OK;
         }
@@ -142,6 +144,8 @@ static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
         strncat(words, i > 0 ? ", " : "", sizeof(words) - strlen(words) - 1);
         strncat(words, def->choices[i], sizeof(words) - strlen(words) - 1);
     }
+    if (index_ok)
+        strncat(words, " (or the index from 0)", sizeof(words) - strlen(words) - 1);
     mf_log(MF_LOG_ERROR, "params", "MANIFOLD_%s='%s' is invalid: expected one of %s", def->name,
            text, words);
     return MF_ERR_INVALID;
