@@ -110,7 +110,7 @@ static coll_rules_t builtin[MF_COLL_KINDS] = {
 static coll_rule_t file_rules[FILE_RULES_MAX];
 static int file_lines[FILE_RULES_MAX];
 static coll_rules_t from_file[MF_COLL_KINDS];
-static const char *table_path;
+static char table_path[1024]; /* for the debug log */
 static const char *const *alg_names[MF_COLL_KINDS];
 static int *forced[MF_COLL_KINDS];
 static pthread_once_t select_once = PTHREAD_ONCE_INIT;
@@ -266,7 +266,7 @@ static void load_table(const char *path)
         from_file[k].rules = file_rules + first;
         from_file[k].n = used - first;
     }
-    table_path = path;
+    snprintf(table_path, sizeof(table_path), "%s", path);
     mf_log(MF_LOG_INFO, "coll", "selection table %s: %d rules loaded", path, n);
 }
 
