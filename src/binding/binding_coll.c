@@ -14,6 +14,7 @@
 #include "coll.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* An int[] or (large) MPI_Count[] / MPI_Aint[] argument. */
 typedef struct {
@@ -560,6 +561,34 @@ static int check_move(const char *func, mf_comm_t *c, move_kind_t kind, const mo
     return mf_binding_coll_check(func, c, &chk);
 }
 
+/* The equal-block algorithms (MPI_Gather, MPI_Scatter, MPI_Alltoall) want n blocks of `block`
+ * bytes back to back. Every process must take the same algorithm whatever its own layout, so a
+ * layout with gaps (a resized type) goes through a packed copy, filled from cb when `fill`;
+ * *tmp_p is that copy (NULL when cb's buffer is used as it is). NULL: out of memory. */
+static char *blocks_packed(const mf_cbuf_t *cb, int n, size_t block, int fill, char **tmp_p)
+{
+    int gaps = 0;
+    *tmp_p = NULL;
+    for (int i = 0; i < n; i++)
+        gaps |= cb->lens[i] != block || cb->displs[i] != (size_t)i * block;
+    if (!gaps)
+        return cb->buf;
+    char *tmp = mf_malloc((size_t)n * block + 1, "collective blocks");
+    for (int i = 0; tmp != NULL && fill && i < n; i++)
+        memcpy(tmp + (size_t)i * block, cb->buf + cb->displs[i],
+               cb->lens[i] < block ? cb->lens[i] : block);
+    *tmp_p = tmp;
+    return tmp;
+}
+
+/* Copy the blocks of a packed copy back to cb's layout (nothing when tmp is NULL). */
+static void blocks_unpacked(mf_cbuf_t *cb, int n, size_t block, const char *tmp)
+{
+    for (int i = 0; tmp != NULL && i < n; i++)
+        memcpy(cb->buf + cb->displs[i], tmp + (size_t)i * block,
+               cb->lens[i] < block ? cb->lens[i] : block);
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
@@ -654,7 +683,23 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         return nb_end(func, c, nb, s);
     }
     mf_status_t status;
-    if (kind == MOVE_GATHER)
+    if (kind != MOVE_ALLGATHER && a->counts.p == NULL) {
+        /* MPI_Gather/Scatter: equal blocks, the root's back to back */
+        size_t block = c->rank == root ? lens[0] : n;
+        char *tmp = NULL, *blocks = c->rank != root
+                                        ? NULL
+                                        : blocks_packed(&all, c->size, block,
+                                                        kind == MOVE_SCATTER || one_in_place, &tmp);
+        if (c->rank == root && blocks == NULL)
+            status = MF_ERR_NO_MEMORY;
+        else if (kind == MOVE_GATHER)
+            status = mf_coll_gather(c, one_buf, block, blocks, root);
+        else
+            status = mf_coll_scatter(c, blocks, block, (void *)one_buf, root);
+        if (status == MF_OK && kind == MOVE_GATHER)
+            blocks_unpacked(&all, c->size, block, tmp);
+        free(tmp);
+    } else if (kind == MOVE_GATHER)
         status = mf_coll_gatherv(c, one_buf, n, all.buf, lens, displs, root);
     else if (kind == MOVE_SCATTER)
         status = mf_coll_scatterv(c, all.buf, lens, displs, (void *)one_buf, n, root);
@@ -876,8 +921,25 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
             rc = nb_end(func, c, nb, s);
         }
     } else if (rc == MPI_SUCCESS) {
-        mf_status_t status =
-            mf_coll_alltoallv(c, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
+        mf_status_t status;
+        if (rcv->counts.p == NULL && rcv->types == NULL) {
+            /* MPI_Alltoall: equal blocks, back to back on both sides */
+            size_t block = rb.lens[0];
+            char *stmp = NULL, *rtmp = NULL;
+            const char *sblocks =
+                in_place ? MPI_IN_PLACE : blocks_packed(&sb, c->size, block, 1, &stmp);
+            char *rblocks = blocks_packed(&rb, c->size, block, in_place, &rtmp);
+            if (sblocks == NULL || rblocks == NULL)
+                status = MF_ERR_NO_MEMORY;
+            else
+                status = mf_coll_alltoall(c, sblocks, block, rblocks);
+            if (status == MF_OK)
+                blocks_unpacked(&rb, c->size, block, rtmp);
+            free(stmp);
+            free(rtmp);
+        } else {
+            status = mf_coll_alltoallv(c, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
+        }
         if (status == MF_OK)
             mf_cbuf_unpack(&rb, NULL, -1);
         rc = finish(func, c, status);

@@ -251,9 +251,13 @@ static int cvar_count(void)
     return n;
 }
 
-/* VCI_STATS is read at finalize, so it may change at run time; the rest are read at init. */
+/* VCI_STATS is read at finalize, so it may change at run time; the collective algorithms
+ * (COLL_*) are read at every call and must agree across processes (manifold_tune writes them
+ * on every rank); the rest are read at init. */
 static int cvar_scope(const mf_param_info_t *p)
 {
+    if (strncmp(p->name, "COLL_", 5) == 0)
+        return MPI_T_SCOPE_ALL_EQ;
     return strcmp(p->name, "VCI_STATS") == 0 ? MPI_T_SCOPE_LOCAL : MPI_T_SCOPE_READONLY;
 }
 

@@ -25,13 +25,63 @@ mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, 
 
 /* ---- blocking collectives (coll_blocking.c) ---------------------------------------------- */
 
-/* Algorithm choices, the values of MANIFOLD_COLL_BCAST and MANIFOLD_COLL_ALLREDUCE
- * (0 lets the size decide). */
-#define MF_COLL_AUTO                         0
-#define MF_COLL_BCAST_BINOMIAL               1
-#define MF_COLL_BCAST_SCATTER_ALLGATHER      2
-#define MF_COLL_ALLREDUCE_RECURSIVE_DOUBLING 1
-#define MF_COLL_ALLREDUCE_RABENSEIFNER       2
+/* ---- algorithm selection (coll_select.c) ------------------------------------------------ */
+
+/* The collectives with a choice of algorithm. Exscan shares Scan's choice, Reduce_scatter_block
+ * Reduce_scatter's. */
+typedef enum {
+    MF_COLL_BARRIER,
+    MF_COLL_BCAST,
+    MF_COLL_REDUCE,
+    MF_COLL_ALLREDUCE,
+    MF_COLL_GATHER,
+    MF_COLL_SCATTER,
+    MF_COLL_ALLGATHER,
+    MF_COLL_ALLTOALL,
+    MF_COLL_REDUCE_SCATTER,
+    MF_COLL_SCAN,
+    MF_COLL_KINDS
+} mf_coll_kind_t;
+
+/* Algorithm ids per collective: the index of the algorithm's name in the choices of
+ * MANIFOLD_COLL_<NAME> (src/util/util_params.c); 0 lets the selection table decide. A node-aware
+ * shared-memory path (coll_shm.c) is tried at the top of barrier, bcast, reduce and allreduce
+ * before any of these. */
+#define MF_COLL_AUTO                             0
+#define MF_COLL_BARRIER_DISSEMINATION            1
+#define MF_COLL_BCAST_BINOMIAL                   1
+#define MF_COLL_BCAST_SCATTER_ALLGATHER          2
+#define MF_COLL_REDUCE_BINOMIAL                  1
+#define MF_COLL_REDUCE_RABENSEIFNER              2
+#define MF_COLL_ALLREDUCE_RECURSIVE_DOUBLING     1
+#define MF_COLL_ALLREDUCE_RABENSEIFNER           2
+#define MF_COLL_ALLREDUCE_REDUCE_BCAST           3
+#define MF_COLL_GATHER_LINEAR                    1
+#define MF_COLL_GATHER_BINOMIAL                  2
+#define MF_COLL_SCATTER_LINEAR                   1
+#define MF_COLL_SCATTER_BINOMIAL                 2
+#define MF_COLL_ALLGATHER_RING                   1
+#define MF_COLL_ALLGATHER_RECURSIVE_DOUBLING     2
+#define MF_COLL_ALLGATHER_BRUCK                  3
+#define MF_COLL_ALLTOALL_PAIRWISE                1
+#define MF_COLL_ALLTOALL_BRUCK                   2
+#define MF_COLL_REDUCE_SCATTER_REDUCE_SCATTERV   1
+#define MF_COLL_REDUCE_SCATTER_RECURSIVE_HALVING 2
+#define MF_COLL_REDUCE_SCATTER_PAIRWISE          3
+#define MF_COLL_SCAN_CHAIN                       1
+#define MF_COLL_SCAN_RECURSIVE_DOUBLING          2
+
+/* The algorithm for `kind` on `nprocs` processes moving `bytes` (the buffer of bcast, reduce,
+ * allreduce and scan; the block of one process for the others): the forced one
+ * (MANIFOLD_COLL_<NAME>), else the first matching rule of the table (MANIFOLD_COLL_TABLE or
+ * the built-in one). Every member computes the same answer from the same arguments; the
+ * caller falls back when the algorithm does not apply (e.g. non-commutative operations). */
+int mf_coll_select(mf_coll_kind_t kind, int nprocs, size_t bytes);
+/* Name of the collective ("allreduce") and of one of its algorithms (NULL when out of range). */
+const char *mf_coll_kind_name(mf_coll_kind_t kind);
+const char *mf_coll_alg_name(mf_coll_kind_t kind, int alg);
+/* Number of algorithms of `kind`, not counting "auto". */
+int mf_coll_alg_count(mf_coll_kind_t kind);
 
 /* All of them are called by every member of the intracommunicator with matching arguments
  * (the binding checked the local ones). Lengths and displacements are in bytes; reductions
@@ -47,6 +97,11 @@ mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
 /* rbuf, rlens, rdispls are used at the root only; sbuf MPI_IN_PLACE at the root. */
 mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
                             const size_t *rlens, const size_t *rdispls, int root);
+/* MPI_Gather: every block is `len` bytes, rbuf holds them in rank order (root only); sbuf
+ * MPI_IN_PLACE at the root. */
+mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
+/* MPI_Scatter: the mirror image (rbuf MPI_IN_PLACE at the root). */
+mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
 /* sbuf, slens, sdispls are used at the root only; rbuf MPI_IN_PLACE at the root. */
 mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
                              const size_t *sdispls, void *rbuf, size_t rlen, int root);
@@ -58,6 +113,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
 mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
                               const size_t *sdispls, void *rbuf, const size_t *rlens,
                               const size_t *rdispls);
+/* MPI_Alltoall: blocks of `len` bytes in rank order on both sides; sbuf may be MPI_IN_PLACE. */
+mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
 /* counts[i] items end up at rank i; sbuf may be MPI_IN_PLACE (input in rbuf, which then
  * holds the whole vector). */
 mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,

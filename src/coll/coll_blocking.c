@@ -105,19 +105,14 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
     return MF_OK;
 }
 
-/* Below this many bytes (or on fewer than 3 processes) the binomial tree is faster. */
-#define BCAST_LONG_BYTES ((size_t)256 * 1024)
-
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
-    if (mf_coll_shm_usable(comm, MPI_OP_NULL))
+    /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
+    if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
         return MF_OK;
-    int alg = mf_params.coll_bcast;
-    if (alg == MF_COLL_AUTO)
-        alg = len >= BCAST_LONG_BYTES && comm->size > 2 ? MF_COLL_BCAST_SCATTER_ALLGATHER
-                                                        : MF_COLL_BCAST_BINOMIAL;
+    int alg = mf_coll_select(MF_COLL_BCAST, comm->size, len);
     if (alg == MF_COLL_BCAST_SCATTER_ALLGATHER)
         return bcast_scatter_allgather(comm, buf, len, root, TAG_BCAST);
     return bcast_binomial(comm, buf, len, root, TAG_BCAST);
@@ -174,14 +169,6 @@ out_free:
     free(acc);
     free(tmp);
     return status;
-}
-
-mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                           MPI_Datatype dt, size_t extent, MPI_Op op, int root)
-{
-    if (mf_coll_shm_usable(comm, op))
-        return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
-    return reduce_binomial(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
 }
 
 /* ---- allreduce --------------------------------------------------------------------------- */
@@ -313,29 +300,107 @@ static mf_status_t allreduce_rabenseifner(mf_comm_t *comm, char **acc, char **tm
     return status;
 }
 
-/* Rabenseifner pays off from this many bytes on. */
-#define ALLREDUCE_LONG_BYTES ((size_t)64 * 1024)
+static int largest_pof2(int size)
+{
+    int pof2 = 1;
+    while (pof2 * 2 <= size)
+        pof2 *= 2;
+    return pof2;
+}
+
+/* Rabenseifner's reduce: the reduce-scatter of allreduce_rabenseifner, then the pieces are
+ * gathered along the same pairs in reverse to folded rank 0, which forwards the result to the
+ * root if that is another process. Commutative operations only. */
+static mf_status_t reduce_rabenseifner(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                       MPI_Datatype dt, size_t extent, MPI_Op op, int root, int tag)
+{
+    int size = comm->size, rank = comm->rank, pof2 = largest_pof2(size), rem = size - pof2;
+    size_t len = count * extent;
+    char *acc = mf_malloc(len, "reduce buffer"), *tmp = mf_malloc(len, "reduce buffer");
+    mf_status_t status = MF_ERR_NO_MEMORY;
+    if (acc == NULL || tmp == NULL)
+        goto out_free;
+    memcpy(acc, sbuf, len);
+    status = fold_in(comm, &acc, &tmp, count, dt, len, op, rem, tag);
+    int newrank = fold_rank(rank, rem);
+    int lo_at[32], hi_at[32], steps = 0, lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; status == MF_OK && newrank >= 0 && mask > 0; mask /= 2) {
+        int peer = unfold_rank(newrank ^ mask, rem), mid = lo + (hi - lo) / 2;
+        lo_at[steps] = lo;
+        hi_at[steps] = hi;
+        steps++;
+        int keep_lo = newrank & mask ? mid : lo, keep_hi = newrank & mask ? hi : mid;
+        int send_lo = newrank & mask ? lo : mid, send_hi = newrank & mask ? mid : hi;
+        size_t ks = block_start(count, pof2, keep_lo), ke = block_start(count, pof2, keep_hi);
+        size_t ss = block_start(count, pof2, send_lo), se = block_start(count, pof2, send_hi);
+        status = mf_pt2pt_sendrecv_internal(acc + ss * extent, (se - ss) * extent, peer,
+                                            tmp + ks * extent, (ke - ks) * extent, peer, tag, comm);
+        if (status == MF_OK)
+            mf_op_apply(op, tmp + ks * extent, acc + ks * extent, ke - ks, dt);
+        lo = keep_lo;
+        hi = keep_hi;
+    }
+    /* Binomial gather of the pieces to folded rank 0. */
+    for (int mask = 1; status == MF_OK && newrank >= 0 && mask < pof2; mask *= 2) {
+        steps--;
+        int peer = unfold_rank(newrank ^ mask, rem);
+        size_t ms = block_start(count, pof2, lo), me = block_start(count, pof2, hi);
+        if (newrank & mask) {
+            status = mf_pt2pt_send_internal(acc + ms * extent, (me - ms) * extent, peer, tag, comm);
+            break;
+        }
+        int plo = lo == lo_at[steps] ? hi : lo_at[steps];
+        int phi = lo == lo_at[steps] ? hi_at[steps] : lo;
+        size_t ps = block_start(count, pof2, plo), pe = block_start(count, pof2, phi);
+        status = mf_pt2pt_recv_internal(acc + ps * extent, (pe - ps) * extent, peer, tag, comm);
+        lo = lo_at[steps];
+        hi = hi_at[steps];
+    }
+    int holder = unfold_rank(0, rem);
+    if (status == MF_OK && holder != root) {
+        if (rank == holder)
+            status = mf_pt2pt_send_internal(acc, len, root, tag, comm);
+        else if (rank == root)
+            status = mf_pt2pt_recv_internal(rbuf, len, holder, tag, comm);
+    } else if (status == MF_OK && rank == root) {
+        memcpy(rbuf, acc, len);
+    }
+out_free:
+    free(acc);
+    free(tmp);
+    return status;
+}
+
+mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    if (!mf_params.coll_reduce && mf_coll_shm_usable(comm, op))
+        return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
+    int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
+    /* Rabenseifner needs a commutative operation and at least one item per piece. */
+    if (alg == MF_COLL_REDUCE_RABENSEIFNER && comm->size > 1 && mf_op_commutative(op) &&
+        count >= (size_t)largest_pof2(comm->size))
+        return reduce_rabenseifner(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
+    return reduce_binomial(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
+}
 
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
-    if (mf_coll_shm_usable(comm, op))
+    if (!mf_params.coll_allreduce && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)
         memcpy(rbuf, sbuf, len);
     if (comm->size == 1 || count == 0)
         return MF_OK;
-    if (!mf_op_commutative(op)) {
+    int alg = mf_coll_select(MF_COLL_ALLREDUCE, comm->size, len);
+    if (!mf_op_commutative(op) || alg == MF_COLL_ALLREDUCE_REDUCE_BCAST) {
         /* Rank order is easiest to keep through one tree: reduce at 0, then broadcast. */
         mf_status_t status =
             reduce_binomial(comm, rbuf, rbuf, count, dt, extent, op, 0, TAG_ALLREDUCE);
         return status != MF_OK ? status : bcast_binomial(comm, rbuf, len, 0, TAG_ALLREDUCE);
     }
-    int alg = mf_params.coll_allreduce;
-    if (alg == MF_COLL_AUTO)
-        alg = len >= ALLREDUCE_LONG_BYTES ? MF_COLL_ALLREDUCE_RABENSEIFNER
-                                          : MF_COLL_ALLREDUCE_RECURSIVE_DOUBLING;
     char *acc = mf_malloc(len, "allreduce buffer"), *tmp = mf_malloc(len, "allreduce buffer");
     mf_status_t status = MF_ERR_NO_MEMORY;
     if (acc != NULL && tmp != NULL) {
@@ -381,6 +446,83 @@ mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void
     return gatherv_linear(comm, sbuf, slen, rbuf, rlens, rdispls, root, TAG_GATHER);
 }
 
+/* Lowest set bit of relative rank vr (the size of its subtree in a binomial tree), or the
+ * first power of two reaching `size` for vr 0. */
+static int subtree_span(int vr, int size)
+{
+    int span = 1;
+    while (!(vr & span) && span < size)
+        span <<= 1;
+    return span;
+}
+
+/* Binomial gather: relative rank vr collects the blocks of vr .. vr+span-1 (in relative order)
+ * and passes them up in one message, so the root receives log2(p) messages instead of p-1. */
+static mf_status_t gather_binomial(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                   int root, int tag)
+{
+    int size = comm->size, vr = (comm->rank - root + size) % size;
+    int span = subtree_span(vr, size), nblk = span < size - vr ? span : size - vr;
+    const char *own = sbuf == MPI_IN_PLACE ? (char *)rbuf + (size_t)root * len : sbuf;
+    char *buf = NULL, *alloc = NULL;
+    mf_status_t status = MF_OK;
+    if (nblk == 1) {
+        buf = (char *)own;
+    } else if (vr == 0 && root == 0) {
+        buf = rbuf; /* relative order is rank order */
+        if (sbuf != MPI_IN_PLACE)
+            memcpy(buf, sbuf, len);
+    } else {
+        buf = alloc = mf_malloc((size_t)nblk * len, "gather buffer");
+        if (buf == NULL)
+            return MF_ERR_NO_MEMORY;
+        memcpy(buf, own, len);
+    }
+    for (int mask = 1; mask < span && vr + mask < size && status == MF_OK; mask <<= 1) {
+        int n = mask < size - vr - mask ? mask : size - vr - mask;
+        status = mf_pt2pt_recv_internal(buf + (size_t)mask * len, (size_t)n * len,
+                                        (vr + mask + root) % size, tag, comm);
+    }
+    if (status == MF_OK && vr != 0) {
+        status =
+            mf_pt2pt_send_internal(buf, (size_t)nblk * len, (vr - span + root) % size, tag, comm);
+    } else if (status == MF_OK && buf != rbuf) {
+        /* relative block j belongs to rank (j + root) % size */
+        size_t head = (size_t)(size - root) * len;
+        memcpy((char *)rbuf + (size_t)root * len, buf, head);
+        memcpy(rbuf, buf + head, (size_t)root * len);
+    }
+    free(alloc);
+    return status;
+}
+
+/* Per-rank lengths and packed displacements for `len`-byte blocks: 2*size entries. */
+static size_t *uniform_layout(int size, size_t len)
+{
+    size_t *arr = mf_malloc(2 * (size_t)size * sizeof(size_t), "collective layout");
+    if (arr != NULL) {
+        for (int i = 0; i < size; i++) {
+            arr[i] = len;
+            arr[size + i] = (size_t)i * len;
+        }
+    }
+    return arr;
+}
+
+mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
+    if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
+        return gather_binomial(comm, sbuf, len, rbuf, root, TAG_GATHER);
+    size_t *arr = uniform_layout(comm->size, len);
+    if (arr == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status =
+        gatherv_linear(comm, sbuf, len, rbuf, arr, arr + comm->size, root, TAG_GATHER);
+    free(arr);
+    return status;
+}
+
 static mf_status_t scatterv_linear(mf_comm_t *comm, const void *sbuf, const size_t *slens,
                                    const size_t *sdispls, void *rbuf, size_t rlen, int root,
                                    int tag)
@@ -408,24 +550,157 @@ mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *sl
     return scatterv_linear(comm, sbuf, slens, sdispls, rbuf, rlen, root, TAG_SCATTER);
 }
 
-mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
-                               const size_t *rlens, const size_t *rdispls)
+/* Binomial scatter, the mirror image of gather_binomial. */
+static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                    int root, int tag)
+{
+    int size = comm->size, vr = (comm->rank - root + size) % size;
+    int span = subtree_span(vr, size), nblk = span < size - vr ? span : size - vr;
+    char *buf = NULL, *alloc = NULL;
+    mf_status_t status = MF_OK;
+    if (vr == 0 && root == 0) {
+        buf = (char *)sbuf;
+    } else if (nblk == 1) {
+        buf = rbuf;
+    } else {
+        buf = alloc = mf_malloc((size_t)nblk * len, "scatter buffer");
+        if (buf == NULL)
+            return MF_ERR_NO_MEMORY;
+        if (vr == 0) {
+            size_t head = (size_t)(size - root) * len;
+            memcpy(buf, (const char *)sbuf + (size_t)root * len, head);
+            memcpy(buf + head, sbuf, (size_t)root * len);
+        }
+    }
+    if (vr != 0)
+        status =
+            mf_pt2pt_recv_internal(buf, (size_t)nblk * len, (vr - span + root) % size, tag, comm);
+    for (int mask = span >> 1; mask > 0 && status == MF_OK; mask >>= 1) {
+        if (vr + mask >= size)
+            continue;
+        int n = mask < size - vr - mask ? mask : size - vr - mask;
+        status = mf_pt2pt_send_internal(buf + (size_t)mask * len, (size_t)n * len,
+                                        (vr + mask + root) % size, tag, comm);
+    }
+    if (status == MF_OK && rbuf != MPI_IN_PLACE && buf != rbuf)
+        memcpy(rbuf, buf, len);
+    free(alloc);
+    return status;
+}
+
+mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
+    if (alg == MF_COLL_SCATTER_BINOMIAL && comm->size > 1)
+        return scatter_binomial(comm, sbuf, len, rbuf, root, TAG_SCATTER);
+    size_t *arr = uniform_layout(comm->size, len);
+    if (arr == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status =
+        scatterv_linear(comm, sbuf, arr, arr + comm->size, rbuf, len, root, TAG_SCATTER);
+    free(arr);
+    return status;
+}
+
+static mf_status_t allgatherv_ring(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                   const size_t *rdispls, int tag)
 {
     int size = comm->size, rank = comm->rank;
     char *r = rbuf;
-    if (sbuf != MPI_IN_PLACE)
-        memcpy(r + rdispls[rank], sbuf, slen);
     int right = (rank + 1) % size, left = (rank - 1 + size) % size;
     /* Ring: step i forwards the block that originated i ranks to the left. */
     for (int i = 0; i < size - 1; i++) {
         int sb = (rank - i + size) % size, rb = (rank - i - 1 + size) % size;
-        mf_status_t status =
-            mf_pt2pt_sendrecv_internal(r + rdispls[sb], rlens[sb], right, r + rdispls[rb],
-                                       rlens[rb], left, TAG_ALLGATHER, comm);
+        mf_status_t status = mf_pt2pt_sendrecv_internal(
+            r + rdispls[sb], rlens[sb], right, r + rdispls[rb], rlens[rb], left, tag, comm);
         if (status != MF_OK)
             return status;
     }
     return MF_OK;
+}
+
+/* Recursive doubling on a power of two: in step k the groups of k ranks swap everything they
+ * have, kept in rank order in a packed buffer (rbuf itself when its layout is packed). */
+static mf_status_t allgatherv_recursive_doubling(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                                 const size_t *rdispls, int tag)
+{
+    int size = comm->size, rank = comm->rank;
+    size_t *off = mf_malloc(((size_t)size + 1) * sizeof(size_t), "allgather offsets");
+    if (off == NULL)
+        return MF_ERR_NO_MEMORY;
+    int packed = 1;
+    off[0] = 0;
+    for (int i = 0; i < size; i++) {
+        packed = packed && rdispls[i] == off[i];
+        off[i + 1] = off[i] + rlens[i];
+    }
+    char *r = rbuf, *buf = packed ? r : mf_malloc(off[size] ? off[size] : 1, "allgather buffer");
+    mf_status_t status = buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
+    if (status == MF_OK && !packed)
+        memcpy(buf + off[rank], r + rdispls[rank], rlens[rank]);
+    for (int mask = 1; mask < size && status == MF_OK; mask <<= 1) {
+        int peer = rank ^ mask, base = rank & ~(mask - 1), pbase = peer & ~(mask - 1);
+        status = mf_pt2pt_sendrecv_internal(buf + off[base], off[base + mask] - off[base], peer,
+                                            buf + off[pbase], off[pbase + mask] - off[pbase], peer,
+                                            tag, comm);
+    }
+    if (status == MF_OK && !packed)
+        for (int i = 0; i < size; i++)
+            if (i != rank)
+                memcpy(r + rdispls[i], buf + off[i], rlens[i]);
+    if (!packed)
+        free(buf);
+    free(off);
+    return status;
+}
+
+/* Bruck: ceil(log2 p) steps for any p. Blocks are kept in order relative to this rank (block
+ * j is rank + j's); in step k every rank sends its first min(k, p - k) blocks to rank - k. */
+static mf_status_t allgatherv_bruck(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                    const size_t *rdispls, int tag)
+{
+    int size = comm->size, rank = comm->rank;
+    size_t *off = mf_malloc(((size_t)size + 1) * sizeof(size_t), "allgather offsets");
+    if (off == NULL)
+        return MF_ERR_NO_MEMORY;
+    off[0] = 0;
+    for (int j = 0; j < size; j++)
+        off[j + 1] = off[j] + rlens[(rank + j) % size];
+    char *r = rbuf, *buf = mf_malloc(off[size] ? off[size] : 1, "allgather buffer");
+    mf_status_t status = buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
+    if (status == MF_OK)
+        memcpy(buf, r + rdispls[rank], rlens[rank]);
+    for (int k = 1; k < size && status == MF_OK; k <<= 1) {
+        int n = k < size - k ? k : size - k;
+        status = mf_pt2pt_sendrecv_internal(buf, off[n], (rank - k + size) % size, buf + off[k],
+                                            off[k + n] - off[k], (rank + k) % size, tag, comm);
+    }
+    if (status == MF_OK)
+        for (int j = 1; j < size; j++)
+            memcpy(r + rdispls[(rank + j) % size], buf + off[j], off[j + 1] - off[j]);
+    free(buf);
+    free(off);
+    return status;
+}
+
+mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                               const size_t *rlens, const size_t *rdispls)
+{
+    int size = comm->size, rank = comm->rank;
+    if (sbuf != MPI_IN_PLACE)
+        memcpy((char *)rbuf + rdispls[rank], sbuf, slen);
+    if (size == 1)
+        return MF_OK;
+    size_t total = 0;
+    for (int i = 0; i < size; i++)
+        total += rlens[i];
+    /* every member knows every length, so all select the same algorithm */
+    int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
+    if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0)
+        return allgatherv_recursive_doubling(comm, rbuf, rlens, rdispls, TAG_ALLGATHER);
+    if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING || alg == MF_COLL_ALLGATHER_BRUCK)
+        return allgatherv_bruck(comm, rbuf, rlens, rdispls, TAG_ALLGATHER);
+    return allgatherv_ring(comm, rbuf, rlens, rdispls, TAG_ALLGATHER);
 }
 
 mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
@@ -467,12 +742,158 @@ mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *s
     return status;
 }
 
+/* Bruck's all-to-all for small blocks: ceil(log2 p) steps instead of p - 1. Blocks are
+ * rotated so block j is for rank + j; in step k every block whose index has bit k goes to
+ * rank + k (packed into one message), and at the end block j came from rank - j. */
+static mf_status_t alltoall_bruck(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                  int tag)
+{
+    int size = comm->size, rank = comm->rank;
+    const char *s = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    size_t all = (size_t)size * len;
+    char *buf = mf_malloc(3 * all + 1, "alltoall buffer");
+    if (buf == NULL)
+        return MF_ERR_NO_MEMORY;
+    char *pack = buf + all, *r = rbuf;
+    for (int j = 0; j < size; j++)
+        memcpy(buf + (size_t)j * len, s + (size_t)((rank + j) % size) * len, len);
+    mf_status_t status = MF_OK;
+    for (int k = 1; k < size && status == MF_OK; k <<= 1) {
+        size_t n = 0;
+        for (int j = 1; j < size; j++)
+            if (j & k)
+                memcpy(pack + len * n++, buf + (size_t)j * len, len);
+        char *in = pack + all;
+        status = mf_pt2pt_sendrecv_internal(pack, len * n, (rank + k) % size, in, len * n,
+                                            (rank - k + size) % size, tag, comm);
+        n = 0;
+        for (int j = 1; j < size && status == MF_OK; j++)
+            if (j & k)
+                memcpy(buf + (size_t)j * len, in + len * n++, len);
+    }
+    if (status == MF_OK)
+        for (int j = 0; j < size; j++)
+            memcpy(r + (size_t)((rank - j + size) % size) * len, buf + (size_t)j * len, len);
+    free(buf);
+    return status;
+}
+
+mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
+    if (alg == MF_COLL_ALLTOALL_BRUCK && comm->size > 1)
+        return alltoall_bruck(comm, sbuf, len, rbuf, TAG_ALLTOALL);
+    size_t *arr = uniform_layout(comm->size, len);
+    if (arr == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status =
+        mf_coll_alltoallv(comm, sbuf, arr, arr + comm->size, rbuf, arr, arr + comm->size);
+    free(arr);
+    return status;
+}
+
 /* ---- reduce-scatter, scan ---------------------------------------------------------------- */
+
+/* Non-commutative operations: reduce everything at rank 0 (rank order kept), then scatter. */
+static mf_status_t reduce_scatter_reduce_scatterv(mf_comm_t *comm, const void *src, void *rbuf,
+                                                  const size_t *lens, const size_t *displs,
+                                                  size_t total, MPI_Datatype dt, size_t extent,
+                                                  MPI_Op op, int tag)
+{
+    char *full = NULL;
+    if (comm->rank == 0) {
+        full = mf_malloc(total > 0 ? total * extent : 1, "reduce-scatter buffer");
+        if (full == NULL)
+            return MF_ERR_NO_MEMORY;
+    }
+    mf_status_t status = reduce_binomial(comm, src, full, total, dt, extent, op, 0, tag);
+    if (status == MF_OK)
+        status = scatterv_linear(comm, full, lens, displs, rbuf, lens[comm->rank], 0, tag);
+    free(full);
+    return status;
+}
+
+/* Recursive halving (commutative): the ranks beyond the largest power of two fold into their
+ * neighbours; then each step halves the range of folded ranks whose blocks a process still
+ * reduces, swapping the other half with its partner. Folded rank i stands for ranks 2i and
+ * 2i+1 (i < rem) or i + rem, so its blocks are contiguous; at the end 2i+1 hands 2i its block. */
+static mf_status_t reduce_scatter_recursive_halving(mf_comm_t *comm, const void *src, void *rbuf,
+                                                    const size_t *lens, const size_t *displs,
+                                                    size_t total, MPI_Datatype dt, size_t extent,
+                                                    MPI_Op op, int tag)
+{
+    int size = comm->size, rank = comm->rank, pof2 = largest_pof2(size), rem = size - pof2;
+    size_t len = total * extent;
+    char *acc = mf_malloc(len ? len : 1, "reduce-scatter buffer");
+    char *tmp = mf_malloc(len ? len : 1, "reduce-scatter buffer");
+    size_t *start = mf_malloc(((size_t)pof2 + 1) * sizeof(size_t), "reduce-scatter offsets");
+    mf_status_t status = MF_ERR_NO_MEMORY;
+    if (acc == NULL || tmp == NULL || start == NULL)
+        goto out_free;
+    for (int i = 0; i < pof2; i++)
+        start[i] = displs[i < rem ? 2 * i : i + rem]; /* bytes */
+    start[pof2] = len;
+    memcpy(acc, src, len);
+    status = fold_in(comm, &acc, &tmp, total, dt, len, op, rem, tag);
+    int newrank = fold_rank(rank, rem), lo = 0, hi = pof2;
+    for (int mask = pof2 / 2; status == MF_OK && newrank >= 0 && mask > 0; mask /= 2) {
+        int peer = unfold_rank(newrank ^ mask, rem), mid = lo + (hi - lo) / 2;
+        int keep_lo = newrank & mask ? mid : lo, keep_hi = newrank & mask ? hi : mid;
+        int send_lo = newrank & mask ? lo : mid, send_hi = newrank & mask ? mid : hi;
+        size_t ks = start[keep_lo], ke = start[keep_hi], ss = start[send_lo], se = start[send_hi];
+        status =
+            mf_pt2pt_sendrecv_internal(acc + ss, se - ss, peer, tmp + ks, ke - ks, peer, tag, comm);
+        if (status == MF_OK)
+            mf_op_apply(op, tmp + ks, acc + ks, (ke - ks) / extent, dt);
+        lo = keep_lo;
+        hi = keep_hi;
+    }
+    if (status != MF_OK)
+        goto out_free;
+    if (rank < 2 * rem && rank % 2 == 1)
+        status =
+            mf_pt2pt_send_internal(acc + displs[rank - 1], lens[rank - 1], rank - 1, tag, comm);
+    if (rank < 2 * rem && rank % 2 == 0)
+        status = mf_pt2pt_recv_internal(rbuf, lens[rank], rank + 1, tag, comm);
+    else if (status == MF_OK)
+        memcpy(rbuf, acc + displs[rank], lens[rank]);
+out_free:
+    free(acc);
+    free(tmp);
+    free(start);
+    return status;
+}
+
+/* Pairwise exchange (commutative): in step i send rank + i its block of my input and combine
+ * the block of mine that rank - i sends; p - 1 steps, each moving one block. */
+static mf_status_t reduce_scatter_pairwise(mf_comm_t *comm, const void *src, void *rbuf,
+                                           const size_t *lens, const size_t *displs,
+                                           MPI_Datatype dt, size_t extent, MPI_Op op, int tag)
+{
+    int size = comm->size, rank = comm->rank;
+    size_t mine = lens[rank];
+    char *acc = mf_malloc(2 * mine + 1, "reduce-scatter buffer"), *tmp = acc + mine;
+    if (acc == NULL)
+        return MF_ERR_NO_MEMORY;
+    memcpy(acc, (const char *)src + displs[rank], mine);
+    mf_status_t status = MF_OK;
+    for (int i = 1; i < size && status == MF_OK; i++) {
+        int dst = (rank + i) % size, from = (rank - i + size) % size;
+        status = mf_pt2pt_sendrecv_internal((const char *)src + displs[dst], lens[dst], dst, tmp,
+                                            mine, from, tag, comm);
+        if (status == MF_OK)
+            mf_op_apply(op, tmp, acc, mine / extent, dt);
+    }
+    if (status == MF_OK)
+        memcpy(rbuf, acc, mine);
+    free(acc);
+    return status;
+}
 
 mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                    const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
-    int size = comm->size, rank = comm->rank;
+    int size = comm->size;
     size_t *lens = mf_malloc(2 * (size_t)size * sizeof(size_t), "reduce-scatter counts");
     if (lens == NULL)
         return MF_ERR_NO_MEMORY;
@@ -482,21 +903,18 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
         displs[i] = total * extent;
         total += counts[i];
     }
-    /* Reduce everything at rank 0 (rank order kept), then scatter the blocks. */
-    char *full = NULL;
-    if (rank == 0) {
-        full = mf_malloc(total > 0 ? total * extent : 1, "reduce-scatter buffer");
-        if (full == NULL) {
-            free(lens);
-            return MF_ERR_NO_MEMORY;
-        }
-    }
     const void *src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    mf_status_t status =
-        reduce_binomial(comm, src, full, total, dt, extent, op, 0, TAG_REDUCE_SCATTER);
-    if (status == MF_OK)
-        status = scatterv_linear(comm, full, lens, displs, rbuf, lens[rank], 0, TAG_REDUCE_SCATTER);
-    free(full);
+    int alg = mf_coll_select(MF_COLL_REDUCE_SCATTER, size, total * extent / (size_t)size);
+    mf_status_t status;
+    if (size == 1 || !mf_op_commutative(op) || alg == MF_COLL_REDUCE_SCATTER_REDUCE_SCATTERV)
+        status = reduce_scatter_reduce_scatterv(comm, src, rbuf, lens, displs, total, dt, extent,
+                                                op, TAG_REDUCE_SCATTER);
+    else if (alg == MF_COLL_REDUCE_SCATTER_PAIRWISE)
+        status = reduce_scatter_pairwise(comm, src, rbuf, lens, displs, dt, extent, op,
+                                         TAG_REDUCE_SCATTER);
+    else
+        status = reduce_scatter_recursive_halving(comm, src, rbuf, lens, displs, total, dt, extent,
+                                                  op, TAG_REDUCE_SCATTER);
     free(lens);
     return status;
 }
@@ -534,9 +952,51 @@ out_free:
     return status;
 }
 
+/* Recursive doubling: in step k exchange the combination of my group of k ranks with the
+ * partner group; a lower partner's data comes before mine (rank order), so it is combined on
+ * the left of both the running prefix and the group total. */
+static mf_status_t scan_recursive_doubling(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                           size_t count, MPI_Datatype dt, size_t extent, MPI_Op op,
+                                           int exclusive, int tag)
+{
+    int size = comm->size, rank = comm->rank, have = 0;
+    size_t len = count * extent;
+    char *part = mf_malloc(2 * len + 1, "scan buffer"), *tmp = part + len;
+    if (part == NULL)
+        return MF_ERR_NO_MEMORY;
+    memcpy(part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
+    if (!exclusive && sbuf != MPI_IN_PLACE)
+        memcpy(rbuf, sbuf, len);
+    mf_status_t status = MF_OK;
+    for (int mask = 1; mask < size && status == MF_OK; mask <<= 1) {
+        int peer = rank ^ mask;
+        if (peer >= size)
+            continue;
+        status = mf_pt2pt_sendrecv_internal(part, len, peer, tmp, len, peer, tag, comm);
+        if (status != MF_OK)
+            break;
+        if (peer < rank) {
+            if (!exclusive || have)
+                mf_op_apply(op, tmp, rbuf, count, dt);
+            else
+                memcpy(rbuf, tmp, len);
+            have = 1;
+            mf_op_apply(op, tmp, part, count, dt);
+        } else {
+            mf_op_apply(op, part, tmp, count, dt); /* tmp = part op tmp */
+            memcpy(part, tmp, len);
+        }
+    }
+    free(part);
+    return status;
+}
+
 mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
-    return scan_chain(comm, sbuf, rbuf, count, dt, extent, op, exclusive,
-                      exclusive ? TAG_EXSCAN : TAG_SCAN);
+    int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
+    int alg = mf_coll_select(MF_COLL_SCAN, comm->size, count * extent);
+    if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)
+        return scan_recursive_doubling(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
+    return scan_chain(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
 }

@@ -107,11 +107,20 @@ typedef struct mf_params {
     int vci_stats;         /* MANIFOLD_VCI_STATS */
     int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
     int print_params;      /* MANIFOLD_PRINT_PARAMS */
-    int coll_bcast;        /* MANIFOLD_COLL_BCAST */
-    int coll_allreduce;    /* MANIFOLD_COLL_ALLREDUCE */
-    int coll_check;        /* MANIFOLD_COLL_CHECK */
-    int coll_shm;          /* MANIFOLD_COLL_SHM */
-    int part_aggr_bytes;   /* MANIFOLD_PART_AGGR_BYTES (0: off) */
+    /* MANIFOLD_COLL_<NAME>: forced collective algorithms (0: selection table) */
+    int coll_barrier;
+    int coll_bcast;
+    int coll_reduce;
+    int coll_allreduce;
+    int coll_gather;
+    int coll_scatter;
+    int coll_allgather;
+    int coll_alltoall;
+    int coll_reduce_scatter;
+    int coll_scan;
+    int coll_check;      /* MANIFOLD_COLL_CHECK */
+    int coll_shm;        /* MANIFOLD_COLL_SHM */
+    int part_aggr_bytes; /* MANIFOLD_PART_AGGR_BYTES (0: off) */
 } mf_params_t;
 
 extern mf_params_t mf_params;

@@ -28,6 +28,20 @@ extern char **environ;
 static const char *const thread_cs_choices[] = {"vci", "global", NULL};
 static const char *const vci_progress_choices[] = {"own", "all", NULL};
 static const char *const vci_sharing_choices[] = {"context", "worker", "shared", NULL};
+/* Collective algorithms: index 0 lets the selection table decide; the order is the
+ * MF_COLL_<NAME>_* ids of src/coll/coll.h. */
+static const char *const coll_barrier_choices[] = {"auto", "dissemination", NULL};
+static const char *const coll_bcast_choices[] = {"auto", "binomial", "scatter_allgather", NULL};
+static const char *const coll_reduce_choices[] = {"auto", "binomial", "rabenseifner", NULL};
+static const char *const coll_allreduce_choices[] = {"auto", "recursive_doubling", "rabenseifner",
+                                                     "reduce_bcast", NULL};
+static const char *const coll_gather_choices[] = {"auto", "linear", "binomial", NULL};
+static const char *const coll_allgather_choices[] = {"auto", "ring", "recursive_doubling", "bruck",
+                                                     NULL};
+static const char *const coll_alltoall_choices[] = {"auto", "pairwise", "bruck", NULL};
+static const char *const coll_reduce_scatter_choices[] = {"auto", "reduce_scatterv",
+                                                          "recursive_halving", "pairwise", NULL};
+static const char *const coll_scan_choices[] = {"auto", "chain", "recursive_doubling", NULL};
 
 static const param_def_t param_table[] = {
     {"PARAM_CHECK", &mf_params.param_check, 1, 0, 1,
@@ -59,11 +73,41 @@ static const param_def_t param_table[] = {
      NULL},
     {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
      "print every tunable that differs from its default at init (rank 0)", NULL},
+    {"COLL_BARRIER", &mf_params.coll_barrier, 0, 0, 1, "barrier algorithm (auto: selection table)",
+     coll_barrier_choices},
     {"COLL_BCAST", &mf_params.coll_bcast, 0, 0, 2,
-     "broadcast algorithm: 0 by message size, 1 binomial tree, 2 scatter then ring allgather",
+     "broadcast algorithm (auto: selection table; scatter_allgather: binomial scatter, ring "
+     "allgather)",
+     coll_bcast_choices},
+    {"COLL_REDUCE", &mf_params.coll_reduce, 0, 0, 2,
+     "reduce algorithm (auto: selection table; rabenseifner: reduce-scatter then gather, "
+     "commutative operations only)",
+     coll_reduce_choices},
+    {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 3,
+     "allreduce algorithm (auto: selection table; non-commutative operations always take "
+     "reduce_bcast)",
+     coll_allreduce_choices},
+    {"COLL_GATHER", &mf_params.coll_gather, 0, 0, 2,
+     "gather algorithm (auto: selection table; binomial applies to MPI_Gather, not Gatherv)",
+     coll_gather_choices},
+    {"COLL_SCATTER", &mf_params.coll_scatter, 0, 0, 2,
+     "scatter algorithm (auto: selection table; binomial applies to MPI_Scatter, not Scatterv)",
+     coll_gather_choices},
+    {"COLL_ALLGATHER", &mf_params.coll_allgather, 0, 0, 3,
+     "allgather(v) algorithm (auto: selection table)", coll_allgather_choices},
+    {"COLL_ALLTOALL", &mf_params.coll_alltoall, 0, 0, 2,
+     "all-to-all algorithm (auto: selection table; bruck applies to MPI_Alltoall only)",
+     coll_alltoall_choices},
+    {"COLL_REDUCE_SCATTER", &mf_params.coll_reduce_scatter, 0, 0, 3,
+     "reduce-scatter(_block) algorithm (auto: selection table; non-commutative operations "
+     "always take reduce_scatterv)",
+     coll_reduce_scatter_choices},
+    {"COLL_SCAN", &mf_params.coll_scan, 0, 0, 2,
+     "scan and exscan algorithm (auto: selection table)", coll_scan_choices},
+    {"COLL_TABLE", NULL, 0, 0, 0,
+     "collective selection table file loaded at init instead of the built-in rules "
+     "(docs/design/coll.md; written by manifold_tune)",
      NULL},
-    {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 2,
-     "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner", NULL},
     {"COLL_CHECK", &mf_params.coll_check, 0, 0, 1,
      "1: before each collective, verify across the processes that they called the same one "
      "with matching root, operation and type signatures (costs an exchange per call)",
@@ -97,8 +141,12 @@ static const param_def_t *param_find(const char *name, size_t len)
 
 static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
 {
+    /* Collective algorithms (COLL_*) were numbers first: their index is accepted too. */
+    int index_ok = strncmp(def->name, "COLL_", 5) == 0;
     for (int i = 0; def->choices[i] != NULL; i++) {
-        if (strcmp(def->choices[i], text) == 0) {
+        /* the word or its index ("2" for the third word) */
+        if (strcmp(def->choices[i], text) == 0 ||
+            (index_ok && text[0] == '0' + i && text[1] == '\0')) {
             *def->value = i;
             return MF_OK;
         }
@@ -108,6 +156,8 @@ static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
         strncat(words, i > 0 ? ", " : "", sizeof(words) - strlen(words) - 1);
         strncat(words, def->choices[i], sizeof(words) - strlen(words) - 1);
     }
+    if (index_ok)
+        strncat(words, " (or the index from 0)", sizeof(words) - strlen(words) - 1);
     mf_log(MF_LOG_ERROR, "params", "MANIFOLD_%s='%s' is invalid: expected one of %s", def->name,
            text, words);
     return MF_ERR_INVALID;

@@ -2,16 +2,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Runs one tool test case: manifold_info alone or under mpiexec, and the MANIFOLD_VCI_STATS=1
 # summary, checking the exit status and the lines they print.
-# Usage: tool_case.sh CASE MPIEXEC MANIFOLD_INFO
+# The tune cases run manifold_tune and a collective test program with the table it wrote.
+# Usage: tool_case.sh CASE MPIEXEC MANIFOLD_INFO [MANIFOLD_TUNE COLL_TEST]
 set -u
 
 case_name=$1
 mpiexec=$2
 info=$3
+tune=${4:-}
+colltest=${5:-}
 out=$(mktemp)
 err=$(mktemp)
-trap 'rm -f "$out" "$err"' EXIT
+table=$(mktemp)
+trap 'rm -f "$out" "$err" "$table"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_VCI_STATS MANIFOLD_VCI_COUNT
+unset MANIFOLD_COLL_TABLE MANIFOLD_LOG
 
 fail() {
     echo "FAIL ($case_name): $*"
@@ -57,12 +62,14 @@ bad_option)
     ;;
 cvars)
     # control variables only, before MPI_Init; the environment shows in the values
-    MANIFOLD_VCI_COUNT=3 MANIFOLD_THREAD_CS=global run "$info" --cvars
+    MANIFOLD_VCI_COUNT=3 MANIFOLD_THREAD_CS=global MANIFOLD_COLL_SCAN=2 run "$info" --cvars
     expect_rc 0
     expect_out "^version: Manifold MPI"
     expect_out "^cvar MANIFOLD_VCI_COUNT  *= 3  *default 0 "
     expect_out "^cvar MANIFOLD_THREAD_CS  *= global  *default vci "
+    expect_out "^cvar MANIFOLD_COLL_SCAN  *= recursive_doubling  *default auto "
     expect_out "^cvar MANIFOLD_VCI_STATS  *= 0 .* writable "
+    expect_out "^cvar MANIFOLD_COLL_ALLREDUCE  *= auto  *default auto  *writable "
     if grep -q "^pvar" "$out"; then fail "performance variables printed with --cvars"; fi
     ;;
 singleton)
@@ -96,6 +103,30 @@ vci_stats)
     run "$mpiexec" -n 2 "$info"
     expect_rc 0
     refute_err "vci totals"
+    ;;
+tune)
+    run "$mpiexec" -n 2 "$tune" --quick --output "$table"
+    expect_rc 0
+    expect_out "^allreduce .*recursive_doubling .*rabenseifner"
+    expect_out "table written to"
+    for c in bcast reduce allreduce gather scatter allgather alltoall reduce_scatter scan; do
+        grep -q "^$c  *2  *\* [a-z_]*$" "$table" || fail "the table has no catch-all rule for $c"
+    done
+    # the library loads the table and its rules decide (debug log names file and line)
+    MANIFOLD_COLL_TABLE="$table" MANIFOLD_LOG=debug run "$mpiexec" -n 2 "$colltest"
+    expect_rc 0
+    expect_out "^ No Errors"
+    expect_err "selection table $table: [1-9][0-9]* rules loaded"
+    expect_err "coll: allreduce on 2 processes, [0-9]* bytes: [a-z_]* ($table:[0-9]*)"
+    ;;
+bad_table)
+    printf 'allreduce 2 * rabenseifner\nreduce 2 64 fastest\n' >"$table"
+    MANIFOLD_COLL_TABLE="$table" MANIFOLD_LOG=debug run "$mpiexec" -n 2 "$colltest"
+    expect_rc 0
+    expect_out "^ No Errors"
+    expect_err "$table:2: unknown algorithm"
+    expect_err "coll: allreduce on 2 processes, [0-9]* bytes: [a-z_]* (built-in)"
+    refute_err "rules loaded"
     ;;
 *)
     echo "unknown case $case_name"

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the tunables table: defaults, a valid value, values out of range or not numbers
- * (errors), and an unknown MANIFOLD_ variable (a warning, not an error).
+ * (errors), enumerations by name (and by number for collective algorithms), and an unknown
+ * MANIFOLD_ variable (a warning, not an error).
  */
 #include "unit.h"
 #include "util.h"
@@ -24,6 +25,15 @@ int main(void)
     setenv("MANIFOLD_THREAD_CS", "Global", 1);
     UNIT_CHECK(mf_params_load() == MF_ERR_INVALID, "enumeration names are exact");
     unsetenv("MANIFOLD_THREAD_CS");
+    setenv("MANIFOLD_COLL_BCAST", "2", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.coll_bcast == 2,
+               "a collective algorithm is read by number");
+    setenv("MANIFOLD_COLL_BCAST", "binomial", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.coll_bcast == 1,
+               "a collective algorithm is read by name");
+    setenv("MANIFOLD_COLL_BCAST", "3", 1);
+    UNIT_CHECK(mf_params_load() == MF_ERR_INVALID, "an algorithm number out of range is an error");
+    unsetenv("MANIFOLD_COLL_BCAST");
 
     int found = 0;
     mf_param_info_t info;
