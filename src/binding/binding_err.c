@@ -495,7 +495,7 @@ static int errhandler_create(const char *func, int fn_null, MPI_Errhandler *errh
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
-    struct MPI_ABI_Errhandler *eh;
+    struct MPI_ABI_Errhandler *eh = NULL;
     int rc = errhandler_create("MPI_Comm_create_errhandler", fn == NULL, errhandler, &eh);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -749,7 +749,7 @@ static int check_errhandler_kind(const char *func, MPI_Errhandler eh, const char
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
                                 MPI_Errhandler *errhandler)
 {
-    struct MPI_ABI_Errhandler *eh;
+    struct MPI_ABI_Errhandler *eh = NULL;
     int rc = errhandler_create("MPI_File_create_errhandler", file_errhandler_fn == NULL, errhandler,
                                &eh);
     if (rc != MPI_SUCCESS)
@@ -816,7 +816,7 @@ static int no_window(const char *func)
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler)
 {
-    struct MPI_ABI_Errhandler *eh;
+    struct MPI_ABI_Errhandler *eh = NULL;
     int rc =
         errhandler_create("MPI_Win_create_errhandler", win_errhandler_fn == NULL, errhandler, &eh);
     if (rc != MPI_SUCCESS)
