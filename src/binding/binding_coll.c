@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Binding layer: the blocking collectives of MPI-4.1 chapter 6 on intracommunicators, int and
- * large-count (_c) forms. Each family has one checked implementation: it validates the local
- * arguments (root, counts, displacements, datatypes, buffers, the operation, MPI_IN_PLACE where
- * the standard allows it, send and receive buffers that must not alias), turns counts into
- * byte lengths and hands them to src/coll. Arrays of counts and displacements are read through
- * small accessors so the int and MPI_Count/MPI_Aint forms share the code.
+ * Binding layer: the collectives of MPI-4.1 chapter 6, int and large-count (_c) forms, on intra-
+ * and intercommunicators (these run as schedules of src/coll/coll_inter.c in every form). Each
+ * family has one checked implementation: it validates the local arguments (root, counts,
+ * displacements, datatypes, buffers, the operation, MPI_IN_PLACE where the standard allows it, send
+ * and receive buffers that must not alias), turns counts into byte lengths and hands them to
+ * src/coll. Arrays of counts and displacements are read through small accessors so the int and
+ * MPI_Count/MPI_Aint forms share the code.
  */
 #include "binding.h"
 
@@ -40,11 +41,9 @@ typedef struct {
 
 static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 {
-    /* Every collective passes here: none runs on intercommunicators yet. */
-    int rc = mf_check_intra(func, c);
-    if (rc != MPI_SUCCESS || nb == NULL)
-        return rc;
-    rc = mf_check_ptr(func, c, nb->request, "request");
+    if (nb == NULL)
+        return MPI_SUCCESS;
+    int rc = mf_check_ptr(func, c, nb->request, "request");
     if (rc == MPI_SUCCESS && nb->persistent && nb->info != MPI_INFO_NULL &&
         mf_info_get_obj(nb->info) == NULL)
         rc = mf_err_raise(c, mf_err_code(MPI_ERR_INFO, func,
@@ -73,8 +72,39 @@ static int nb_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t *s)
     return MPI_SUCCESS;
 }
 
+/* The blocking form of an intercommunicator collective runs its schedule and waits. */
+static int sched_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t *s)
+{
+    if (nb != NULL || s == NULL)
+        return nb_end(func, c, nb, s);
+    int err_class;
+    mf_status_t status = mf_inter_run(s, &err_class);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot start the collective");
+    if (err_class == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return mf_err_raise(c, mf_err_code(err_class, func, "the intercommunicator collective failed"));
+}
+
+/* MANIFOLD_COLL_CHECK compares calls across one group: intercommunicators are not checked. */
+static int coll_checking(const mf_comm_t *c)
+{
+    return mf_params.coll_check && !mf_comm_is_inter(c);
+}
+
 static int check_root(const char *func, mf_comm_t *c, int root)
 {
+    if (mf_comm_is_inter(c)) {
+        /* MPI-4.1 section 6.2.2: the root passes MPI_ROOT, the rest of its group MPI_PROC_NULL,
+         * the other group the root's rank in it. */
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->remote_size))
+            return MPI_SUCCESS;
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ROOT, func,
+                                           "argument root=%d on an intercommunicator must be "
+                                           "MPI_ROOT, MPI_PROC_NULL or a rank of the remote "
+                                           "group (size %d)",
+                                           root, c->remote_size));
+    }
     if (root >= 0 && root < c->size)
         return MPI_SUCCESS;
     return mf_err_raise(c, mf_err_code(MPI_ERR_ROOT, func,
@@ -130,7 +160,7 @@ static int finish(const char *func, mf_comm_t *c, mf_status_t status)
 static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts, vec_t displs,
                   MPI_Count ucount, size_t extent, const void *buf, size_t **arr_p)
 {
-    int size = c->size;
+    int size = mf_comm_peer_size(c); /* one block per remote process on intercommunicators */
     size_t *arr = mf_malloc(2 * (size_t)size * sizeof(size_t), "collective layout");
     if (arr == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the layout");
@@ -235,12 +265,19 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = check_root(func, c, root);
     if (rc == MPI_SUCCESS && buf == MPI_IN_PLACE)
         rc = in_place_forbidden(func, c, "buffer", "which MPI_Bcast does not allow");
-    if (rc == MPI_SUCCESS)
+    bytes = 0; /* MPI_PROC_NULL on an intercommunicator: nothing is significant */
+    if (rc == MPI_SUCCESS && !(mf_comm_is_inter(c) && root == MPI_PROC_NULL))
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes, NULL);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_bcast(func, c, dt, count, root);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (mf_comm_is_inter(c)) {
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL)
+            mf_inter_bcast(s, buf, bytes, root);
+        return sched_end(func, c, nb, s);
+    }
     if (nb == NULL)
         return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
     mf_sched_t *s = nb_begin(c);
@@ -263,6 +300,53 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 
 typedef enum { RED_REDUCE, RED_ALLREDUCE, RED_SCAN, RED_EXSCAN } red_kind_t;
 
+/* Reduce and Allreduce on an intercommunicator (root already checked); Scan and Exscan are not
+ * defined there (MPI-4.1 section 6.2.2). Who supplies what: Allreduce everyone both buffers;
+ * Reduce the root its recvbuf, the other group its sendbuf, MPI_PROC_NULL nothing. */
+static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, void *rbuf,
+                        MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, mf_comm_t *c,
+                        const nb_t *nb)
+{
+    if (kind == RED_SCAN || kind == RED_EXSCAN)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_COMM, func,
+                                           "argument comm is an intercommunicator, on which "
+                                           "prefix reductions are not defined"));
+    int sends = kind == RED_ALLREDUCE || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    int receives = kind == RED_ALLREDUCE || root == MPI_ROOT;
+    size_t bytes = 0, extent = 1;
+    int rc = MPI_SUCCESS;
+    if (sends || receives) {
+        rc = mf_check_count(func, c, "count", count);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_datatype(func, c, "datatype", dt, count, &bytes);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_op(func, c, op, dt);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        extent = (size_t)mf_dtype_predefined(dt)->extent;
+    }
+    if (sends && sbuf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
+    if (receives && rbuf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, "recvbuf", "which intercommunicators do not allow");
+    if (sends)
+        rc = mf_check_buffer(func, c, "sendbuf", sbuf, bytes);
+    if (rc == MPI_SUCCESS && receives)
+        rc = mf_check_buffer(func, c, "recvbuf", rbuf, bytes);
+    if (rc == MPI_SUCCESS && sends && receives)
+        rc = check_alias(func, c, sbuf, rbuf, bytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL) {
+        if (kind == RED_REDUCE)
+            mf_inter_reduce(s, sbuf, rbuf, (size_t)count, dt, extent, op, root);
+        else
+            mf_inter_allreduce(s, sbuf, rbuf, (size_t)count, dt, extent, op);
+    }
+    return sched_end(func, c, nb, s);
+}
+
 /* Reduce (root >= 0), Allreduce, Scan, Exscan: `count` items of `dt` on every process. */
 static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, void *rbuf,
                          MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
@@ -275,6 +359,8 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
         rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind == RED_REDUCE)
         rc = check_root(func, c, root);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
+        return reduce_inter(func, kind, sbuf, rbuf, count, dt, op, root, c, nb);
     if (rc != MPI_SUCCESS)
         return rc;
     int receives = kind != RED_REDUCE || c->rank == root;
@@ -288,7 +374,7 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     }
     if (rc == MPI_SUCCESS && sbuf == MPI_IN_PLACE && !receives)
         rc = in_place_forbidden(func, c, "sendbuf", "which is only allowed at the root");
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -384,6 +470,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = mf_check_datatype(func, c, "datatype", dt, 0, &bytes);
     if (rc == MPI_SUCCESS)
         rc = mf_check_op(func, c, op, dt);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c) && (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE))
+        rc = in_place_forbidden(func, c, sbuf == MPI_IN_PLACE ? "sendbuf" : "recvbuf",
+                                "which intercommunicators do not allow");
     if (rc != MPI_SUCCESS)
         return rc;
     extent = (size_t)mf_dtype_predefined(dt)->extent;
@@ -407,12 +496,18 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
                              (sbuf == MPI_IN_PLACE ? total : items[c->rank]) * extent);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, sbuf, rbuf, total * extent);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
                              counts.p != NULL ? counts_hash(items, c->size) : 0);
-    if (rc == MPI_SUCCESS && nb == NULL)
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c)) {
+        /* recvcounts are per local process; the other group's vector has the same total. */
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL)
+            mf_inter_reduce_scatter(s, sbuf, rbuf, items, dt, extent, op);
+        rc = sched_end(func, c, nb, s);
+    } else if (rc == MPI_SUCCESS && nb == NULL) {
         rc = finish(func, c, mf_coll_reduce_scatter(c, sbuf, rbuf, items, dt, extent, op));
-    if (rc == MPI_SUCCESS && nb != NULL) {
+    } else if (rc == MPI_SUCCESS) {
         mf_sched_t *s = nb_begin(c);
         if (s != NULL)
             mf_nbc_reduce_scatter(s, sbuf, rbuf, items, dt, extent, op);
@@ -490,6 +585,71 @@ static int check_move(const char *func, mf_comm_t *c, move_kind_t kind, const mo
     return mf_binding_coll_check(func, c, &chk);
 }
 
+/* The all-side checks of move_common: counts, displacements, type, the per-block layout. */
+static int move_all_layout(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
+                           size_t **arr_p)
+{
+    const char *cname = kind == MOVE_SCATTER ? "sendcounts" : "recvcounts";
+    size_t unused;
+    int rc;
+    if (a->counts.p == NULL)
+        rc =
+            mf_check_count(func, c, kind == MOVE_SCATTER ? "sendcount" : "recvcount", a->all_count);
+    else
+        rc = mf_check_ptr(func, c, a->counts.p, cname);
+    if (rc == MPI_SUCCESS && a->counts.p != NULL)
+        rc = mf_check_ptr(func, c, a->displs.p, "displs");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype", a->all_type,
+                               0, &unused);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (a->all_buf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
+                                  "which is not allowed there");
+    return layout(func, c, cname, a->counts, a->displs, a->all_count,
+                  (size_t)mf_dtype_predefined(a->all_type)->extent, a->all_buf, arr_p);
+}
+
+/* Gathers, scatters, allgathers on an intercommunicator (root checked): the root (MPI_ROOT)
+ * supplies the all side, one block per remote process; the other group the one side;
+ * MPI_PROC_NULL nothing; allgathers both. MPI_IN_PLACE is not allowed. */
+static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                      mf_comm_t *c, const nb_t *nb)
+{
+    int all_side = kind == MOVE_ALLGATHER || root == MPI_ROOT;
+    int one_side = kind == MOVE_ALLGATHER || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    size_t one_bytes = 0, *arr = NULL;
+    int rc = MPI_SUCCESS;
+    if (one_side) {
+        const char *one_name = kind == MOVE_SCATTER ? "recvbuf" : "sendbuf";
+        if (a->one_buf == MPI_IN_PLACE)
+            return in_place_forbidden(func, c, one_name, "which intercommunicators do not allow");
+        rc = check_data(func, c, one_name, a->one_buf,
+                        kind == MOVE_SCATTER ? "recvcount" : "sendcount", a->one_count,
+                        kind == MOVE_SCATTER ? "recvtype" : "sendtype", a->one_type, &one_bytes,
+                        NULL);
+    }
+    if (rc == MPI_SUCCESS && all_side)
+        rc = move_all_layout(func, c, kind, a, &arr);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    const size_t *lens = arr, *displs = arr != NULL ? arr + c->remote_size : NULL;
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL) {
+        if (kind == MOVE_GATHER)
+            mf_inter_gatherv(s, a->one_buf, one_bytes, a->all_buf, lens, displs, root);
+        else if (kind == MOVE_SCATTER)
+            mf_inter_scatterv(s, a->all_buf, lens, displs, (void *)a->one_buf, one_bytes, root);
+        else if (a->counts.p == NULL)
+            mf_inter_allgather(s, a->one_buf, one_bytes, a->all_buf, lens[0]);
+        else
+            mf_inter_allgatherv(s, a->one_buf, one_bytes, a->all_buf, lens, displs);
+    }
+    free(arr);
+    return sched_end(func, c, nb, s);
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
@@ -500,6 +660,8 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind != MOVE_ALLGATHER)
         rc = check_root(func, c, root);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
+        return move_inter(func, kind, a, root, c, nb);
     if (rc != MPI_SUCCESS)
         return rc;
     int is_root = kind == MOVE_ALLGATHER || c->rank == root;
@@ -552,7 +714,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             return rc;
         }
     }
-    if (mf_params.coll_check) {
+    if (coll_checking(c)) {
         rc = check_move(func, c, kind, a, root);
         if (rc != MPI_SUCCESS) {
             free(arr);
@@ -743,7 +905,7 @@ static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int i
     if (rc != MPI_SUCCESS)
         return rc;
     size_t total = 0;
-    for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
+    for (int i = 0; i < mf_comm_peer_size(c) && rc == MPI_SUCCESS; i++) {
         size_t bytes;
         rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", s->types[i],
                                vec_get(s->counts, i), &bytes);
@@ -781,6 +943,8 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
         return rc;
     if (rcv->buf == MPI_IN_PLACE)
         return in_place_forbidden(func, c, "recvbuf", "which is not allowed there");
+    if (snd->buf == MPI_IN_PLACE && mf_comm_is_inter(c))
+        return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
     if (snd->buf != MPI_IN_PLACE) {
         rc = a2a_layout(func, c, snd, 1, &sarr);
         if (rc != MPI_SUCCESS)
@@ -789,9 +953,15 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     rc = a2a_layout(func, c, rcv, 0, &rarr);
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
         rc = check_alias(func, c, snd->buf, rcv->buf, 1);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_alltoall(func, c, snd->buf == MPI_IN_PLACE ? rcv : snd, rcv);
-    if (rc == MPI_SUCCESS && nb != NULL) {
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c)) {
+        int n = c->remote_size;
+        mf_sched_t *s = nb_begin(c);
+        if (s != NULL)
+            mf_inter_alltoallv(s, snd->buf, sarr, sarr + n, (void *)rcv->buf, rarr, rarr + n);
+        rc = sched_end(func, c, nb, s);
+    } else if (rc == MPI_SUCCESS && nb != NULL) {
         int n = c->size;
         mf_sched_t *s = nb_begin(c);
         mf_status_t status = MF_OK;
@@ -878,12 +1048,14 @@ static int barrier_nb(const char *func, MPI_Comm comm, const nb_t *nb)
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
     mf_sched_t *s = nb_begin(c);
-    if (s != NULL)
+    if (s != NULL && mf_comm_is_inter(c))
+        mf_inter_barrier(s);
+    else if (s != NULL)
         mf_nbc_barrier(s);
     return nb_end(func, c, nb, s);
 }

@@ -8,7 +8,9 @@
  * (mf_sched_progress_all), so a collective moves on whichever request the program waits for,
  * which the standard requires: peers may complete outstanding collectives in different orders.
  * Each schedule carries its own tag, derived from a per-communicator sequence number that all
- * members agree on because collectives are started in the same order everywhere.
+ * members agree on because collectives are started in the same order everywhere. A step may
+ * address another communicator than the schedule's (mf_sched_on): intercommunicator collectives
+ * mix steps to the remote group with steps over the local group's private communicator.
  */
 #include "coll.h"
 
@@ -23,6 +25,7 @@ typedef struct {
     uint8_t kind;
     int round;
     int peer;
+    mf_comm_t *comm; /* whose processes `peer` names, on whose internal context */
     const void *src; /* send data, copy/reduce input */
     void *dst;       /* receive buffer, copy/reduce output */
     size_t len;      /* bytes (send, receive, copy) or items (reduce) */
@@ -31,6 +34,7 @@ typedef struct {
 
 struct mf_sched {
     mf_comm_t *comm;
+    mf_comm_t *on; /* the communicator new steps address (mf_sched_on) */
     int tag;
     int nsteps, cap, round;
     step_t *steps;
@@ -61,6 +65,7 @@ mf_sched_t *mf_sched_create(mf_comm_t *comm, int seq_tag)
     if (s == NULL)
         return NULL;
     s->comm = comm;
+    s->on = comm;
     s->tag = seq_tag;
     s->build_status = MF_OK;
     return s;
@@ -91,6 +96,7 @@ static step_t *add_step(mf_sched_t *s, step_kind_t kind)
     memset(st, 0, sizeof(*st));
     st->kind = (uint8_t)kind;
     st->round = s->round;
+    st->comm = s->on;
     return st;
 }
 
@@ -144,6 +150,11 @@ void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
     s->op = op;
 }
 
+void mf_sched_on(mf_sched_t *s, mf_comm_t *comm)
+{
+    s->on = comm;
+}
+
 void mf_sched_barrier(mf_sched_t *s)
 {
     /* An empty round is harmless but useless: only open a new one after some step. */
@@ -195,7 +206,6 @@ static void note_error(mf_sched_t *s, mf_status_t status)
 /* Post the running round: local steps first, in order, then its sends and receives. */
 static void post_round(mf_sched_t *s, int end)
 {
-    unsigned ctx = mf_comm_ctx_internal(s->comm);
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];
         if (st->kind == STEP_COPY)
@@ -206,12 +216,13 @@ static void post_round(mf_sched_t *s, int end)
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];
         mf_status_t status = MF_OK;
+        unsigned ctx = mf_comm_ctx_internal(st->comm);
         st->req = NULL;
         if (st->kind == STEP_SEND)
-            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, s->comm, ctx,
+            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, st->comm, ctx,
                                     MF_SEND_STANDARD, &st->req);
         else if (st->kind == STEP_RECV)
-            status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, s->comm, ctx, &st->req);
+            status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, st->comm, ctx, &st->req);
         if (status != MF_OK) {
             st->req = NULL;
             note_error(s, status);
@@ -353,5 +364,5 @@ mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p
 
 mf_comm_t *mf_sched_comm(const mf_sched_t *s)
 {
-    return s->comm;
+    return s->on;
 }
