@@ -93,6 +93,12 @@ void mf_sched_copy(mf_sched_t *s, void *dst, const void *src, size_t len);
 /* inout = in op inout over `count` items of the schedule's datatype and operation. */
 void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count);
 void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op);
+/* A local step that calls fn(s, arg) when its round runs (in order with the copies and
+ * reductions). It may append steps, which run after the current round; an error it returns
+ * becomes the collective's. Used by protocols whose next round depends on the last one's
+ * results (MPI_Comm_idup's context-id agreement retries). */
+typedef mf_status_t (*mf_sched_fn_t)(mf_sched_t *s, void *arg);
+void mf_sched_call(mf_sched_t *s, mf_sched_fn_t fn, void *arg);
 /* Close the current round: later steps wait for its operations. */
 void mf_sched_barrier(mf_sched_t *s);
 /* A scratch buffer freed with the schedule; NULL on out-of-memory. */

@@ -19,16 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE } step_kind_t;
+typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_CALL } step_kind_t;
 
 typedef struct {
     uint8_t kind;
     int round;
     int peer;
-    mf_comm_t *comm; /* whose processes `peer` names, on whose internal context */
-    const void *src; /* send data, copy/reduce input */
-    void *dst;       /* receive buffer, copy/reduce output */
-    size_t len;      /* bytes (send, receive, copy) or items (reduce) */
+    mf_comm_t *comm;  /* whose processes `peer` names, on whose internal context */
+    const void *src;  /* send data, copy/reduce input */
+    void *dst;        /* receive buffer, copy/reduce output */
+    size_t len;       /* bytes (send, receive, copy) or items (reduce) */
+    mf_sched_fn_t fn; /* STEP_CALL, with dst as its argument */
     mf_request_t *req;
 } step_t;
 
@@ -144,6 +145,15 @@ void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count)
     }
 }
 
+void mf_sched_call(mf_sched_t *s, mf_sched_fn_t fn, void *arg)
+{
+    step_t *st = add_step(s, STEP_CALL);
+    if (st != NULL) {
+        st->fn = fn;
+        st->dst = arg;
+    }
+}
+
 void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
 {
     s->dt = dt;
@@ -212,6 +222,8 @@ static void post_round(mf_sched_t *s, int end)
             memmove(st->dst, st->src, st->len);
         else if (st->kind == STEP_REDUCE)
             mf_op_apply(s->op, st->src, st->dst, st->len, s->dt);
+        else if (st->kind == STEP_CALL)
+            note_error(s, st->fn(s, st->dst)); /* may append steps: st is stale after it */
     }
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];
