@@ -5,8 +5,9 @@
  * Gather(v), Scatter(v), Allgather(v), Alltoall(v/w), Reduce_scatter(_block). Two splittings of
  * the world: the halves (unequal at odd sizes) and rank 0 alone against the rest; roots at the
  * first and last process of either group, zero counts, then the errors: a bad root, MPI_IN_PLACE,
- * prefix reductions (not defined on intercommunicators). Passes against MPICH 5.0.2 too, minus
- * three of its bugs that are checked on Manifold only.
+ * prefix reductions (not defined on intercommunicators). Derived datatypes on either side of
+ * Bcast, Gather, Scatter, Allgather, Alltoall, Allreduce and Reduce (a user operation). Passes
+ * against MPICH 5.0.2 too, minus three of its bugs that are checked on Manifold only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -338,6 +339,157 @@ static void test_reduce_scatter(MPI_Comm ic, int mode, int block)
     free(counts);
 }
 
+/* ---- derived datatypes -------------------------------------------------------------------- */
+
+#define SENT (-7)
+
+/* Int positions of element e in a buffer of items of type kind: 0 the vector {int, gap, int}
+ * (extent 3 ints), 1 MPI_INT resized to 2 ints (a gap after each), 2 plain ints. */
+static int pos(int kind, int e)
+{
+    return kind == 0 ? e / 2 * 3 + e % 2 * 2 : kind == 1 ? 2 * e : e;
+}
+
+/* buf[0..len) holds want[e] at pos(kind, e) for e < n and SENT everywhere else. */
+static void check_layout(const char *what, int mode, const int *buf, int len, int kind,
+                         const int *want, int n)
+{
+    for (int k = 0; k < len; k++) {
+        int w = SENT;
+        for (int e = 0; e < n; e++)
+            if (pos(kind, e) == k)
+                w = want[e];
+        MTEST_CHECK(buf[k] == w, "derived %s form %d: [%d] = %d, want %d", what, mode, k, buf[k],
+                    w);
+    }
+}
+
+static void reset(int *sbuf, int *rbuf, int n)
+{
+    for (int k = 0; k < n; k++)
+        sbuf[k] = rbuf[k] = SENT;
+}
+
+/* A user sum on items of the vector type (in its own layout). */
+static void vsum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int *a = in;
+    int *b = inout;
+    for (int j = 0; j < *len; j++) {
+        b[3 * j] += a[3 * j];
+        b[3 * j + 2] += a[3 * j + 2];
+    }
+}
+
+/* Every side with a derived type somewhere: packed sends, unpacked receives, and a resized
+ * receive type that keeps its blocks apart (Allgather's direct exchange). Root: group 0's
+ * rank 0. */
+static void test_derived(MPI_Comm ic, int mode)
+{
+    MPI_Datatype v, ri;
+    MPI_Op op;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v);
+    MPI_Type_commit(&v);
+    MPI_Type_create_resized(MPI_INT, 0, 2 * (MPI_Aint)sizeof(int), &ri);
+    MPI_Type_commit(&ri);
+    MPI_Op_create(vsum, 1, &op);
+    int n = 4 * (lsize > rsize ? lsize : rsize) + 12, root = root_arg(0, 0);
+    int *sbuf = malloc((size_t)n * sizeof(int)), *rbuf = malloc((size_t)n * sizeof(int));
+    int *want = malloc((size_t)n * sizeof(int));
+    MPI_Request req;
+    int rc;
+
+    /* Bcast: 3 vectors at both ends. */
+    reset(sbuf, rbuf, n);
+    for (int e = 0; e < 6; e++) {
+        want[e] = enc(0, 0, 0, e);
+        if (root == MPI_ROOT)
+            rbuf[pos(0, e)] = want[e];
+    }
+    rc = mode == 0   ? MPI_Bcast(rbuf, 3, v, root, ic)
+         : mode == 1 ? MPI_Ibcast(rbuf, 3, v, root, ic, &req)
+                     : MPI_Bcast_init(rbuf, 3, v, root, ic, MPI_INFO_NULL, &req);
+    complete("derived bcast", mode, rc, &req);
+    check_layout("bcast", mode, rbuf, 9, 0, want, root == MPI_PROC_NULL ? 0 : 6);
+
+    /* Gather: plain ints in, one vector per remote process at the root. */
+    reset(sbuf, rbuf, n);
+    for (int i = 0; i < 2; i++)
+        sbuf[i] = enc(g, lrank, 0, i);
+    for (int e = 0; e < 2 * rsize; e++)
+        want[e] = enc(!g, e / 2, 0, e % 2);
+    rc = mode == 0   ? MPI_Gather(sbuf, 2, MPI_INT, rbuf, 1, v, root, ic)
+         : mode == 1 ? MPI_Igather(sbuf, 2, MPI_INT, rbuf, 1, v, root, ic, &req)
+                     : MPI_Gather_init(sbuf, 2, MPI_INT, rbuf, 1, v, root, ic, MPI_INFO_NULL, &req);
+    complete("derived gather", mode, rc, &req);
+    check_layout("gather", mode, rbuf, 3 * rsize, 0, want, root == MPI_ROOT ? 2 * rsize : 0);
+
+    /* Scatter: a vector per remote process out of the root, two resized ints in. */
+    reset(sbuf, rbuf, n);
+    if (root == MPI_ROOT)
+        for (int e = 0; e < 2 * rsize; e++)
+            sbuf[pos(0, e)] = enc(g, lrank, e / 2, e % 2);
+    for (int i = 0; i < 2; i++)
+        want[i] = enc(0, 0, lrank, i);
+    rc = mode == 0   ? MPI_Scatter(sbuf, 1, v, rbuf, 2, ri, root, ic)
+         : mode == 1 ? MPI_Iscatter(sbuf, 1, v, rbuf, 2, ri, root, ic, &req)
+                     : MPI_Scatter_init(sbuf, 1, v, rbuf, 2, ri, root, ic, MPI_INFO_NULL, &req);
+    complete("derived scatter", mode, rc, &req);
+    check_layout("scatter", mode, rbuf, 4, 1, want, g == 1 ? 2 : 0);
+
+    /* Allgather: one int each, received as resized ints (blocks not back to back). */
+    reset(sbuf, rbuf, n);
+    sbuf[0] = enc(g, lrank, 0, 0);
+    for (int k = 0; k < rsize; k++)
+        want[k] = enc(!g, k, 0, 0);
+    rc = mode == 0   ? MPI_Allgather(sbuf, 1, MPI_INT, rbuf, 1, ri, ic)
+         : mode == 1 ? MPI_Iallgather(sbuf, 1, MPI_INT, rbuf, 1, ri, ic, &req)
+                     : MPI_Allgather_init(sbuf, 1, MPI_INT, rbuf, 1, ri, ic, MPI_INFO_NULL, &req);
+    complete("derived allgather", mode, rc, &req);
+    check_layout("allgather", mode, rbuf, 2 * rsize, 1, want, rsize);
+
+    /* Alltoall: a vector to each remote process, plain ints back. */
+    reset(sbuf, rbuf, n);
+    for (int e = 0; e < 2 * rsize; e++) {
+        sbuf[pos(0, e)] = enc(g, lrank, e / 2, e % 2);
+        want[e] = enc(!g, e / 2, lrank, e % 2);
+    }
+    rc = mode == 0   ? MPI_Alltoall(sbuf, 1, v, rbuf, 2, MPI_INT, ic)
+         : mode == 1 ? MPI_Ialltoall(sbuf, 1, v, rbuf, 2, MPI_INT, ic, &req)
+                     : MPI_Alltoall_init(sbuf, 1, v, rbuf, 2, MPI_INT, ic, MPI_INFO_NULL, &req);
+    complete("derived alltoall", mode, rc, &req);
+    check_layout("alltoall", mode, rbuf, 2 * rsize, 2, want, 2 * rsize);
+
+    /* Allreduce and Reduce: a user sum over 2 vectors; each gets the other group's sum. */
+    for (int red = 0; red < 2; red++) {
+        reset(sbuf, rbuf, n);
+        for (int e = 0; e < 4; e++) {
+            sbuf[pos(0, e)] = enc(g, lrank, 0, e);
+            want[e] = 0;
+            for (int k = 0; k < rsize; k++)
+                want[e] += enc(!g, k, 0, e);
+        }
+        if (red == 0)
+            rc = mode == 0   ? MPI_Allreduce(sbuf, rbuf, 2, v, op, ic)
+                 : mode == 1 ? MPI_Iallreduce(sbuf, rbuf, 2, v, op, ic, &req)
+                             : MPI_Allreduce_init(sbuf, rbuf, 2, v, op, ic, MPI_INFO_NULL, &req);
+        else
+            rc = mode == 0   ? MPI_Reduce(sbuf, rbuf, 2, v, op, root, ic)
+                 : mode == 1 ? MPI_Ireduce(sbuf, rbuf, 2, v, op, root, ic, &req)
+                             : MPI_Reduce_init(sbuf, rbuf, 2, v, op, root, ic, MPI_INFO_NULL, &req);
+        complete(red == 0 ? "derived allreduce" : "derived reduce", mode, rc, &req);
+        check_layout(red == 0 ? "allreduce" : "reduce", mode, rbuf, 6, 0, want,
+                     red == 0 || root == MPI_ROOT ? 4 : 0);
+    }
+    MPI_Op_free(&op);
+    MPI_Type_free(&v);
+    MPI_Type_free(&ri);
+    free(sbuf);
+    free(rbuf);
+    free(want);
+}
+
 static void test_errors(MPI_Comm ic)
 {
     int buf[4] = {0}, out[4];
@@ -400,6 +552,7 @@ static void run_all(MPI_Comm ic)
             test_alltoall(ic, mode, kind);
         test_reduce_scatter(ic, mode, 1);
         test_reduce_scatter(ic, mode, 0);
+        test_derived(ic, mode);
     }
     test_errors(ic);
 }
