@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Binding layer: the blocking collectives of MPI-4.1 chapter 6 on intracommunicators, int and
- * large-count (_c) forms. Each family has one checked implementation: it validates the local
- * arguments (root, counts, displacements, datatypes, buffers, the operation, MPI_IN_PLACE where
- * the standard allows it, send and receive buffers that must not alias), describes each side's
- * buffer with binding_coll_buf.c (any committed datatype: contiguous data is used in place,
- * the rest packed into a temporary) and hands byte lengths to src/coll. Arrays of counts and
- * displacements are read through small accessors so the int and MPI_Count/MPI_Aint forms share the
- * code.
+ * Binding layer: the collectives of MPI-4.1 chapter 6, int and large-count (_c) forms, on intra-
+ * and intercommunicators (these run as schedules of src/coll/coll_inter.c in every form). Each
+ * family has one checked implementation: it validates the local arguments (root, counts,
+ * displacements, datatypes, buffers, the operation, MPI_IN_PLACE where the standard allows it, send
+ * and receive buffers that must not alias), describes each side's buffer with binding_coll_buf.c
+ * (any committed datatype: contiguous data is used in place, the rest packed into a temporary)
+ * and hands byte lengths to src/coll. Arrays of counts and displacements are read through small
+ * accessors so the int and MPI_Count/MPI_Aint forms share the code.
  */
 #include "binding.h"
 
@@ -43,11 +43,9 @@ typedef struct {
 
 static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 {
-    /* Every collective passes here: none runs on intercommunicators yet. */
-    int rc = mf_check_intra(func, c);
-    if (rc != MPI_SUCCESS || nb == NULL)
-        return rc;
-    rc = mf_check_ptr(func, c, nb->request, "request");
+    if (nb == NULL)
+        return MPI_SUCCESS;
+    int rc = mf_check_ptr(func, c, nb->request, "request");
     if (rc == MPI_SUCCESS && nb->persistent && nb->info != MPI_INFO_NULL &&
         mf_info_get_obj(nb->info) == NULL)
         rc = mf_err_raise(c, mf_err_code(MPI_ERR_INFO, func,
@@ -76,8 +74,39 @@ static int nb_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t *s)
     return MPI_SUCCESS;
 }
 
+/* The blocking form of an intercommunicator collective runs its schedule and waits. */
+static int sched_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t *s)
+{
+    if (nb != NULL || s == NULL)
+        return nb_end(func, c, nb, s);
+    int err_class;
+    mf_status_t status = mf_inter_run(s, &err_class);
+    if (status != MF_OK)
+        return mf_err_from_status(c, status, func, "cannot start the collective");
+    if (err_class == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return mf_err_raise(c, mf_err_code(err_class, func, "the intercommunicator collective failed"));
+}
+
+/* MANIFOLD_COLL_CHECK compares calls across one group: intercommunicators are not checked. */
+static int coll_checking(const mf_comm_t *c)
+{
+    return mf_params.coll_check && !mf_comm_is_inter(c);
+}
+
 static int check_root(const char *func, mf_comm_t *c, int root)
 {
+    if (mf_comm_is_inter(c)) {
+        /* MPI-4.1 section 6.2.2: the root passes MPI_ROOT, the rest of its group MPI_PROC_NULL,
+         * the other group the root's rank in it. */
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->remote_size))
+            return MPI_SUCCESS;
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ROOT, func,
+                                           "argument root=%d on an intercommunicator must be "
+                                           "MPI_ROOT, MPI_PROC_NULL or a rank of the remote "
+                                           "group (size %d)",
+                                           root, c->remote_size));
+    }
     if (root >= 0 && root < c->size)
         return MPI_SUCCESS;
     return mf_err_raise(c, mf_err_code(MPI_ERR_ROOT, func,
@@ -133,7 +162,7 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
                   MPI_Count ucount, MPI_Datatype dt, const MPI_Datatype *types, const void *buf,
                   mf_cbuf_t *cb)
 {
-    int size = c->size;
+    int size = mf_comm_peer_size(c); /* one block per remote process on intercommunicators */
     mf_dtype_props_t p = {0};
     if (types == NULL)
         mf_dtype_props(dt, &p);
@@ -242,20 +271,26 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = check_root(func, c, root);
     if (rc == MPI_SUCCESS && buf == MPI_IN_PLACE)
         rc = in_place_forbidden(func, c, "buffer", "which MPI_Bcast does not allow");
-    if (rc == MPI_SUCCESS)
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* MPI_PROC_NULL on an intercommunicator: nothing of this process is significant. */
+    int inter = mf_comm_is_inter(c), idle = inter && root == MPI_PROC_NULL;
+    bytes = 0;
+    if (!idle)
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_bcast(func, c, dt, count, root);
     mf_cbuf_t cb;
     if (rc == MPI_SUCCESS)
-        rc = mf_cbuf_one(&cb, func, c, buf, count, dt);
+        rc = mf_cbuf_one(&cb, func, c, buf, idle ? 0 : count, dt);
     if (rc != MPI_SUCCESS)
         return rc;
-    int is_root = c->rank == root;
-    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    int is_root = inter ? root == MPI_ROOT : c->rank == root;
+    /* Intercommunicators run a schedule in every form (sched_end waits in the blocking one). */
+    mf_sched_t *s = nb != NULL || inter ? nb_begin(c) : NULL;
     if (is_root)
         mf_cbuf_pack(&cb, s, -1);
-    if (nb == NULL) {
+    if (!inter && nb == NULL) {
         rc = finish(func, c, mf_coll_bcast(c, cb.buf, bytes, root));
         if (rc == MPI_SUCCESS && !is_root)
             mf_cbuf_unpack(&cb, NULL, -1);
@@ -263,12 +298,15 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         return rc;
     }
     if (s != NULL) {
-        mf_nbc_bcast(s, cb.buf, bytes, root);
+        if (inter)
+            mf_inter_bcast(s, cb.buf, bytes, root);
+        else
+            mf_nbc_bcast(s, cb.buf, bytes, root);
         if (!is_root)
             mf_cbuf_unpack(&cb, s, -1);
     }
     mf_cbuf_done(&cb, s);
-    return nb_end(func, c, nb, s);
+    return sched_end(func, c, nb, s);
 }
 
 #pragma weak MPI_Bcast = PMPI_Bcast
@@ -285,6 +323,66 @@ int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 
 typedef enum { RED_REDUCE, RED_ALLREDUCE, RED_SCAN, RED_EXSCAN } red_kind_t;
 
+/* Reduce and Allreduce on an intercommunicator (root already checked); Scan and Exscan are not
+ * defined there (MPI-4.1 section 6.2.2). Who supplies what: Allreduce everyone both buffers;
+ * Reduce the root its recvbuf, the other group its sendbuf, MPI_PROC_NULL nothing. */
+static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, void *rbuf,
+                        MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, mf_comm_t *c,
+                        const nb_t *nb)
+{
+    if (kind == RED_SCAN || kind == RED_EXSCAN)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_COMM, func,
+                                           "argument comm is an intercommunicator, on which "
+                                           "prefix reductions are not defined"));
+    int sends = kind == RED_ALLREDUCE || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    int receives = kind == RED_ALLREDUCE || root == MPI_ROOT;
+    size_t bytes = 0, extent = 1, mul = 1;
+    MPI_Datatype rdt = dt;
+    int rc = MPI_SUCCESS;
+    if (sends || receives) {
+        rc = mf_check_count(func, c, "count", count);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_datatype(func, c, "datatype", dt, count, &bytes);
+        if (rc == MPI_SUCCESS)
+            rc = mf_cbuf_red_type(func, c, op, dt, &rdt, &mul, &extent);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (sends && sbuf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
+    if (receives && rbuf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, "recvbuf", "which intercommunicators do not allow");
+    if (sends)
+        rc = mf_check_buffer(func, c, "sendbuf", sbuf, bytes);
+    if (rc == MPI_SUCCESS && receives)
+        rc = mf_check_buffer(func, c, "recvbuf", rbuf, bytes);
+    if (rc == MPI_SUCCESS && sends && receives)
+        rc = check_alias(func, c, sbuf, rbuf, bytes);
+    mf_cbuf_t sb = {0}, rb = {0};
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_one(&sb, func, c, sbuf, sends ? count : 0, dt);
+    if (rc == MPI_SUCCESS)
+        rc = mf_cbuf_one(&rb, func, c, rbuf, receives ? count : 0, dt);
+    if (rc != MPI_SUCCESS) {
+        mf_cbuf_free(&sb);
+        return rc;
+    }
+    /* Derived types: pack what goes out, reduce packed items, unpack the result. */
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL) {
+        size_t n = (size_t)count * mul;
+        mf_cbuf_pack(&sb, s, -1);
+        if (kind == RED_REDUCE)
+            mf_inter_reduce(s, sb.buf, rb.buf, n, rdt, extent, op, root);
+        else
+            mf_inter_allreduce(s, sb.buf, rb.buf, n, rdt, extent, op);
+        mf_cbuf_unpack(&rb, s, -1);
+    }
+    mf_cbuf_done(&sb, s);
+    mf_cbuf_done(&rb, s);
+    return sched_end(func, c, nb, s);
+}
+
 /* Reduce (root >= 0), Allreduce, Scan, Exscan: `count` items of `dt` on every process. */
 static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, void *rbuf,
                          MPI_Count count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
@@ -298,6 +396,8 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
         rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind == RED_REDUCE)
         rc = check_root(func, c, root);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
+        return reduce_inter(func, kind, sbuf, rbuf, count, dt, op, root, c, nb);
     if (rc != MPI_SUCCESS)
         return rc;
     int receives = kind != RED_REDUCE || c->rank == root;
@@ -311,7 +411,7 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     }
     if (rc == MPI_SUCCESS && sbuf == MPI_IN_PLACE && !receives)
         rc = in_place_forbidden(func, c, "sendbuf", "which is only allowed at the root");
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -429,6 +529,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = mf_check_datatype(func, c, "datatype", dt, 1, &bytes);
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_red_type(func, c, op, dt, &rdt, &mul, &extent);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c) && (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE))
+        rc = in_place_forbidden(func, c, sbuf == MPI_IN_PLACE ? "sendbuf" : "recvbuf",
+                                "which intercommunicators do not allow");
     if (rc != MPI_SUCCESS)
         return rc;
     size_t item = bytes; /* packed bytes of one item */
@@ -452,7 +555,7 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = mf_check_buffer(func, c, "recvbuf", rbuf, (in_place ? total : items[c->rank]) * item);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, sbuf, rbuf, total * item);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
                              counts.p != NULL ? counts_hash(items, c->size) : 0);
     /* In place the whole input is in recvbuf; only this process's block comes back. */
@@ -466,7 +569,8 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         free(items);
         return rc;
     }
-    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    int inter = mf_comm_is_inter(c);
+    mf_sched_t *s = nb != NULL || inter ? nb_begin(c) : NULL;
     mf_cbuf_pack(&sb, s, -1);
     if (in_place)
         mf_cbuf_pack(&rb, s, -1);
@@ -474,18 +578,23 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
     for (int i = 0; i < c->size; i++)
         items[i] *= mul;
     const void *src = in_place ? sbuf : sb.buf;
-    if (nb == NULL) {
+    if (nb == NULL && !inter) {
         rc = finish(func, c, mf_coll_reduce_scatter(c, src, rb.buf, items, rdt, extent, op));
         if (rc == MPI_SUCCESS)
             mf_cbuf_unpack(&rb, NULL, -1);
     } else {
         if (s != NULL) {
-            mf_nbc_reduce_scatter(s, src, rb.buf, items, rdt, extent, op);
+            /* Intercommunicators: recvcounts are per local process, the other group's vector
+             * has the same total. */
+            if (inter)
+                mf_inter_reduce_scatter(s, src, rb.buf, items, rdt, extent, op);
+            else
+                mf_nbc_reduce_scatter(s, src, rb.buf, items, rdt, extent, op);
             mf_cbuf_unpack(&rb, s, -1);
         }
         mf_cbuf_done(&sb, s);
         mf_cbuf_done(&rb, s);
-        rc = nb_end(func, c, nb, s);
+        rc = sched_end(func, c, nb, s);
     }
     mf_cbuf_free(&sb);
     mf_cbuf_free(&rb);
@@ -589,22 +698,118 @@ static void blocks_unpacked(mf_cbuf_t *cb, int n, size_t block, const char *tmp)
                cb->lens[i] < block ? cb->lens[i] : block);
 }
 
+/* The all-side checks of move_common: counts, displacements, type, the per-block layout. */
+static int move_all_layout(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
+                           mf_cbuf_t *all)
+{
+    const char *cname = kind == MOVE_SCATTER ? "sendcounts" : "recvcounts";
+    size_t unused;
+    int rc;
+    if (a->counts.p == NULL)
+        rc =
+            mf_check_count(func, c, kind == MOVE_SCATTER ? "sendcount" : "recvcount", a->all_count);
+    else
+        rc = mf_check_ptr(func, c, a->counts.p, cname);
+    if (rc == MPI_SUCCESS && a->counts.p != NULL)
+        rc = mf_check_ptr(func, c, a->displs.p, "displs");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype", a->all_type,
+                               0, &unused);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (a->all_buf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
+                                  "which is not allowed there");
+    return layout(func, c, cname, a->counts, a->displs, a->all_count, a->all_type, NULL, a->all_buf,
+                  all);
+}
+
+/* mf_inter_allgather wants the remote blocks back to back; when a (resized) receive type keeps
+ * them apart, receive into scratch and copy each block to its place. Both groups must run the
+ * same algorithm, so this cannot fall back to the Allgatherv one. */
+static void inter_allgather(mf_sched_t *s, const mf_cbuf_t *one, size_t one_bytes,
+                            const mf_cbuf_t *all)
+{
+    size_t len = all->lens[0];
+    int apart = 0;
+    for (int i = 0; i < all->n; i++)
+        apart |= all->displs[i] != (size_t)i * len;
+    if (!apart) {
+        mf_inter_allgather(s, one->buf, one_bytes, all->buf, len);
+        return;
+    }
+    char *tmp = mf_sched_tmp(s, (size_t)all->n * len);
+    if (tmp == NULL)
+        return;
+    mf_inter_allgather(s, one->buf, one_bytes, tmp, len);
+    mf_sched_barrier(s);
+    for (int i = 0; i < all->n; i++)
+        mf_sched_copy(s, all->buf + all->displs[i], tmp + (size_t)i * len, len);
+}
+
+/* Gathers, scatters, allgathers on an intercommunicator (root checked): the root (MPI_ROOT)
+ * supplies the all side, one block per remote process; the other group the one side;
+ * MPI_PROC_NULL nothing; allgathers both. MPI_IN_PLACE is not allowed. */
+static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                      mf_comm_t *c, const nb_t *nb)
+{
+    int all_side = kind == MOVE_ALLGATHER || root == MPI_ROOT;
+    int one_side = kind == MOVE_ALLGATHER || (root != MPI_ROOT && root != MPI_PROC_NULL);
+    size_t one_bytes = 0;
+    mf_cbuf_t one = {0}, all = {0};
+    int rc = MPI_SUCCESS;
+    if (one_side) {
+        const char *one_name = kind == MOVE_SCATTER ? "recvbuf" : "sendbuf";
+        if (a->one_buf == MPI_IN_PLACE)
+            return in_place_forbidden(func, c, one_name, "which intercommunicators do not allow");
+        rc = check_data(func, c, one_name, a->one_buf,
+                        kind == MOVE_SCATTER ? "recvcount" : "sendcount", a->one_count,
+                        kind == MOVE_SCATTER ? "recvtype" : "sendtype", a->one_type, &one_bytes);
+        if (rc == MPI_SUCCESS)
+            rc = mf_cbuf_one(&one, func, c, a->one_buf, a->one_count, a->one_type);
+    }
+    if (rc == MPI_SUCCESS && all_side)
+        rc = move_all_layout(func, c, kind, a, &all);
+    if (rc != MPI_SUCCESS) {
+        mf_cbuf_free(&one);
+        return rc;
+    }
+    /* Scatters send the all side, the others the one side; the other side is unpacked after. */
+    mf_sched_t *s = nb_begin(c);
+    if (s != NULL) {
+        mf_cbuf_pack(kind == MOVE_SCATTER ? &all : &one, s, -1);
+        if (kind == MOVE_GATHER)
+            mf_inter_gatherv(s, one.buf, one_bytes, all.buf, all.lens, all.displs, root);
+        else if (kind == MOVE_SCATTER)
+            mf_inter_scatterv(s, all.buf, all.lens, all.displs, one.buf, one_bytes, root);
+        else if (a->counts.p == NULL)
+            inter_allgather(s, &one, one_bytes, &all);
+        else
+            mf_inter_allgatherv(s, one.buf, one_bytes, all.buf, all.lens, all.displs);
+        mf_cbuf_unpack(kind == MOVE_SCATTER ? &one : &all, s, -1);
+    }
+    mf_cbuf_done(&one, s);
+    mf_cbuf_done(&all, s);
+    return sched_end(func, c, nb, s);
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    size_t one_bytes = 0, unused;
+    size_t one_bytes = 0;
     mf_cbuf_t one = {0}, all = {0};
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
     if (rc == MPI_SUCCESS && kind != MOVE_ALLGATHER)
         rc = check_root(func, c, root);
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
+        return move_inter(func, kind, a, root, c, nb);
     if (rc != MPI_SUCCESS)
         return rc;
     int is_root = kind == MOVE_ALLGATHER || c->rank == root;
     const char *one_name = kind == MOVE_SCATTER ? "recvbuf" : "sendbuf";
-    const char *all_name = kind == MOVE_SCATTER ? "sendbuf" : "recvbuf";
     int one_in_place = a->one_buf == MPI_IN_PLACE;
     if (one_in_place && !is_root)
         return in_place_forbidden(func, c, one_name, "which is only allowed at the root");
@@ -616,23 +821,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             return rc;
     }
     if (is_root) {
-        const char *cname = kind == MOVE_SCATTER ? "sendcounts" : "recvcounts";
-        if (a->counts.p == NULL)
-            rc = mf_check_count(func, c, kind == MOVE_SCATTER ? "sendcount" : "recvcount",
-                                a->all_count);
-        else
-            rc = mf_check_ptr(func, c, a->counts.p, cname);
-        if (rc == MPI_SUCCESS && a->counts.p != NULL)
-            rc = mf_check_ptr(func, c, a->displs.p, "displs");
-        if (rc == MPI_SUCCESS)
-            rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype",
-                                   a->all_type, 0, &unused);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (a->all_buf == MPI_IN_PLACE)
-            return in_place_forbidden(func, c, all_name, "which is not allowed there");
-        rc = layout(func, c, cname, a->counts, a->displs, a->all_count, a->all_type, NULL,
-                    a->all_buf, &all);
+        rc = move_all_layout(func, c, kind, a, &all);
         if (rc != MPI_SUCCESS)
             return rc;
         size_t mine = all.lens[c->rank];
@@ -650,7 +839,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             return rc;
         }
     }
-    if (mf_params.coll_check)
+    if (coll_checking(c))
         rc = check_move(func, c, kind, a, root);
     if (rc == MPI_SUCCESS && !one_in_place)
         rc = mf_cbuf_one(&one, func, c, a->one_buf, a->one_count, a->one_type);
@@ -888,6 +1077,8 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     if (rcv->buf == MPI_IN_PLACE)
         return in_place_forbidden(func, c, "recvbuf", "which is not allowed there");
     int in_place = snd->buf == MPI_IN_PLACE;
+    if (in_place && mf_comm_is_inter(c))
+        return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
     if (!in_place) {
         rc = a2a_layout(func, c, snd, 1, &sb);
         if (rc != MPI_SUCCESS)
@@ -896,19 +1087,23 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     rc = a2a_layout(func, c, rcv, 0, &rb);
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
         rc = check_alias(func, c, snd->buf, rcv->buf, 1);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_alltoall(func, c, in_place ? rcv : snd, rcv);
     const void *sbuf = in_place ? MPI_IN_PLACE : sb.buf;
+    /* Intercommunicators run a schedule in every form (sched_end waits in the blocking one). */
+    int use_sched = nb != NULL || mf_comm_is_inter(c);
     /* In place the receive blocks are also the input. */
-    mf_sched_t *s = rc == MPI_SUCCESS && nb != NULL ? nb_begin(c) : NULL;
+    mf_sched_t *s = rc == MPI_SUCCESS && use_sched ? nb_begin(c) : NULL;
     if (rc == MPI_SUCCESS) {
         mf_cbuf_pack(&sb, s, -1);
         if (in_place)
             mf_cbuf_pack(&rb, s, -1);
     }
-    if (rc == MPI_SUCCESS && nb != NULL) {
+    if (rc == MPI_SUCCESS && use_sched) {
         mf_status_t status = MF_OK;
-        if (s != NULL)
+        if (s != NULL && mf_comm_is_inter(c))
+            mf_inter_alltoallv(s, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
+        else if (s != NULL)
             status = mf_nbc_alltoallv(s, sbuf, sb.lens, sb.displs, rb.buf, rb.lens, rb.displs);
         if (s != NULL && status == MF_OK)
             mf_cbuf_unpack(&rb, s, -1);
@@ -918,7 +1113,7 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
             mf_sched_free(s);
             rc = finish(func, c, status);
         } else {
-            rc = nb_end(func, c, nb, s);
+            rc = sched_end(func, c, nb, s);
         }
     } else if (rc == MPI_SUCCESS) {
         mf_status_t status;
@@ -1012,12 +1207,14 @@ static int barrier_nb(const char *func, MPI_Comm comm, const nb_t *nb)
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && coll_checking(c))
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
     mf_sched_t *s = nb_begin(c);
-    if (s != NULL)
+    if (s != NULL && mf_comm_is_inter(c))
+        mf_inter_barrier(s);
+    else if (s != NULL)
         mf_nbc_barrier(s);
     return nb_end(func, c, nb, s);
 }

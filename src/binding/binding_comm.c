@@ -515,9 +515,9 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     return MPI_SUCCESS;
 }
 
-/* MPI_Comm_idup runs the whole duplication at the call and returns a completed request. Safe
- * when every process starts its idups in the same order over the communicators involved; two
- * idups started in opposite orders on different processes would block (see objects.md). */
+/* MPI_Comm_idup returns at once with the new handle; the context-id agreement runs as a
+ * collective schedule and the communicator is usable when the request completes. Attributes
+ * are copied at the call; hints from idup_with_info's info replace the parent's. */
 static int idup_common(const char *func, MPI_Comm comm, int with_info, MPI_Info info,
                        MPI_Comm *newcomm, MPI_Request *request)
 {
@@ -532,19 +532,15 @@ static int idup_common(const char *func, MPI_Comm comm, int with_info, MPI_Info 
         rc = check_info_arg(func, c, info, 1, &obj);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_status_t status = mf_comm_dup(c, &out);
-    if (status == MF_OK && with_info) {
-        status = mf_comm_set_info(out, obj);
-        if (status != MF_OK)
-            mf_comm_free(out);
-    }
+    mf_request_t *req = NULL;
+    mf_status_t status = mf_comm_idup(c, with_info, obj, &out, &req);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
     rc = mf_binding_comm_copy_attrs(func, c, out);
     if (rc != MPI_SUCCESS)
         return rc;
     *newcomm = out;
-    *request = mf_request_precomplete(c->vci);
+    *request = req;
     return MPI_SUCCESS;
 }
 

@@ -449,12 +449,24 @@ int PMPI_Barrier(MPI_Comm comm)
     static const char func[] = "MPI_Barrier";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && mf_params.coll_check && !mf_comm_is_inter(c))
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
+    if (mf_comm_is_inter(c)) {
+        /* Intercommunicator collectives are schedules (coll_inter.c): run one and wait. */
+        mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c));
+        if (s == NULL)
+            return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the schedule");
+        mf_inter_barrier(s);
+        int err_class;
+        mf_status_t status = mf_inter_run(s, &err_class);
+        if (status != MF_OK)
+            return mf_err_from_status(c, status, func, "barrier failed");
+        if (err_class != MPI_SUCCESS)
+            return mf_err_raise(c, mf_err_code(err_class, func, "barrier failed"));
+        return MPI_SUCCESS;
+    }
     mf_status_t status = mf_coll_barrier(c);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "barrier failed");

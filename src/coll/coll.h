@@ -156,7 +156,14 @@ typedef struct mf_sched mf_sched_t;
  * a sequence number below it): every member computes the same one. */
 int mf_sched_next_tag(mf_comm_t *comm);
 mf_sched_t *mf_sched_create(mf_comm_t *comm, int tag);
+/* The communicator whose ranks the next steps name: the schedule's own, unless mf_sched_on
+ * switched it. The algorithms below size themselves by it. */
 mf_comm_t *mf_sched_comm(const mf_sched_t *s);
+/* Steps added from now on address processes of `comm` on its internal context (with the
+ * schedule's tag): an intercommunicator's schedule switches to its local_comm for the local
+ * half and back. `comm` must live as long as the schedule (local_comm lives with its
+ * intercommunicator, which the request holds). */
+void mf_sched_on(mf_sched_t *s, mf_comm_t *comm);
 void mf_sched_send(mf_sched_t *s, const void *buf, size_t len, int peer);
 void mf_sched_recv(mf_sched_t *s, void *buf, size_t len, int peer);
 void mf_sched_copy(mf_sched_t *s, void *dst, const void *src, size_t len);
@@ -173,6 +180,12 @@ void mf_sched_unpack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, void *buf,
                      size_t len);
 /* The schedule owns the malloc'd block p from now on (freed with it, also on failure). */
 void mf_sched_adopt(mf_sched_t *s, void *p);
+/* A local step that calls fn(s, arg) when its round runs (in order with the copies and
+ * reductions). It may append steps, which run after the current round; an error it returns
+ * becomes the collective's. Used by protocols whose next round depends on the last one's
+ * results (MPI_Comm_idup's context-id agreement retries). */
+typedef mf_status_t (*mf_sched_fn_t)(mf_sched_t *s, void *arg);
+void mf_sched_call(mf_sched_t *s, mf_sched_fn_t fn, void *arg);
 /* Close the current round: later steps wait for its operations. */
 void mf_sched_barrier(mf_sched_t *s);
 /* A scratch buffer freed with the schedule; NULL on out-of-memory. */
@@ -205,6 +218,35 @@ void mf_nbc_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const si
                            MPI_Datatype dt, size_t extent, MPI_Op op);
 void mf_nbc_scan(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
                  size_t extent, MPI_Op op, int exclusive);
+
+/* ---- intercommunicator collectives (coll_inter.c) ----------------------------------------- */
+
+/* Schedules on an intercommunicator (mf_sched_create on it), arguments as above except: roots
+ * are the user's argument (MPI_ROOT, MPI_PROC_NULL or a rank of the remote group), the "all"
+ * side of gathers, scatters and all-to-alls has one block per remote process, reduce-scatter
+ * counts are per local process (the other group's reduced vector is scattered over this one),
+ * and MPI_IN_PLACE never appears (the standard does not allow it on intercommunicators). */
+void mf_inter_barrier(mf_sched_t *s);
+void mf_inter_bcast(mf_sched_t *s, void *buf, size_t len, int root);
+void mf_inter_reduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                     size_t extent, MPI_Op op, int root);
+void mf_inter_allreduce(mf_sched_t *s, const void *sbuf, void *rbuf, size_t count, MPI_Datatype dt,
+                        size_t extent, MPI_Op op);
+void mf_inter_gatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf, const size_t *rlens,
+                      const size_t *rdispls, int root);
+void mf_inter_scatterv(mf_sched_t *s, const void *sbuf, const size_t *slens, const size_t *sdispls,
+                       void *rbuf, size_t rlen, int root);
+/* Allgather: every process of a group sends slen bytes, rbuf gets remote_size blocks of rlen. */
+void mf_inter_allgather(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf, size_t rlen);
+void mf_inter_allgatherv(mf_sched_t *s, const void *sbuf, size_t slen, void *rbuf,
+                         const size_t *rlens, const size_t *rdispls);
+void mf_inter_alltoallv(mf_sched_t *s, const void *sbuf, const size_t *slens, const size_t *sdispls,
+                        void *rbuf, const size_t *rlens, const size_t *rdispls);
+void mf_inter_reduce_scatter(mf_sched_t *s, const void *sbuf, void *rbuf, const size_t *counts,
+                             MPI_Datatype dt, size_t extent, MPI_Op op);
+/* The blocking forms: start the schedule (owned from now on) and wait. MF_OK when it ran, with
+ * *err_class_p the MPI error class of its completion (MPI_SUCCESS when it succeeded). */
+mf_status_t mf_inter_run(mf_sched_t *s, int *err_class_p);
 
 /* ---- neighbourhood collectives (coll_neighbor.c) ----------------------------------------- */
 

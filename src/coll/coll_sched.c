@@ -8,7 +8,9 @@
  * (mf_sched_progress_all), so a collective moves on whichever request the program waits for,
  * which the standard requires: peers may complete outstanding collectives in different orders.
  * Each schedule carries its own tag, derived from a per-communicator sequence number that all
- * members agree on because collectives are started in the same order everywhere.
+ * members agree on because collectives are started in the same order everywhere. A step may
+ * address another communicator than the schedule's (mf_sched_on): intercommunicator collectives
+ * mix steps to the remote group with steps over the local group's private communicator.
  */
 #include "coll.h"
 
@@ -17,23 +19,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { STEP_SEND, STEP_RECV, STEP_COPY, STEP_REDUCE, STEP_PACK, STEP_UNPACK } step_kind_t;
+typedef enum {
+    STEP_SEND,
+    STEP_RECV,
+    STEP_COPY,
+    STEP_REDUCE,
+    STEP_PACK,
+    STEP_UNPACK,
+    STEP_CALL
+} step_kind_t;
 
 typedef struct {
     uint8_t kind;
     int round;
     int peer;
-    const void *src; /* send data, copy/reduce input, pack: the user buffer */
-    void *dst;       /* receive buffer, copy/reduce output, unpack: the user buffer */
-    size_t len;      /* bytes (send, receive, copy, pack, unpack) or items (reduce) */
-    MPI_Datatype dt; /* pack, unpack: a reference held until the schedule is freed */
-    MPI_Count count; /* pack, unpack: items of dt */
-    void *packed;    /* pack, unpack: the packed form (len bytes) */
+    mf_comm_t *comm;  /* whose processes `peer` names, on whose internal context */
+    const void *src;  /* send data, copy/reduce input, pack: the user buffer */
+    void *dst;        /* receive buffer, copy/reduce output, unpack: the user buffer */
+    size_t len;       /* bytes (send, receive, copy, pack, unpack) or items (reduce) */
+    MPI_Datatype dt;  /* pack, unpack: a reference held until the schedule is freed */
+    MPI_Count count;  /* pack, unpack: items of dt */
+    void *packed;     /* pack, unpack: the packed form (len bytes) */
+    mf_sched_fn_t fn; /* STEP_CALL, with dst as its argument */
     mf_request_t *req;
 } step_t;
 
 struct mf_sched {
     mf_comm_t *comm;
+    mf_comm_t *on; /* the communicator new steps address (mf_sched_on) */
     int tag;
     int nsteps, cap, round;
     step_t *steps;
@@ -64,6 +77,7 @@ mf_sched_t *mf_sched_create(mf_comm_t *comm, int seq_tag)
     if (s == NULL)
         return NULL;
     s->comm = comm;
+    s->on = comm;
     s->tag = seq_tag;
     s->build_status = MF_OK;
     return s;
@@ -94,6 +108,7 @@ static step_t *add_step(mf_sched_t *s, step_kind_t kind)
     memset(st, 0, sizeof(*st));
     st->kind = (uint8_t)kind;
     st->round = s->round;
+    st->comm = s->on;
     return st;
 }
 
@@ -141,6 +156,15 @@ void mf_sched_reduce(mf_sched_t *s, const void *in, void *inout, size_t count)
     }
 }
 
+void mf_sched_call(mf_sched_t *s, mf_sched_fn_t fn, void *arg)
+{
+    step_t *st = add_step(s, STEP_CALL);
+    if (st != NULL) {
+        st->fn = fn;
+        st->dst = arg;
+    }
+}
+
 void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
 {
     /* A derived type stays alive while the schedule may reduce on it (MPI_Type_free may come
@@ -178,6 +202,11 @@ void mf_sched_unpack(mf_sched_t *s, MPI_Datatype dt, MPI_Count count, void *buf,
                      size_t len)
 {
     add_pack_step(s, STEP_UNPACK, dt, count, NULL, buf, (void *)packed, len);
+}
+
+void mf_sched_on(mf_sched_t *s, mf_comm_t *comm)
+{
+    s->on = comm;
 }
 
 void mf_sched_barrier(mf_sched_t *s)
@@ -251,7 +280,6 @@ static void note_error(mf_sched_t *s, mf_status_t status)
 /* Post the running round: local steps first, in order, then its sends and receives. */
 static void post_round(mf_sched_t *s, int end)
 {
-    unsigned ctx = mf_comm_ctx_internal(s->comm);
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];
         if (st->kind == STEP_COPY)
@@ -262,16 +290,19 @@ static void post_round(mf_sched_t *s, int end)
             mf_dtype_pack(st->dt, st->count, st->src, st->packed, 0, (MPI_Count)st->len);
         else if (st->kind == STEP_UNPACK)
             mf_dtype_unpack(st->dt, st->count, st->dst, st->packed, 0, (MPI_Count)st->len);
+        else if (st->kind == STEP_CALL)
+            note_error(s, st->fn(s, st->dst)); /* may append steps: st is stale after it */
     }
     for (int i = s->cur; i < end; i++) {
         step_t *st = &s->steps[i];
         mf_status_t status = MF_OK;
+        unsigned ctx = mf_comm_ctx_internal(st->comm);
         st->req = NULL;
         if (st->kind == STEP_SEND)
-            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, s->comm, ctx,
+            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, st->comm, ctx,
                                     MF_SEND_STANDARD, &st->req);
         else if (st->kind == STEP_RECV)
-            status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, s->comm, ctx, &st->req);
+            status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, st->comm, ctx, &st->req);
         if (status != MF_OK) {
             st->req = NULL;
             note_error(s, status);
@@ -413,5 +444,5 @@ mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p
 
 mf_comm_t *mf_sched_comm(const mf_sched_t *s)
 {
-    return s->comm;
+    return s->on;
 }

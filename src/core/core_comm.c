@@ -493,6 +493,172 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
     return status;
 }
 
+/* MPI_Comm_idup on an intracommunicator: the agreement of ctx_agree as a schedule on the
+ * parent, so the call returns at once and the agreement advances with every other collective
+ * (two idups started in opposite orders on different processes both complete). Each attempt
+ * is: snapshot the free ids and VCIs, AND them over the parent, pick and reserve a candidate,
+ * AND the reservations; a failed attempt appends the next one. Every attempt reuses the tag
+ * taken at the call: its rounds run one after the other on every process and messages
+ * between two processes with one tag do not overtake. No address exchange is possible
+ * without blocking, so the VCI is one free everywhere and already connected, else the
+ * parent's; hints are kept (wildcards refused) but traffic is not spread. */
+enum { IDUP_FREE = CTX_WORDS, IDUP_READY, IDUP_WORDS };
+
+typedef struct idup {
+    mf_comm_t *parent, *comm;
+    unsigned seed, attempt;
+    int id, with_info;
+    uint64_t mask[IDUP_WORDS];
+    uint64_t mine, all; /* this process reserved the candidate; everyone did */
+} idup_t;
+
+static void idup_attempt(mf_sched_t *s, idup_t *st);
+
+static mf_status_t idup_snapshot(mf_sched_t *s, void *arg)
+{
+    idup_t *st = arg;
+    (void)s;
+    pthread_mutex_lock(&comms.lock);
+    for (int i = 0; i < CTX_WORDS; i++)
+        st->mask[i] = ~comms.used[i];
+    st->mask[IDUP_FREE] = vci_free_mask();
+    pthread_mutex_unlock(&comms.lock);
+    st->mask[IDUP_READY] = vci_ready_mask(st->parent);
+    return MF_OK;
+}
+
+static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
+{
+    idup_t *st = arg;
+    (void)s;
+    st->id = ctx_pick(st->mask, (st->seed + st->attempt * 977u) % MF_CONTEXT_MAX);
+    if (st->id < 0) {
+        mf_log(MF_LOG_ERROR, "comm",
+               "no context id is free on all %d processes (at most %d communicators may exist at "
+               "once)",
+               st->parent->size, MF_CONTEXT_MAX);
+        return MF_ERR_NO_MEMORY;
+    }
+    st->mine = 0;
+    pthread_mutex_lock(&comms.lock);
+    if (!(comms.used[st->id / 64] & (1ull << (st->id % 64)))) {
+        comms.used[st->id / 64] |= 1ull << (st->id % 64);
+        st->mine = 1;
+    }
+    pthread_mutex_unlock(&comms.lock);
+    st->all = st->mine;
+    return MF_OK;
+}
+
+static mf_status_t idup_decide(mf_sched_t *s, void *arg)
+{
+    idup_t *st = arg;
+    if (!st->all) {
+        /* Someone could not reserve the candidate (another communicator took it meanwhile):
+         * release ours and try the next one. */
+        if (st->mine)
+            ctx_release((unsigned)st->id);
+        st->attempt++;
+        idup_attempt(s, st);
+        return MF_OK;
+    }
+    int vci = __builtin_ffsll((long long)(st->mask[IDUP_FREE] & st->mask[IDUP_READY])) - 1;
+    if (vci < 0)
+        vci = mf_vci_index(st->parent->vci);
+    pthread_mutex_lock(&comms.lock);
+    comms.vci_users[vci]++;
+    pthread_mutex_unlock(&comms.lock);
+    mf_comm_t *comm = st->comm, *parent = st->parent;
+    comm->context_id = (unsigned)st->id;
+    comm->vci = mf_vci_get(vci);
+    /* The parent's agreed assertions; idup_with_info's are not agreed on: none applied. */
+    comm->hints = st->with_info ? 0 : parent->hints;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&parent->name_lock);
+    if (parent->info != NULL && !st->with_info)
+        status = mf_info_dup(parent->info, &comm->info);
+    pthread_mutex_unlock(&parent->name_lock);
+    if (status == MF_OK && parent->topo != NULL)
+        status = mf_topo_dup(parent->topo, &comm->topo);
+    /* Usable from now on: the handle checks see a communicator. */
+    atomic_thread_fence(memory_order_release);
+    comm->kind = MF_KIND_COMM;
+    return status;
+}
+
+static void idup_attempt(mf_sched_t *s, idup_t *st)
+{
+    mf_sched_barrier(s);
+    mf_sched_call(s, idup_snapshot, st);
+    mf_sched_barrier(s);
+    mf_nbc_allreduce(s, st->mask, st->mask, IDUP_WORDS, MPI_UINT64_T, 8, MPI_BAND);
+    mf_sched_barrier(s);
+    mf_sched_call(s, idup_reserve, st);
+    mf_sched_barrier(s);
+    mf_nbc_allreduce(s, &st->all, &st->all, 1, MPI_UINT64_T, 8, MPI_BAND);
+    mf_sched_barrier(s);
+    mf_sched_call(s, idup_decide, st);
+    mf_sched_barrier(s);
+}
+
+mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
+                         mf_comm_t **comm_p, mf_request_t **req_p)
+{
+    if (mf_comm_is_inter(parent)) {
+        /* Not yet a schedule on intercommunicators: done at the call, completed request. */
+        mf_comm_t *comm;
+        mf_status_t status = mf_comm_dup(parent, &comm);
+        if (status == MF_OK && with_info) {
+            status = mf_comm_set_info(comm, info);
+            if (status != MF_OK)
+                mf_comm_free(comm);
+        }
+        if (status != MF_OK)
+            return status;
+        *comm_p = comm;
+        *req_p = mf_request_precomplete(parent->vci);
+        return MF_OK;
+    }
+    int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
+    mf_comm_t *comm = comm_object_new();
+    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent));
+    idup_t *st = s != NULL ? mf_sched_tmp(s, sizeof(*st)) : NULL;
+    if (ranks == NULL || comm == NULL || st == NULL) {
+        free(ranks);
+        free(comm);
+        if (s != NULL)
+            mf_sched_free(s);
+        return MF_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < parent->size; i++)
+        ranks[i] = mf_comm_world_rank(parent, i);
+    /* Set up now so attributes can be copied at the call; unusable until the agreement. */
+    comm_setup(comm, 0, mf_vci_index(parent->vci), parent->rank, parent->size, ranks);
+    comm->kind = 0;
+    if (with_info && info != NULL && mf_info_dup(info, &comm->info) != MF_OK) {
+        comm_destroy(comm);
+        mf_sched_free(s);
+        return MF_ERR_NO_MEMORY;
+    }
+    MPI_Errhandler eh = atomic_load(&parent->errhandler);
+    mf_errhandler_retain(eh);
+    atomic_store(&comm->errhandler, eh);
+    memset(st, 0, sizeof(*st));
+    st->parent = parent;
+    st->comm = comm;
+    st->with_info = with_info;
+    st->seed = parent->context_id * 2654435761u + parent->create_seq * 40503u;
+    parent->create_seq++;
+    idup_attempt(s, st);
+    mf_request_t *req;
+    mf_status_t status = mf_sched_request(s, 0, &req);
+    if (status != MF_OK)
+        return status;
+    *comm_p = comm;
+    *req_p = req;
+    return MF_OK;
+}
+
 /* The assertion bits an info object sets to "true". */
 static unsigned hints_of(struct MPI_ABI_Info *info)
 {
