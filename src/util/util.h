@@ -109,6 +109,7 @@ typedef struct mf_params {
     int print_params;      /* MANIFOLD_PRINT_PARAMS */
     int coll_bcast;        /* MANIFOLD_COLL_BCAST */
     int coll_allreduce;    /* MANIFOLD_COLL_ALLREDUCE */
+    int dt_stream_bytes;   /* MANIFOLD_DT_STREAM_BYTES (0: never stream) */
 } mf_params_t;
 
 extern mf_params_t mf_params;
