@@ -669,8 +669,14 @@ static void copy_regular(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, ch
         nb *= count;
         extent = 0;
     }
-    MPI_Count item = start / (nb * len), in = start % (nb * len);
-    MPI_Count blk = in / len, skip = in % len, left = end - start;
+    /* 64-bit divisions cost tens of cycles: a whole message (start 0) needs none */
+    MPI_Count item = 0, blk = 0, skip = 0, left = end - start;
+    if (start > 0) {
+        MPI_Count in = start % (nb * len);
+        item = start / (nb * len);
+        blk = in / len;
+        skip = in % len;
+    }
     uintptr_t first = buf + (uintptr_t)d->segs[0].off;
     if (skip > 0) {
         MPI_Count n = len - skip < left ? len - skip : left;
@@ -707,9 +713,9 @@ static void copy_segments(const mf_dtype_seg_t *segs, MPI_Count nsegs, MPI_Count
                           MPI_Aint extent, uintptr_t buf, char *packed, MPI_Count start,
                           MPI_Count end, int dir)
 {
-    MPI_Count item = start / psize, in = start % psize;
+    MPI_Count item = start > 0 ? start / psize : 0, in = start > 0 ? start % psize : 0;
     /* the segment holding packed offset `in`: the last one whose pos <= in */
-    MPI_Count lo = 0, hi = nsegs - 1;
+    MPI_Count lo = 0, hi = in > 0 ? nsegs - 1 : 0;
     while (lo < hi) {
         MPI_Count mid = (lo + hi + 1) / 2;
         if (segs[mid].pos <= in)
