@@ -64,7 +64,7 @@ static const param_def_t param_table[] = {
      NULL},
     {"COLL_ALLREDUCE", &mf_params.coll_allreduce, 0, 0, 2,
      "allreduce algorithm: 0 by message size, 1 recursive doubling, 2 Rabenseifner", NULL},
-    {"DT_STREAM_BYTES", &mf_params.dt_stream_bytes, 262144, 0, INT_MAX,
+    {"DT_STREAM_BYTES", &mf_params.dt_stream_bytes, 65536, 0, INT_MAX,
      "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
