@@ -43,20 +43,24 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
 }
 
 /* How `count` items of a datatype reach the transport: the user's memory itself when they form
- * one run (the zero-copy path, which every predefined type takes), otherwise a temporary buffer
- * with the packed bytes that the request owns until it is released. */
+ * one run (the zero-copy path, which every predefined type takes); from
+ * MANIFOLD_DT_STREAM_BYTES packed bytes on, streamed through the transport's packer with no
+ * temporary (when the caller can: `may_stream`); otherwise a temporary buffer with the packed
+ * bytes that the request owns until it is released. */
 typedef struct stage {
     void *ptr; /* what the transport reads or writes */
     void *tmp; /* the packed copy, or NULL */
     MPI_Datatype dt;
+    int stream; /* use mf_pt2pt_*_stream */
 } stage_t;
 
 static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
-                         MPI_Datatype dt, size_t bytes, int pack, stage_t *s)
+                         MPI_Datatype dt, size_t bytes, int pack, int may_stream, stage_t *s)
 {
     MPI_Aint off;
     s->tmp = NULL;
     s->dt = dt;
+    s->stream = 0;
     if (mf_dtype_get(dt) == NULL) {
         s->ptr = (void *)buf;
         return MPI_SUCCESS;
@@ -65,11 +69,17 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
         s->ptr = (void *)((uintptr_t)buf + (uintptr_t)off);
         return MPI_SUCCESS;
     }
+    if (may_stream && mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes) {
+        s->ptr = NULL;
+        s->stream = 1;
+        return MPI_SUCCESS;
+    }
     s->tmp = malloc(bytes > 0 ? bytes : 1);
     if (s->tmp == NULL)
         return mf_err_raise(c,
                             mf_err_code(MPI_ERR_NO_MEM, func,
                                         "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_dtype_temp_note(bytes);
     if (pack)
         mf_dtype_pack(dt, count, buf, s->tmp, 0, (MPI_Count)bytes);
     s->ptr = s->tmp;
@@ -116,16 +126,21 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
     if (rc != MPI_SUCCESS)
         return rc;
     stage_t sg = {0};
-    rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT, &sg);
+    rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT,
+                       mode != MF_SEND_BUFFERED, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
     mf_status_t status;
     if (form == OP_PERSISTENT)
         status = mf_pt2pt_send_init(sg.ptr, bytes, dest, tag, c, mode, &req);
+    else if (sg.stream)
+        status = mf_pt2pt_isend_stream(dt, buf, count, bytes, dest, tag, c, mode, &req);
     else
         status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
-    if (status == MF_OK)
+    if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
+        mf_pt2pt_stream_attach(req, dt, buf, count);
+    else if (status == MF_OK)
         stage_attach(req, &sg, (void *)buf, count);
     else
         free(sg.tmp);
@@ -156,16 +171,20 @@ static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatyp
     if (rc != MPI_SUCCESS)
         return rc;
     stage_t sg = {0};
-    rc = stage_prepare(func, c, buf, count, dt, bytes, 0, &sg);
+    rc = stage_prepare(func, c, buf, count, dt, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
     mf_status_t status;
     if (form == OP_PERSISTENT)
         status = mf_pt2pt_recv_init(sg.ptr, bytes, source, tag, c, &req);
+    else if (sg.stream)
+        status = mf_pt2pt_irecv_stream(dt, buf, count, bytes, source, tag, c, &req);
     else
         status = mf_pt2pt_irecv(sg.ptr, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
-    if (status == MF_OK)
+    if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
+        mf_pt2pt_stream_attach(req, dt, buf, count);
+    else if (status == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
         free(sg.tmp);
@@ -361,24 +380,29 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
     if (rc != MPI_SUCCESS)
         return rc;
     stage_t rs = {0}, ss = {0};
-    rc = stage_prepare(func, c, recvbuf, recvcount, recvtype, rbytes, 0, &rs);
+    rc = stage_prepare(func, c, recvbuf, recvcount, recvtype, rbytes, 0, 1, &rs);
     if (rc != MPI_SUCCESS)
         return rc;
-    rc = stage_prepare(func, c, sendbuf, sendcount, sendtype, sbytes, 1, &ss);
+    rc = stage_prepare(func, c, sendbuf, sendcount, sendtype, sbytes, 1, 1, &ss);
     if (rc != MPI_SUCCESS) {
         free(rs.tmp);
         return rc;
     }
     mf_request_t *rreq, *sreq;
-    mf_status_t st = mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    mf_status_t st =
+        rs.stream
+            ? mf_pt2pt_irecv_stream(recvtype, recvbuf, recvcount, rbytes, source, recvtag, c, &rreq)
+            : mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
         free(rs.tmp);
         free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
     stage_attach(rreq, &rs, recvbuf, recvcount);
-    st = mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
-                        &sreq);
+    st = ss.stream ? mf_pt2pt_isend_stream(sendtype, sendbuf, sendcount, sbytes, dest, sendtag, c,
+                                           MF_SEND_STANDARD, &sreq)
+                   : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
+                                    MF_SEND_STANDARD, &sreq);
     if (st != MF_OK) {
         free(ss.tmp);
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
@@ -425,7 +449,7 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
                                            "cannot allocate %zu bytes for the exchange", bytes));
     stage_t ss = {0};
-    rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, &ss);
+    rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, 0, &ss);
     if (rc != MPI_SUCCESS) {
         free(tmp);
         return rc;
@@ -581,7 +605,7 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = mf_check_ptr(func, c, request, "request");
     stage_t sg = {0};
     if (rc == MPI_SUCCESS)
-        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, &sg);
+        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 0, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;

@@ -424,6 +424,7 @@ enum {
     PV_WORKERS,
     PV_ENDPOINTS,
     PV_COMM_VCI,
+    PV_DT_TEMP_MAX,
     PV_COUNT
 };
 
@@ -461,6 +462,9 @@ static const pvar_def_t pvar_defs[PV_COUNT] = {
     [PV_COMM_VCI] = {"comm_vci", MPI_T_PVAR_CLASS_GENERIC, MPI_T_BIND_MPI_COMM, 1,
                      "the communicator's home VCI and the number of VCIs its point-to-point "
                      "traffic is spread over"},
+    [PV_DT_TEMP_MAX] = {"dtype_temp_max", MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_T_BIND_NO_OBJECT, 1,
+                        "largest temporary copy made to send or receive a non-contiguous "
+                        "datatype, in bytes (streamed messages make none)"},
 };
 
 static int pvar_is_counter(int pvar)
@@ -480,6 +484,10 @@ static void pvar_sample(const struct MPI_ABI_T_pvar_handle *h, void *buf)
     int *i = buf;
     if (h->pvar == PV_COMM_VCI) {
         mf_comm_vci_mapping(h->comm, &i[0], &i[1]);
+        return;
+    }
+    if (h->pvar == PV_DT_TEMP_MAX) {
+        u[0] = mf_dtype_temp_max();
         return;
     }
     if (h->pvar >= PV_CONTEXTS) {

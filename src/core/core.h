@@ -469,6 +469,9 @@ struct MPI_ABI_Request {
     MPI_Count dt_count;
     void *pack_buf;
     uint8_t unpacked;
+    /* streamed: the transport packs or unpacks through `packer` (pt2pt), no pack_buf */
+    uint8_t streamed;
+    mf_vci_packer_t packer;
     /* Requests that need work besides the transport's own progress set `poll`; completion
      * checks call it before looking at op.done (partitioned requests: setup and flushing queued
      * partitions; collective requests: advancing the schedules). `part` is the partitioned

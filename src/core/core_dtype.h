@@ -60,6 +60,10 @@ struct MPI_ABI_Datatype {
     pthread_mutex_t commit_lock;
     mf_dtype_seg_t *segs;
     MPI_Count nsegs;
+    /* a regular item: nsegs blocks of vlen bytes, vstride apart from segs[0].off; vlen = 0 when
+     * the segments differ (then the pack loop walks them) */
+    MPI_Count vlen;
+    MPI_Aint vstride;
     /* what MPI_Type_get_contents returns */
     MPI_Count nints, naddrs, ncounts, ntypes;
     int *c_ints;
@@ -135,6 +139,10 @@ void mf_dtype_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *pack
                    MPI_Count end);
 void mf_dtype_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
                      MPI_Count start, MPI_Count end);
+/* Staging temporaries (full packed copies of a message): record one of `bytes`; the largest
+ * so far is the MPI_T performance variable dtype_temp_max (streamed messages have none). */
+void mf_dtype_temp_note(size_t bytes);
+uint64_t mf_dtype_temp_max(void);
 /* Basic elements in the first `bytes` packed bytes of items of dt; -1 when `bytes` ends inside
  * a basic element. */
 MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes);

@@ -143,6 +143,7 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->dt_count = 0;
     req->pack_buf = NULL;
     req->unpacked = 0;
+    req->streamed = 0;
     req->poll = NULL;
     req->part = NULL;
     req->sched = NULL;
@@ -374,7 +375,7 @@ void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
 
 void mf_request_unpack(mf_request_t *req)
 {
-    if (req->type != MF_REQ_RECV || req->dtype == NULL || req->unpacked)
+    if (req->type != MF_REQ_RECV || req->dtype == NULL || req->unpacked || req->streamed)
         return;
     req->unpacked = 1;
     if (req->op.status != MF_OK && req->op.status != MF_ERR_TRUNCATE)

@@ -144,8 +144,13 @@ static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t 
     mf_vci_op_reset(&req->op, req_on_complete);
     /* On an intercommunicator dest is a remote-group rank, and the source field carries our
      * local rank, which is how the remote group names us. */
-    return mf_vci_tag_send_locked(req->vci, mf_comm_peer_world_rank(comm, dest), buf, len,
-                                  mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous, &req->op);
+    int peer = mf_comm_peer_world_rank(comm, dest);
+    if (req->streamed)
+        return mf_vci_tag_send_packed_locked(req->vci, peer, &req->packer,
+                                             mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous,
+                                             &req->op);
+    return mf_vci_tag_send_locked(req->vci, peer, buf, len, mf_pt2pt_tag_make(ctx, comm->rank, tag),
+                                  synchronous, &req->op);
 }
 
 /* A buffered send: copy the data, send the copy with a library-owned request, done. */
@@ -245,7 +250,90 @@ static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, i
         req->counted = 1;
     }
     mf_vci_op_reset(&req->op, req_on_complete);
+    if (req->streamed)
+        return mf_vci_tag_recv_packed_locked(req->vci, &req->packer, match, mask, &req->op);
     return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, &req->op);
+}
+
+/* ---- streamed derived datatypes ---------------------------------------------------------- */
+
+/* The transport's packer callbacks: run under the VCI lock, each on its own request, for any
+ * piece of the packed form (rendezvous fragments may come out of order). */
+static void stream_pack(void *ctx, size_t offset, void *dst, size_t len)
+{
+    mf_request_t *req = ctx;
+    mf_dtype_pack(req->dtype, req->dt_count, req->dt_buf, dst, (MPI_Count)offset,
+                  (MPI_Count)(offset + len));
+}
+
+static void stream_unpack(void *ctx, size_t offset, const void *src, size_t len)
+{
+    mf_request_t *req = ctx;
+    mf_dtype_unpack(req->dtype, req->dt_count, req->dt_buf, src, (MPI_Count)offset,
+                    (MPI_Count)(offset + len));
+}
+
+void mf_pt2pt_stream_attach(mf_request_t *req, MPI_Datatype dt, const void *buf, MPI_Count count)
+{
+    mf_dtype_retain(dt);
+    req->dtype = dt;
+    req->dt_buf = (void *)buf;
+    req->dt_count = count;
+    req->streamed = 1;
+    req->packer = (mf_vci_packer_t){stream_pack, stream_unpack, req, req->buf_len};
+}
+
+mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count count, size_t len,
+                                  int dest, int tag, mf_comm_t *comm, mf_send_mode_t mode,
+                                  mf_request_t **req_p)
+{
+    unsigned ctx = mf_comm_ctx_user(comm);
+    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
+    if (dest == MPI_PROC_NULL) {
+        *req_p = mf_request_precomplete(vci);
+        return MF_OK;
+    }
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->buf_len = len;
+    mf_pt2pt_stream_attach(req, dt, buf, count);
+    mf_status_t status = send_issue_locked(req, NULL, len, dest, tag, ctx, mode == MF_SEND_SYNC);
+    if (status != MF_OK)
+        mf_request_release_locked(req);
+    mf_vci_unlock(vci);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
+}
+
+mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
+                                  int source, int tag, mf_comm_t *comm, mf_request_t **req_p)
+{
+    unsigned ctx = mf_comm_ctx_user(comm);
+    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
+    if (source == MPI_PROC_NULL) {
+        *req_p = mf_request_proc_null(vci);
+        return MF_OK;
+    }
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
+    if (req == NULL) {
+        mf_vci_unlock(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    req->buf_len = len;
+    mf_pt2pt_stream_attach(req, dt, buf, count);
+    mf_status_t status = recv_issue_locked(req, NULL, len, source, tag, ctx);
+    if (status != MF_OK)
+        mf_request_release_locked(req);
+    mf_vci_unlock(vci);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
 }
 
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
@@ -312,7 +400,7 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
     unsigned ctx = mf_comm_ctx_user(comm);
     mf_status_t status;
     req->unpacked = 0;
-    if (req->dtype != NULL && req->type == MF_REQ_SEND)
+    if (req->dtype != NULL && req->type == MF_REQ_SEND && !req->streamed)
         mf_dtype_pack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0,
                       (MPI_Count)req->buf_len);
     if (req->peer == MPI_PROC_NULL || req->mode == MF_SEND_BUFFERED) {

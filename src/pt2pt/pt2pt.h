@@ -67,6 +67,17 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
                            unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p);
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p);
+/* Streamed derived-datatype messages: `len` packed bytes of `count` items of the committed type
+ * `dt` at `buf` go through the transport's packer (mf_vci_packer_t), which calls the pack
+ * engine on pieces, so no full-size temporary exists. The request holds a reference on dt.
+ * Not for buffered sends (they copy anyway). MPI_PROC_NULL completes at once. */
+mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count count, size_t len,
+                                  int dest, int tag, mf_comm_t *comm, mf_send_mode_t mode,
+                                  mf_request_t **req_p);
+mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
+                                  int source, int tag, mf_comm_t *comm, mf_request_t **req_p);
+/* Make a persistent request made by mf_pt2pt_*_init (with a NULL buffer) stream dt. */
+void mf_pt2pt_stream_attach(mf_request_t *req, MPI_Datatype dt, const void *buf, MPI_Count count);
 /* (Re)start a persistent request created by mf_pt2pt_*_init. */
 mf_status_t mf_pt2pt_start(mf_request_t *req);
 mf_status_t mf_pt2pt_send_init(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,

@@ -121,6 +121,7 @@ typedef struct mf_params {
     int coll_check;      /* MANIFOLD_COLL_CHECK */
     int coll_shm;        /* MANIFOLD_COLL_SHM */
     int part_aggr_bytes; /* MANIFOLD_PART_AGGR_BYTES (0: off) */
+    int dt_stream_bytes; /* MANIFOLD_DT_STREAM_BYTES (0: never stream) */
 } mf_params_t;
 
 extern mf_params_t mf_params;

@@ -120,6 +120,10 @@ static const param_def_t param_table[] = {
      "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
      "most this many bytes; 0: every partition is its own message",
      NULL},
+    {"DT_STREAM_BYTES", &mf_params.dt_stream_bytes, 65536, 0, INT_MAX,
+     "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
+     "by the transport instead of through a full-size temporary copy; 0: never",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},

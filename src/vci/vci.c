@@ -496,6 +496,130 @@ mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_
     return op_started(op, ret, "tagged receive");
 }
 
+/* ---- streamed (generic datatype) messages ------------------------------------------------ */
+
+/* One UCX generic datatype serves every streamed message: the buffer handed to UCX is the
+ * mf_vci_packer_t, which is also the per-message state, so nothing is allocated per message. */
+static pthread_mutex_t packer_dt_lock = PTHREAD_MUTEX_INITIALIZER;
+static ucp_datatype_t packer_dt;
+static int packer_dt_made;
+
+static void *packer_start_pack(void *context, const void *buffer, size_t count)
+{
+    (void)context;
+    (void)count;
+    return (void *)buffer;
+}
+
+static void *packer_start_unpack(void *context, void *buffer, size_t count)
+{
+    (void)context;
+    (void)count;
+    return buffer;
+}
+
+static size_t packer_packed_size(void *state)
+{
+    return ((mf_vci_packer_t *)state)->length;
+}
+
+static size_t packer_pack(void *state, size_t offset, void *dest, size_t max_length)
+{
+    mf_vci_packer_t *pk = state;
+    size_t n = offset < pk->length ? pk->length - offset : 0;
+    n = n < max_length ? n : max_length;
+    if (n > 0)
+        pk->pack(pk->ctx, offset, dest, n);
+    return n;
+}
+
+static ucs_status_t packer_unpack(void *state, size_t offset, const void *src, size_t length)
+{
+    mf_vci_packer_t *pk = state;
+    if (offset >= pk->length)
+        return UCS_ERR_MESSAGE_TRUNCATED;
+    size_t n = length < pk->length - offset ? length : pk->length - offset;
+    pk->unpack(pk->ctx, offset, src, n);
+    return n == length ? UCS_OK : UCS_ERR_MESSAGE_TRUNCATED;
+}
+
+static void packer_finish(void *state)
+{
+    (void)state;
+}
+
+static const ucp_generic_dt_ops_t packer_ops = {
+    .start_pack = packer_start_pack,
+    .start_unpack = packer_start_unpack,
+    .packed_size = packer_packed_size,
+    .pack = packer_pack,
+    .unpack = packer_unpack,
+    .finish = packer_finish,
+};
+
+/* Created on first use and kept for the life of the process (it holds no resources of a
+ * context or worker, so sessions may come and go). */
+static mf_status_t packer_dt_get(ucp_datatype_t *dt_p)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&packer_dt_lock);
+    if (!packer_dt_made) {
+        ucs_status_t st = ucp_dt_create_generic(&packer_ops, NULL, &packer_dt);
+        if (st == UCS_OK) {
+            packer_dt_made = 1;
+        } else {
+            mf_log(MF_LOG_ERROR, "vci", "cannot create the generic datatype: %s",
+                   ucs_status_string(st));
+            status = status_from_ucs(st);
+        }
+    }
+    *dt_p = packer_dt;
+    pthread_mutex_unlock(&packer_dt_lock);
+    return status;
+}
+
+mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,
+                                          uint64_t tag, int synchronous, mf_vci_op_t *op)
+{
+    ucp_datatype_t dt;
+    mf_status_t status = packer_dt_get(&dt);
+    if (status != MF_OK)
+        return status;
+    ucp_ep_h ep = ep_get_locked(vci, peer, &status);
+    if (ep == NULL)
+        return status;
+    ucp_request_param_t param = {
+        .op_attr_mask =
+            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
+        .cb.send = send_done_cb,
+        .user_data = op,
+        .datatype = dt,
+    };
+    stat_inc(&vci->sends);
+    ucs_status_ptr_t ret = synchronous ? ucp_tag_send_sync_nbx(ep, pk, 1, tag, &param)
+                                       : ucp_tag_send_nbx(ep, pk, 1, tag, &param);
+    return op_started(op, ret, "streamed tagged send");
+}
+
+mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
+                                          uint64_t tag_mask, mf_vci_op_t *op)
+{
+    ucp_datatype_t dt;
+    mf_status_t status = packer_dt_get(&dt);
+    if (status != MF_OK)
+        return status;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL | UCP_OP_ATTR_FIELD_DATATYPE,
+        .cb.recv = recv_done_cb,
+        .user_data = op,
+        .datatype = dt,
+    };
+    stat_inc(&vci->recvs);
+    ucs_status_ptr_t ret = ucp_tag_recv_nbx(worker_locked(vci), pk, 1, tag, tag_mask, &param);
+    return op_started(op, ret, "streamed tagged receive");
+}
+
 int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint64_t *tag_p,
                             size_t *len_p)
 {

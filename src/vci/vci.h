@@ -90,6 +90,20 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
                                    uint64_t tag, int synchronous, mf_vci_op_t *op);
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
                                    uint64_t tag_mask, mf_vci_op_t *op);
+/* A message whose bytes the transport packs or unpacks piece by piece through callbacks (a UCX
+ * generic datatype), so no full-size copy of a non-contiguous buffer is made. The callbacks
+ * run inside the calls below and inside progress, lock held; pieces may come in any order and
+ * cover [0, length) of the packed form. The struct must live until the op completes. */
+typedef struct mf_vci_packer {
+    void (*pack)(void *ctx, size_t offset, void *dst, size_t len);
+    void (*unpack)(void *ctx, size_t offset, const void *src, size_t len);
+    void *ctx;
+    size_t length; /* packed bytes (for a receive: the most that fits) */
+} mf_vci_packer_t;
+mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,
+                                          uint64_t tag, int synchronous, mf_vci_op_t *op);
+mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
+                                          uint64_t tag_mask, mf_vci_op_t *op);
 /* Non-destructive probe; returns 1 and fills tag/length when a matching message is waiting. */
 int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint64_t *tag_p,
                             size_t *len_p);
