@@ -284,7 +284,7 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
 mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p);
 /* MPI_Comm_idup(_with_info: info, NULL for none): *comm_p is the new communicator's object at once
  * (attributes may be copied to it), usable once *req_p (a collective request) completes.
- * Intercommunicators: done at the call, *req_p precompleted. */
+ * Intra- and intercommunicators alike: the agreement is a schedule on the parent. */
 mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
                          mf_comm_t **comm_p, struct MPI_ABI_Request **req_p);
 mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p);

@@ -601,24 +601,14 @@ static void idup_attempt(mf_sched_t *s, idup_t *st)
     mf_sched_barrier(s);
 }
 
+static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
+                              mf_comm_t **comm_p, mf_request_t **req_p);
+
 mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
                          mf_comm_t **comm_p, mf_request_t **req_p)
 {
-    if (mf_comm_is_inter(parent)) {
-        /* Not yet a schedule on intercommunicators: done at the call, completed request. */
-        mf_comm_t *comm;
-        mf_status_t status = mf_comm_dup(parent, &comm);
-        if (status == MF_OK && with_info) {
-            status = mf_comm_set_info(comm, info);
-            if (status != MF_OK)
-                mf_comm_free(comm);
-        }
-        if (status != MF_OK)
-            return status;
-        *comm_p = comm;
-        *req_p = mf_request_precomplete(parent->vci);
-        return MF_OK;
-    }
+    if (mf_comm_is_inter(parent))
+        return inter_idup(parent, with_info, info, comm_p, req_p);
     int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
     mf_comm_t *comm = comm_object_new();
     mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent));
@@ -1154,6 +1144,195 @@ static mf_status_t inter_dup(mf_comm_t *inter, mf_comm_t **comm_p)
     }
     return inter_build(lc, id, inter->remote_size, inter->remote_ranks,
                        atomic_load(&inter->errhandler), comm_p);
+}
+
+/* MPI_Comm_idup on an intercommunicator: inter_ctx_agree as a schedule on the parent, whose
+ * rounds alternate between the parent's local_comm (the AND within each group, the broadcast
+ * of what the leaders swapped) and the parent itself (the leaders' swap), all with the tag
+ * taken at the call. Each attempt picks two ids free on every process of both groups: one for
+ * the new intercommunicator, one for its local_comm (the groups are disjoint, so one id serves
+ * both groups' local_comms). The intercommunicator is on VCI 0 as in inter_build, its
+ * local_comm on the parent local_comm's VCI, which already knows the group's addresses. */
+typedef struct inter_idup {
+    mf_comm_t *parent, *comm;
+    unsigned seed, attempt;
+    int id[2], with_info;
+    uint64_t mask[CTX_WORDS], theirs[CTX_WORDS];
+    uint64_t mine, all, other; /* reserved both here; everyone of my group; of the other group */
+} inter_idup_t;
+
+static void inter_idup_attempt(mf_sched_t *s, inter_idup_t *st);
+
+static mf_status_t inter_idup_snapshot(mf_sched_t *s, void *arg)
+{
+    inter_idup_t *st = arg;
+    (void)s;
+    pthread_mutex_lock(&comms.lock);
+    for (int i = 0; i < CTX_WORDS; i++)
+        st->mask[i] = ~comms.used[i];
+    pthread_mutex_unlock(&comms.lock);
+    return MF_OK;
+}
+
+static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
+{
+    inter_idup_t *st = arg;
+    (void)s;
+    for (int i = 0; i < CTX_WORDS; i++)
+        st->mask[i] &= st->theirs[i];
+    unsigned start = (st->seed + st->attempt * 977u) % MF_CONTEXT_MAX;
+    st->id[0] = ctx_pick(st->mask, start);
+    if (st->id[0] >= 0) {
+        st->mask[st->id[0] / 64] &= ~(1ull << (st->id[0] % 64));
+        st->id[1] = ctx_pick(st->mask, start);
+    }
+    if (st->id[0] < 0 || st->id[1] < 0) {
+        mf_log(MF_LOG_ERROR, "comm",
+               "no two context ids are free on all processes of both groups (at most %d "
+               "communicators may exist at once)",
+               MF_CONTEXT_MAX);
+        return MF_ERR_NO_MEMORY;
+    }
+    st->mine = 0;
+    pthread_mutex_lock(&comms.lock);
+    if (!(comms.used[st->id[0] / 64] & (1ull << (st->id[0] % 64))) &&
+        !(comms.used[st->id[1] / 64] & (1ull << (st->id[1] % 64)))) {
+        for (int k = 0; k < 2; k++)
+            comms.used[st->id[k] / 64] |= 1ull << (st->id[k] % 64);
+        st->mine = 1;
+    }
+    pthread_mutex_unlock(&comms.lock);
+    st->all = st->mine;
+    return MF_OK;
+}
+
+static mf_status_t inter_idup_decide(mf_sched_t *s, void *arg)
+{
+    inter_idup_t *st = arg;
+    if (!(st->all & st->other)) {
+        if (st->mine) {
+            ctx_release((unsigned)st->id[0]);
+            ctx_release((unsigned)st->id[1]);
+        }
+        st->attempt++;
+        inter_idup_attempt(s, st);
+        return MF_OK;
+    }
+    mf_comm_t *comm = st->comm, *lc = comm->local_comm, *parent = st->parent;
+    int lvci = mf_vci_index(parent->local_comm->vci);
+    pthread_mutex_lock(&comms.lock);
+    comms.vci_users[0]++;
+    comms.vci_users[lvci]++;
+    pthread_mutex_unlock(&comms.lock);
+    comm->context_id = (unsigned)st->id[0];
+    lc->context_id = (unsigned)st->id[1];
+    lc->vci = mf_vci_get(lvci);
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&parent->name_lock);
+    if (parent->info != NULL && !st->with_info)
+        status = mf_info_dup(parent->info, &comm->info);
+    pthread_mutex_unlock(&parent->name_lock);
+    atomic_thread_fence(memory_order_release);
+    lc->kind = MF_KIND_COMM;
+    comm->kind = MF_KIND_COMM;
+    return status;
+}
+
+static void inter_idup_attempt(mf_sched_t *s, inter_idup_t *st)
+{
+    mf_comm_t *parent = st->parent;
+    /* Each group ANDs its free ids, the leaders swap, each group learns the other's mask. */
+    mf_sched_barrier(s);
+    mf_sched_call(s, inter_idup_snapshot, st);
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent->local_comm);
+    mf_nbc_allreduce(s, st->mask, st->mask, CTX_WORDS, MPI_UINT64_T, 8, MPI_BAND);
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent);
+    if (parent->rank == 0) {
+        mf_sched_send(s, st->mask, sizeof(st->mask), 0);
+        mf_sched_recv(s, st->theirs, sizeof(st->theirs), 0);
+    }
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent->local_comm);
+    mf_nbc_bcast(s, st->theirs, sizeof(st->theirs), 0);
+    mf_sched_barrier(s);
+    /* Every process picks the same two ids and reserves them; the same path confirms. */
+    mf_sched_call(s, inter_idup_reserve, st);
+    mf_sched_barrier(s);
+    mf_nbc_allreduce(s, &st->all, &st->all, 1, MPI_UINT64_T, 8, MPI_BAND);
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent);
+    if (parent->rank == 0) {
+        mf_sched_send(s, &st->all, sizeof(st->all), 0);
+        mf_sched_recv(s, &st->other, sizeof(st->other), 0);
+    }
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent->local_comm);
+    mf_nbc_bcast(s, &st->other, sizeof(st->other), 0);
+    mf_sched_barrier(s);
+    mf_sched_call(s, inter_idup_decide, st);
+    mf_sched_barrier(s);
+    mf_sched_on(s, parent);
+}
+
+static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
+                              mf_comm_t **comm_p, mf_request_t **req_p)
+{
+    mf_comm_t *plc = parent->local_comm;
+    int *ranks = mf_malloc(sizeof(int) * (size_t)plc->size, "communicator ranks");
+    int *lranks = mf_malloc(sizeof(int) * (size_t)plc->size, "communicator ranks");
+    int *rranks = mf_malloc(sizeof(int) * (size_t)parent->remote_size, "remote group ranks");
+    mf_comm_t *comm = comm_object_new(), *lc = comm_object_new();
+    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent));
+    inter_idup_t *st = s != NULL ? mf_sched_tmp(s, sizeof(*st)) : NULL;
+    struct MPI_ABI_Info *dinfo = NULL;
+    mf_status_t status = MF_OK;
+    if (with_info && info != NULL)
+        status = mf_info_dup(info, &dinfo);
+    if (ranks == NULL || lranks == NULL || rranks == NULL || comm == NULL || lc == NULL ||
+        st == NULL || status != MF_OK) {
+        if (dinfo != NULL)
+            mf_info_free(dinfo);
+        free(ranks);
+        free(lranks);
+        free(rranks);
+        free(comm);
+        free(lc);
+        if (s != NULL)
+            mf_sched_free(s);
+        return MF_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < plc->size; i++)
+        ranks[i] = lranks[i] = mf_comm_world_rank(plc, i);
+    memcpy(rranks, parent->remote_ranks, sizeof(int) * (size_t)parent->remote_size);
+    /* Set up now (attributes are copied at the call, the handle answers Comm_test_inter);
+     * unusable until the agreement. Placeholder ids: nothing is reserved before it. */
+    comm_setup(lc, 0, mf_vci_index(plc->vci), plc->rank, plc->size, lranks);
+    lc->kind = 0;
+    comm_setup(comm, 0, 0, plc->rank, plc->size, ranks);
+    comm->kind = 0;
+    comm->remote_size = parent->remote_size;
+    comm->remote_ranks = rranks;
+    comm->local_comm = lc;
+    MPI_Errhandler eh = atomic_load(&parent->errhandler);
+    mf_errhandler_retain(eh);
+    atomic_store(&comm->errhandler, eh);
+    comm->info = dinfo;
+    memset(st, 0, sizeof(*st));
+    st->parent = parent;
+    st->comm = comm;
+    st->with_info = with_info;
+    st->seed = parent->context_id * 2654435761u + parent->create_seq * 40503u;
+    parent->create_seq++;
+    inter_idup_attempt(s, st);
+    mf_request_t *req;
+    status = mf_sched_request(s, 0, &req);
+    if (status != MF_OK)
+        return status;
+    *comm_p = comm;
+    *req_p = req;
+    return MF_OK;
 }
 
 /* MPI-4.1 section 7.4.2: each process gets the intercommunicator between the processes of its

@@ -3,8 +3,9 @@
  * MPI_Comm_idup is non-blocking: processes may start idups of different communicators in
  * different orders (here even ranks dup A then B, odd ranks B then A) and complete them
  * together with MPI_Waitall; many idups of one communicator may be outstanding at once; an
- * idup may overlap a non-blocking collective on its parent; idup of an intercommunicator. Each
- * new communicator must then work and be isolated from the others.
+ * idup may overlap a non-blocking collective on its parent; idup of an intercommunicator, and
+ * of two intercommunicators in opposite orders by group. Each new communicator must then work
+ * and be isolated from the others.
  */
 #include <stdlib.h>
 
@@ -24,6 +25,37 @@ static void check_comm(MPI_Comm comm, int salt, const char *what)
     MPI_Sendrecv(&out, 1, MPI_INT, (rank + 1) % size, salt, &in, 1, MPI_INT,
                  (rank - 1 + size) % size, salt, comm, MPI_STATUS_IGNORE);
     MTEST_CHECK(in == salt * 100 + (rank - 1 + size) % size, "%s: ring got %d", what, in);
+}
+
+/* On an intercommunicator between world ranks [0, half) and [half, wsize): every process
+ * exchanges with the remote process of its local rank (modulo the remote size), then an
+ * allreduce sums the remote group's world ranks and a barrier closes. */
+static void check_inter(MPI_Comm comm, int wrank, int low, int half, int wsize, int salt,
+                        const char *what)
+{
+    int lrank, lsize, rsize;
+    MPI_Comm_rank(comm, &lrank);
+    MPI_Comm_size(comm, &lsize);
+    MPI_Comm_remote_size(comm, &rsize);
+    int rbase = low ? half : 0;
+    MTEST_CHECK(lsize == (low ? half : wsize - half) && rsize == (low ? wsize - half : half),
+                "%s: sizes %d %d", what, lsize, rsize);
+    /* Local rank r sends to remote r % rsize; it hears from every remote s with s % lsize == r. */
+    int out = salt * 1000 + wrank, in = -1;
+    MPI_Request rq[2];
+    int n = 0;
+    MPI_Isend(&out, 1, MPI_INT, lrank % rsize, salt, comm, &rq[n++]);
+    for (int s = lrank; s < rsize; s += lsize) {
+        MPI_Recv(&in, 1, MPI_INT, s, salt, comm, MPI_STATUS_IGNORE);
+        MTEST_CHECK(in == salt * 1000 + rbase + s, "%s: from remote %d got %d", what, s, in);
+    }
+    MPI_Waitall(n, rq, MPI_STATUSES_IGNORE);
+    int sum = -1, expect = 0;
+    for (int s = 0; s < rsize; s++)
+        expect += rbase + s;
+    MPI_Allreduce(&wrank, &sum, 1, MPI_INT, MPI_SUM, comm);
+    MTEST_CHECK(sum == expect, "%s: allreduce %d, expected %d", what, sum, expect);
+    MPI_Barrier(comm);
 }
 
 int main(int argc, char **argv)
@@ -122,6 +154,39 @@ int main(int argc, char **argv)
             MPI_Sendrecv(&wrank, 1, MPI_INT, 0, 1, &v, 1, MPI_INT, 0, 1, dup, MPI_STATUS_IGNORE);
         MTEST_CHECK(lrank != 0 || v == (low ? half : 0), "intercomm idup leaders: %d", v);
         MPI_Comm_free(&dup);
+
+        /* 4: the low group idups x then y, the high group y then x: a blocking idup of an
+         * intercommunicator deadlocks here. */
+        MPI_Comm x, y, nx, ny;
+        MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? half : 0, 11, &x);
+        MPI_Comm_dup(inter, &y);
+        if (low) {
+            MPI_Comm_idup(x, &nx, &reqs[0]);
+            MPI_Comm_idup(y, &ny, &reqs[1]);
+        } else {
+            MPI_Comm_idup(y, &ny, &reqs[1]);
+            MPI_Comm_idup(x, &nx, &reqs[0]);
+        }
+        MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
+        check_inter(nx, wrank, low, half, wsize, 4, "idup of x");
+        check_inter(ny, wrank, low, half, wsize, 5, "idup of y");
+        /* Isolation: a message on nx is not received on ny. */
+        if (lrank == 0 && low) {
+            int w = 3;
+            MPI_Send(&w, 1, MPI_INT, 0, 6, nx);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (lrank == 0 && !low) {
+            int w = -1, seen = 1;
+            MPI_Iprobe(0, 6, ny, &seen, MPI_STATUS_IGNORE);
+            MTEST_CHECK(!seen, "a message sent on idup(x) is visible on idup(y)");
+            MPI_Recv(&w, 1, MPI_INT, 0, 6, nx, MPI_STATUS_IGNORE);
+            MTEST_CHECK(w == 3, "idup(x) message %d", w);
+        }
+        MPI_Comm_free(&nx);
+        MPI_Comm_free(&ny);
+        MPI_Comm_free(&x);
+        MPI_Comm_free(&y);
         MPI_Comm_free(&inter);
         MPI_Comm_free(&local);
     }
