@@ -620,16 +620,21 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
             mf_sched_free(s);
         return MF_ERR_NO_MEMORY;
     }
+    /* The info copy comes first: a failure after comm_setup would have to undo a context id
+     * and a VCI use that the placeholder set-up never took. */
+    struct MPI_ABI_Info *kept = NULL;
+    if (with_info && info != NULL && mf_info_dup(info, &kept) != MF_OK) {
+        free(ranks);
+        free(comm);
+        mf_sched_free(s);
+        return MF_ERR_NO_MEMORY;
+    }
     for (int i = 0; i < parent->size; i++)
         ranks[i] = mf_comm_world_rank(parent, i);
     /* Set up now so attributes can be copied at the call; unusable until the agreement. */
     comm_setup(comm, 0, mf_vci_index(parent->vci), parent->rank, parent->size, ranks);
     comm->kind = 0;
-    if (with_info && info != NULL && mf_info_dup(info, &comm->info) != MF_OK) {
-        comm_destroy(comm);
-        mf_sched_free(s);
-        return MF_ERR_NO_MEMORY;
-    }
+    comm->info = kept;
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
