@@ -177,6 +177,32 @@ static int ctx_pick(const uint64_t *mask, unsigned start)
     return -1;
 }
 
+/* The context ids free in this process: mask[] gets a set bit for each. comms.lock held. */
+static void ctx_free_mask_locked(uint64_t *mask)
+{
+    for (int i = 0; i < CTX_WORDS; i++)
+        mask[i] = ~comms.used[i];
+}
+
+static int ctx_is_used_locked(int id)
+{
+    return (comms.used[id / 64] >> (id % 64)) & 1;
+}
+
+/* Reserve the n ids picked from an agreed snapshot, all or none: another thread of this
+ * process may have taken one since. 1 when they are ours now. */
+static uint64_t ctx_reserve(const int *ids, int n)
+{
+    uint64_t ok = 1;
+    pthread_mutex_lock(&comms.lock);
+    for (int k = 0; k < n; k++)
+        ok &= !ctx_is_used_locked(ids[k]);
+    for (int k = 0; ok && k < n; k++)
+        comms.used[ids[k] / 64] |= 1ull << (ids[k] % 64);
+    pthread_mutex_unlock(&comms.lock);
+    return ok;
+}
+
 /* VCIs (beyond the shared VCI 0) no communicator of this process uses; comms.lock held. */
 static uint64_t vci_free_mask(void)
 {
@@ -317,8 +343,7 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
     uint64_t ready = vci_ready_mask(over);
     for (unsigned attempt = 0;; attempt++) {
         pthread_mutex_lock(&comms.lock);
-        for (int i = 0; i < CTX_WORDS; i++)
-            mask[i] = ~comms.used[i];
+        ctx_free_mask_locked(mask);
         mask[VCI_FREE] = vci_free_mask();
         pthread_mutex_unlock(&comms.lock);
         mask[VCI_READY] = ready;
@@ -334,15 +359,7 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
                    over->size, MF_CONTEXT_MAX);
             return MF_ERR_NO_MEMORY;
         }
-        /* Another thread of this process may have taken the id since the snapshot. */
-        uint64_t reserved = 0;
-        pthread_mutex_lock(&comms.lock);
-        if (!(comms.used[id / 64] & (1ull << (id % 64)))) {
-            comms.used[id / 64] |= 1ull << (id % 64);
-            reserved = 1;
-        }
-        pthread_mutex_unlock(&comms.lock);
-        uint64_t all = reserved;
+        uint64_t reserved = ctx_reserve(&id, 1), all = reserved;
         status = mf_coll_allreduce_band_tag(over, tag, &all, 1);
         if (status == MF_OK && all) {
             /* A VCI free on every member, preferring one that is already connected; when the
@@ -519,8 +536,7 @@ static mf_status_t idup_snapshot(mf_sched_t *s, void *arg)
     idup_t *st = arg;
     (void)s;
     pthread_mutex_lock(&comms.lock);
-    for (int i = 0; i < CTX_WORDS; i++)
-        st->mask[i] = ~comms.used[i];
+    ctx_free_mask_locked(st->mask);
     st->mask[IDUP_FREE] = vci_free_mask();
     pthread_mutex_unlock(&comms.lock);
     st->mask[IDUP_READY] = vci_ready_mask(st->parent);
@@ -539,13 +555,7 @@ static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
                st->parent->size, MF_CONTEXT_MAX);
         return MF_ERR_NO_MEMORY;
     }
-    st->mine = 0;
-    pthread_mutex_lock(&comms.lock);
-    if (!(comms.used[st->id / 64] & (1ull << (st->id % 64)))) {
-        comms.used[st->id / 64] |= 1ull << (st->id % 64);
-        st->mine = 1;
-    }
-    pthread_mutex_unlock(&comms.lock);
+    st->mine = ctx_reserve(&st->id, 1);
     st->all = st->mine;
     return MF_OK;
 }
@@ -562,7 +572,7 @@ static mf_status_t idup_decide(mf_sched_t *s, void *arg)
         idup_attempt(s, st);
         return MF_OK;
     }
-    int vci = __builtin_ffsll((long long)(st->mask[IDUP_FREE] & st->mask[IDUP_READY])) - 1;
+    int vci = lowest_bit(st->mask[IDUP_FREE] & st->mask[IDUP_READY]);
     if (vci < 0)
         vci = mf_vci_index(st->parent->vci);
     pthread_mutex_lock(&comms.lock);
@@ -915,8 +925,7 @@ static mf_status_t inter_ctx_agree(mf_comm_t *local, int leader, const inter_lin
     uint64_t mask[CTX_WORDS], theirs[CTX_WORDS];
     for (unsigned attempt = 0;; attempt++) {
         pthread_mutex_lock(&comms.lock);
-        for (int i = 0; i < CTX_WORDS; i++)
-            mask[i] = ~comms.used[i];
+        ctx_free_mask_locked(mask);
         pthread_mutex_unlock(&comms.lock);
         mf_status_t status = mf_coll_allreduce_band_tag(local, CTX_AGREE_TAG, mask, CTX_WORDS);
         if (status == MF_OK)
@@ -933,14 +942,7 @@ static mf_status_t inter_ctx_agree(mf_comm_t *local, int leader, const inter_lin
                    MF_CONTEXT_MAX);
             return MF_ERR_NO_MEMORY;
         }
-        uint64_t reserved = 0, other = 0;
-        pthread_mutex_lock(&comms.lock);
-        if (!(comms.used[id / 64] & (1ull << (id % 64)))) {
-            comms.used[id / 64] |= 1ull << (id % 64);
-            reserved = 1;
-        }
-        pthread_mutex_unlock(&comms.lock);
-        uint64_t all = reserved;
+        uint64_t reserved = ctx_reserve(&id, 1), all = reserved, other = 0;
         status = mf_coll_allreduce_band_tag(local, CTX_AGREE_TAG, &all, 1);
         if (status == MF_OK)
             status = inter_swap(local, leader, link, &all, &other, sizeof(all));
@@ -1173,8 +1175,7 @@ static mf_status_t inter_idup_snapshot(mf_sched_t *s, void *arg)
     inter_idup_t *st = arg;
     (void)s;
     pthread_mutex_lock(&comms.lock);
-    for (int i = 0; i < CTX_WORDS; i++)
-        st->mask[i] = ~comms.used[i];
+    ctx_free_mask_locked(st->mask);
     pthread_mutex_unlock(&comms.lock);
     return MF_OK;
 }
@@ -1198,15 +1199,7 @@ static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
                MF_CONTEXT_MAX);
         return MF_ERR_NO_MEMORY;
     }
-    st->mine = 0;
-    pthread_mutex_lock(&comms.lock);
-    if (!(comms.used[st->id[0] / 64] & (1ull << (st->id[0] % 64))) &&
-        !(comms.used[st->id[1] / 64] & (1ull << (st->id[1] % 64)))) {
-        for (int k = 0; k < 2; k++)
-            comms.used[st->id[k] / 64] |= 1ull << (st->id[k] % 64);
-        st->mine = 1;
-    }
-    pthread_mutex_unlock(&comms.lock);
+    st->mine = ctx_reserve(st->id, 2);
     st->all = st->mine;
     return MF_OK;
 }
