@@ -42,6 +42,36 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     return rc;
 }
 
+/* The common case of a point-to-point envelope, checked in one pass with no calls: the library
+ * is ready, a valid communicator, a predefined datatype, count >= 0, a buffer for the bytes, a
+ * rank of the communicator (or MPI_ANY_SOURCE for receives) and a valid tag (or MPI_ANY_TAG for
+ * receives, unless the communicator asserts otherwise). Returns the communicator, or NULL to
+ * send the call through check_envelope, which finds and reports whatever differs
+ * (MPI_PROC_NULL and derived datatypes go that way too). */
+static inline mf_comm_t *envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count,
+                                       MPI_Datatype dt, int rank, int tag, int is_send,
+                                       size_t *bytes_p)
+{
+    if (MF_UNLIKELY(atomic_load_explicit(&mf_global.state, memory_order_acquire) != MF_STATE_READY))
+        return NULL;
+    mf_comm_t *c = mf_comm_get(comm);
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (MF_UNLIKELY(c == NULL || info == NULL || info->size <= 0 || count < 0))
+        return NULL;
+    size_t bytes = (size_t)count * (size_t)info->extent;
+    if (MF_UNLIKELY(buf == NULL && bytes > 0))
+        return NULL;
+    int wild = is_send ? 0 : (c->hints | c->spread_by);
+    if (MF_UNLIKELY((unsigned)rank >= (unsigned)mf_comm_peer_size(c)) &&
+        (is_send || rank != MPI_ANY_SOURCE || (wild & MF_HINT_NO_ANY_SOURCE)))
+        return NULL;
+    if (MF_UNLIKELY((unsigned)tag > (unsigned)MF_PT2PT_TAG_UB) &&
+        (is_send || tag != MPI_ANY_TAG || (wild & MF_HINT_NO_ANY_TAG)))
+        return NULL;
+    *bytes_p = bytes;
+    return c;
+}
+
 /* How `count` items of a datatype reach the transport: the user's memory itself when they form
  * one run (the zero-copy path, which every predefined type takes); from
  * MANIFOLD_DT_STREAM_BYTES packed bytes on, streamed through the transport's packer with no
@@ -114,12 +144,53 @@ static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, M
     return mf_err_raise(comm, mf_err_code(err, func, "the operation failed"));
 }
 
-static int send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
-                       int dest, int tag, MPI_Comm comm, mf_send_mode_t mode, op_form_t form,
-                       MPI_Request *request)
+/* Predefined datatypes, immediate and blocking forms: straight to the protocol layer. */
+static inline int send_fast(const char *func, const void *buf, size_t bytes, int dest, int tag,
+                            mf_comm_t *c, mf_send_mode_t mode, op_form_t form, MPI_Request *request)
 {
-    mf_comm_t *c = NULL;
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_isend(buf, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+    if (MF_UNLIKELY(status != MF_OK))
+        return mf_err_from_status(c, status, func, "cannot start the send");
+    if (form == OP_BLOCKING)
+        return finish_blocking(func, c, req, MPI_STATUS_IGNORE);
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+static inline int recv_fast(const char *func, void *buf, size_t bytes, int source, int tag,
+                            mf_comm_t *c, op_form_t form, MPI_Request *request, MPI_Status *st)
+{
+    mf_status_t status;
+    if (form == OP_BLOCKING) {
+        mf_request_t local;
+        status = mf_pt2pt_recv_local(buf, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
+        if (MF_UNLIKELY(status != MF_OK))
+            return mf_err_from_status(c, status, func, "cannot post the receive");
+        mf_request_wait_done(&local);
+        mf_request_fill_status(&local, st);
+        int err = mf_request_error(&local);
+        return MF_LIKELY(err == MPI_SUCCESS)
+                   ? MPI_SUCCESS
+                   : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+    }
+    mf_request_t *req;
+    status = mf_pt2pt_irecv(buf, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+    if (MF_UNLIKELY(status != MF_OK))
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+/* Everything else, with every argument checked: out of line, so the fast path's callers stay
+ * small. */
+static __attribute__((noinline)) int send_checked(const char *func, const void *buf,
+                                                  MPI_Count count, MPI_Datatype dt, int dest,
+                                                  int tag, MPI_Comm comm, mf_send_mode_t mode,
+                                                  op_form_t form, MPI_Request *request)
+{
     size_t bytes;
+    mf_comm_t *c = NULL;
     int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
@@ -160,11 +231,13 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
     return MPI_SUCCESS;
 }
 
-static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
-                       int tag, MPI_Comm comm, op_form_t form, MPI_Request *request, MPI_Status *st)
+static __attribute__((noinline)) int recv_checked(const char *func, void *buf, MPI_Count count,
+                                                  MPI_Datatype dt, int source, int tag,
+                                                  MPI_Comm comm, op_form_t form,
+                                                  MPI_Request *request, MPI_Status *st)
 {
-    mf_comm_t *c = NULL;
     size_t bytes;
+    mf_comm_t *c = NULL;
     int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
@@ -194,6 +267,32 @@ static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatyp
         return finish_blocking(func, c, req, st);
     *request = req;
     return MPI_SUCCESS;
+}
+
+/* The entry points' common bodies: predefined datatypes in the immediate and blocking forms go
+ * straight to the protocol layer; everything else through the checked path. */
+static inline int send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
+                              int dest, int tag, MPI_Comm comm, mf_send_mode_t mode, op_form_t form,
+                              MPI_Request *request)
+{
+    size_t bytes;
+    mf_comm_t *c;
+    if (form != OP_PERSISTENT && mode != MF_SEND_BUFFERED && (form == OP_BLOCKING || request) &&
+        (c = envelope_fast(comm, buf, count, dt, dest, tag, 1, &bytes)) != NULL)
+        return send_fast(func, buf, bytes, dest, tag, c, mode, form, request);
+    return send_checked(func, buf, count, dt, dest, tag, comm, mode, form, request);
+}
+
+static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt,
+                              int source, int tag, MPI_Comm comm, op_form_t form,
+                              MPI_Request *request, MPI_Status *st)
+{
+    size_t bytes;
+    mf_comm_t *c;
+    if (form != OP_PERSISTENT && (form == OP_BLOCKING || request) &&
+        (c = envelope_fast(comm, buf, count, dt, source, tag, 0, &bytes)) != NULL)
+        return recv_fast(func, buf, bytes, source, tag, c, form, request, st);
+    return recv_checked(func, buf, count, dt, source, tag, comm, form, request, st);
 }
 
 /* ---- sends ------------------------------------------------------------------------------- */

@@ -496,6 +496,8 @@ void mf_request_pool_fini(void);
 /* Allocate from the VCI's cache; the VCI lock must be held. Returns NULL on out-of-memory. */
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
 void mf_request_release_locked(mf_request_t *req);
+/* Fill a request that lives outside the cache (on a blocking call's stack). */
+void mf_request_init_local(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
 /* The send fast path: borrow the next free request without taking it off the cache, issue the
  * operation, and only if it did not finish at once take it (mf_request_take_locked, which also
  * counts the communicator's use). A send that completes inside the call then costs no
@@ -543,8 +545,19 @@ typedef struct mf_dtype_info {
     const char *name;
 } mf_dtype_info_t;
 
+/* Indexed by the low byte of a predefined datatype handle (0x200-0x2ff); unused slots have
+ * no name. Read on every message, hence visible to inline functions. */
+extern mf_dtype_info_t mf_dtype_predefined_table[256];
+
 /* NULL when `dt` is not a valid predefined datatype. */
-const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt);
+static inline const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt)
+{
+    uintptr_t v = (uintptr_t)dt;
+    if (v < 0x200 || v > 0x2ff)
+        return NULL;
+    const mf_dtype_info_t *info = &mf_dtype_predefined_table[v & 0xff];
+    return info->name != NULL ? info : NULL;
+}
 
 /* Derived datatypes and the pack engine. */
 #include "core_dtype.h"

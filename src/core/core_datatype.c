@@ -116,19 +116,10 @@ static const dtype_entry_t entries[] = {
     T(MPI_COMPLEX32, 32, 32, 1),
 };
 
-static mf_dtype_info_t predefined[256];
+mf_dtype_info_t mf_dtype_predefined_table[256];
 
 __attribute__((constructor)) static void dtype_table_init(void)
 {
     for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-        predefined[(uintptr_t)entries[i].handle & 0xff] = entries[i].info;
-}
-
-const mf_dtype_info_t *mf_dtype_predefined(MPI_Datatype dt)
-{
-    uintptr_t v = (uintptr_t)dt;
-    if (v < 0x200 || v > 0x2ff)
-        return NULL;
-    const mf_dtype_info_t *info = &predefined[v & 0xff];
-    return info->name != NULL ? info : NULL;
+        mf_dtype_predefined_table[(uintptr_t)entries[i].handle & 0xff] = entries[i].info;
 }

@@ -119,19 +119,25 @@ static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
     return 1;
 }
 
-/* Fill a request taken from the cache. Every field is set here (no memset: this is the
- * message path). */
-static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+/* The fields a borrowed request needs while its operation is issued: what the issuing code
+ * and the completion hook (req_on_complete in pt2pt.c) read. */
+static inline void request_init_issue(mf_request_t *req, mf_vci_t *vci, mf_comm_t *comm)
+{
+    req->user_freed = 0;
+    req->internal = 0;
+    req->counted = 0;
+    req->streamed = 0;
+    req->vci = vci;
+    req->comm = comm;
+}
+
+/* Every other field. No memset: this is the message path. */
+static inline void request_init_rest(mf_request_t *req, mf_req_type_t type)
 {
     req->kind = MF_KIND_REQUEST;
     req->type = (uint8_t)type;
     req->persistent = 0;
     req->active = 0;
-    req->user_freed = 0;
-    req->internal = 0;
-    req->counted = 0;
-    req->vci = vci;
-    req->comm = comm;
     req->buf_len = 0;
     req->buf = NULL;
     req->peer = 0;
@@ -143,12 +149,22 @@ static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, m
     req->dt_count = 0;
     req->pack_buf = NULL;
     req->unpacked = 0;
-    req->streamed = 0;
     req->poll = NULL;
     req->part = NULL;
     req->sched = NULL;
     req->next_free = NULL;
+}
+
+static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+{
+    request_init_issue(req, vci, comm);
+    request_init_rest(req, type);
     mf_vci_op_reset(&req->op, NULL);
+}
+
+void mf_request_init_local(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+{
+    request_init(req, vci, type, comm);
 }
 
 /* The first free request of the VCI's cache (refilled when empty), still on the free list. */
@@ -169,12 +185,8 @@ mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
     if (req != NULL && shared_cache)
         cache->free_list = req->next_free; /* other VCIs use this cache too: take it now */
     shared_unlock();
-    if (req == NULL)
-        return NULL;
-    mf_request_t *next = req->next_free;
-    request_init(req, vci, MF_REQ_SEND, comm);
-    req->next_free = next;
-    req->kind = MF_KIND_FREED; /* still in the cache until taken */
+    if (req != NULL)
+        request_init_issue(req, vci, comm); /* still MF_KIND_FREED: in the cache until taken */
     return req;
 }
 
@@ -199,9 +211,7 @@ void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
     }
     cache->allocated++;
     shared_unlock();
-    req->next_free = NULL;
-    req->kind = MF_KIND_REQUEST;
-    req->type = (uint8_t)type;
+    request_init_rest(req, type);
     if (req->comm != NULL)
         mf_comm_hold(req->comm);
 }

@@ -67,6 +67,12 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
                            unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p);
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p);
+/* A receive the caller waits for at once (MPI_Recv): `local` is a request on the caller's
+ * stack, which cannot outlive the call, so the message needs no request from the cache. Not
+ * for MPI_PROC_NULL. Wait with mf_request_wait_done, then read it with
+ * mf_request_fill_status/mf_request_error; nothing to release. */
+mf_status_t mf_pt2pt_recv_local(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                                unsigned ctx, mf_request_t *local);
 /* Streamed derived-datatype messages: `len` packed bytes of `count` items of the committed type
  * `dt` at `buf` go through the transport's packer (mf_vci_packer_t), which calls the pack
  * engine on pieces, so no full-size temporary exists. The request holds a reference on dt.

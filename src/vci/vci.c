@@ -38,16 +38,10 @@ typedef struct mf_worker {
 /* A VCI. Its hot part (lock word, worker pointer, counters) fits one cache line; by default each
  * VCI starts on a line of its own (MANIFOLD_VCI_ALIGN=0 packs them, to measure false sharing). */
 struct mf_vci {
-    atomic_int lock_word; /* the VCI's own lock, unless `lock` points elsewhere */
-    /* The lock that serialises this VCI: its own word, the word of the VCI owning a shared
-     * worker, or the pool's single lock with MANIFOLD_THREAD_CS=global. A test-and-test-and-set
-     * lock: uncontended it is one atomic exchange and one store, where a pthread mutex costs
-     * about a hundred instructions per lock/unlock pair on this path. */
-    atomic_int *lock;
+    mf_vci_head_t head;       /* first: vci.h reads it through a cast */
+    atomic_int lock_word;     /* the VCI's own lock, unless `head.lock` points elsewhere */
     _Atomic(mf_worker_t *) w; /* NULL until activated */
-    int index;
-    /* Statistics are written under the lock and read racily by tools. */
-    atomic_uint_fast64_t sends, recvs, lock_acquired, lock_contended, global_sweeps, request_misses;
+    atomic_uint_fast64_t sends, recvs, global_sweeps, request_misses;
 };
 
 static struct {
@@ -66,8 +60,7 @@ static struct {
  * read-modify-write on the hot path); readers see a value that may lag slightly. */
 static inline void stat_inc(atomic_uint_fast64_t *counter)
 {
-    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    mf_vci_count(counter);
 }
 
 static mf_status_t status_from_ucs(ucs_status_t st)
@@ -211,16 +204,16 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
     for (int i = 0; i < pool.nvcis; i++) {
         mf_vci_t *vci = (mf_vci_t *)(void *)(pool.vci_mem + stride * (size_t)i);
         pool.vcis[i] = vci;
-        vci->index = i;
+        vci->head.index = i;
         atomic_init(&vci->lock_word, 0);
         atomic_init(&vci->w, NULL);
     }
     for (int i = 0; i < pool.nvcis; i++) {
         mf_vci_t *vci = pool.vcis[i];
         if (mf_params.thread_cs == MF_THREAD_CS_GLOBAL)
-            vci->lock = &pool.global_lock;
+            vci->head.lock = &pool.global_lock;
         else
-            vci->lock = &pool.vcis[worker_of(i)]->lock_word;
+            vci->head.lock = &pool.vcis[worker_of(i)]->lock_word;
     }
 
     /* VCI 0 (MPI_COMM_WORLD, MPI_COMM_SELF and the shared fallback) is the only one created
@@ -258,11 +251,6 @@ mf_vci_t *mf_vci_get(int index)
     return pool.vcis[index];
 }
 
-int mf_vci_index(const mf_vci_t *vci)
-{
-    return vci->index;
-}
-
 /* The worker of a VCI known to be active, with its lock held: the pointer no longer changes. */
 static inline ucp_worker_h worker_locked(mf_vci_t *vci)
 {
@@ -281,13 +269,13 @@ mf_status_t mf_vci_activate(mf_vci_t *vci)
     mf_status_t status = MF_OK;
     pthread_mutex_lock(&pool.lock);
     if (vci_worker(vci) == NULL) {
-        mf_worker_t *w = &pool.workers[worker_of(vci->index)];
+        mf_worker_t *w = &pool.workers[worker_of(vci->head.index)];
         if (w->worker == NULL)
-            status = worker_create(w, worker_of(vci->index));
+            status = worker_create(w, worker_of(vci->head.index));
         if (status == MF_OK)
             atomic_store_explicit(&vci->w, w, memory_order_release);
         else
-            mf_log(MF_LOG_ERROR, "vci", "cannot activate VCI %d", vci->index);
+            mf_log(MF_LOG_ERROR, "vci", "cannot activate VCI %d", vci->head.index);
     }
     pthread_mutex_unlock(&pool.lock);
     return status;
@@ -336,53 +324,29 @@ mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, s
     return status;
 }
 
-static inline int lock_try(atomic_int *lock)
+void mf_vci_lock_contended(mf_vci_t *vci)
 {
-    return atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
-           atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
+    /* Spin on a plain load (no cache-line ping-pong), and give the CPU away now and then, since
+     * with more threads than cores the holder may be descheduled. */
+    atomic_int *lock = vci->head.lock;
+    unsigned spins = 0;
+    do {
+        while (atomic_load_explicit(lock, memory_order_relaxed) != 0) {
+            if (++spins % 256 == 0)
+                sched_yield();
+            else
+                mf_cpu_relax();
+        }
+    } while (!mf_vci_lock_try_word(lock));
+    stat_inc(&vci->head.lock_contended);
 }
 
-void mf_vci_lock(mf_vci_t *vci)
+/* First message to this peer on this worker: connect to the peer's worker of the same number (a
+ * communicator maps to the same VCI, hence worker, on every process). Out of line: its address
+ * buffer would make every send pay for a large stack frame. */
+static __attribute__((noinline)) ucp_ep_h ep_connect_locked(mf_worker_t *w, int peer,
+                                                            mf_status_t *status_p)
 {
-    atomic_int *lock = vci->lock;
-    if (MF_UNLIKELY(!lock_try(lock))) {
-        /* Contended: spin on a plain load (no cache-line ping-pong), and give the CPU away
-         * now and then, since with more threads than cores the holder may be descheduled. */
-        unsigned spins = 0;
-        do {
-            while (atomic_load_explicit(lock, memory_order_relaxed) != 0) {
-                if (++spins % 256 == 0)
-                    sched_yield();
-                else
-                    mf_cpu_relax();
-            }
-        } while (!lock_try(lock));
-        stat_inc(&vci->lock_contended);
-    }
-    stat_inc(&vci->lock_acquired);
-}
-
-void mf_vci_unlock(mf_vci_t *vci)
-{
-    atomic_store_explicit(vci->lock, 0, memory_order_release);
-}
-
-int mf_vci_trylock(mf_vci_t *vci)
-{
-    if (!lock_try(vci->lock))
-        return 0;
-    stat_inc(&vci->lock_acquired);
-    return 1;
-}
-
-static ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
-{
-    mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
-    if (MF_LIKELY(w->eps[peer] != NULL))
-        return w->eps[peer];
-
-    /* First message to this peer on this worker: connect to the peer's worker of the same
-     * number (a communicator maps to the same VCI, hence worker, on every process). */
     unsigned char pmi_addr[4096];
     const void *addr = peer == pool.world_rank ? w->local_addr : w->peers[peer].addr;
     if (addr == NULL && w->index == 0) {
@@ -398,7 +362,7 @@ static ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
         addr = pmi_addr;
     }
     if (addr == NULL) {
-        mf_log(MF_LOG_ERROR, "vci", "VCI %d has no address for rank %d", vci->index, peer);
+        mf_log(MF_LOG_ERROR, "vci", "worker %d has no address for rank %d", w->index, peer);
         *status_p = MF_ERR_NOT_FOUND;
         return NULL;
     }
@@ -414,6 +378,14 @@ static ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
     }
     w->neps++;
     return w->eps[peer];
+}
+
+static inline ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
+{
+    mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
+    if (MF_LIKELY(w->eps[peer] != NULL))
+        return w->eps[peer];
+    return ep_connect_locked(w, peer, status_p);
 }
 
 static void op_finish(mf_vci_op_t *op, ucs_status_t st)
@@ -443,18 +415,22 @@ static void recv_done_cb(void *request, ucs_status_t st, const ucp_tag_recv_info
     ucp_request_free(request);
 }
 
+static __attribute__((noinline)) mf_status_t op_failed(ucs_status_ptr_t ret, const char *what)
+{
+    ucs_status_t st = UCS_PTR_STATUS(ret);
+    mf_log(MF_LOG_ERROR, "vci", "%s failed: %s", what, ucs_status_string(st));
+    return status_from_ucs(st);
+}
+
 /* Common handling of a UCX non-blocking call's return value. */
-static mf_status_t op_started(mf_vci_op_t *op, ucs_status_ptr_t ret, const char *what)
+static inline mf_status_t op_started(mf_vci_op_t *op, ucs_status_ptr_t ret, const char *what)
 {
     if (ret == NULL) {
         op_finish(op, UCS_OK);
         return MF_OK;
     }
-    if (UCS_PTR_IS_ERR(ret)) {
-        ucs_status_t st = UCS_PTR_STATUS(ret);
-        mf_log(MF_LOG_ERROR, "vci", "%s failed: %s", what, ucs_status_string(st));
-        return status_from_ucs(st);
-    }
+    if (MF_UNLIKELY(UCS_PTR_IS_ERR(ret)))
+        return op_failed(ret, what);
     /* The callback may already have run (and freed the transport request) inside the call. */
     if (!mf_vci_op_is_done(op))
         op->transport_req = ret;
@@ -733,8 +709,8 @@ void mf_vci_stats_get(int index, mf_vci_stats_t *stats)
     const mf_vci_t *vci = pool.vcis[index];
     stats->sends = atomic_load_explicit(&vci->sends, memory_order_relaxed);
     stats->recvs = atomic_load_explicit(&vci->recvs, memory_order_relaxed);
-    stats->lock_acquired = atomic_load_explicit(&vci->lock_acquired, memory_order_relaxed);
-    stats->lock_contended = atomic_load_explicit(&vci->lock_contended, memory_order_relaxed);
+    stats->lock_acquired = atomic_load_explicit(&vci->head.lock_acquired, memory_order_relaxed);
+    stats->lock_contended = atomic_load_explicit(&vci->head.lock_contended, memory_order_relaxed);
     stats->global_sweeps = atomic_load_explicit(&vci->global_sweeps, memory_order_relaxed);
     stats->request_misses = atomic_load_explicit(&vci->request_misses, memory_order_relaxed);
     stats->active = vci_worker(vci) != NULL;
