@@ -79,25 +79,31 @@ static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Stat
     return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
 }
 
-/* A send that finished inside MPI_Isend hands out its VCI's shared pre-completed request:
- * waiting for it only resets the handle. */
-static inline int is_precomplete(MPI_Request r)
+/* A valid request with an operation to complete (not MPI_REQUEST_NULL, not an inactive
+ * persistent one), once the library is ready: MPI_Wait's common case. */
+static inline int is_live(MPI_Request r)
 {
     return r != MPI_REQUEST_NULL && !mf_handle_is_predefined(r) && r->kind == MF_KIND_REQUEST &&
-           r->type == MF_REQ_PRECOMPLETE;
+           !(r->persistent && !r->active) &&
+           atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
 
 #pragma weak MPI_Wait = PMPI_Wait
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-    if (MF_LIKELY(request != NULL && is_precomplete(*request) &&
-                  atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY)) {
+    MPI_Request r;
+    if (MF_UNLIKELY(request == NULL || !is_live(r = *request)))
+        return wait_checked(request, status);
+    if (r->type == MF_REQ_PRECOMPLETE) {
+        /* A send that finished inside MPI_Isend: only the handle to reset. */
         if (status != MPI_STATUS_IGNORE)
             mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
         *request = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
     }
-    return wait_checked(request, status);
+    mf_request_wait_done(r);
+    int err = mf_request_complete(request, status, 1);
+    return MF_LIKELY(err == MPI_SUCCESS) ? MPI_SUCCESS : raise_request_error("MPI_Wait", r, err);
 }
 
 #pragma weak MPI_Test = PMPI_Test

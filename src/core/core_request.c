@@ -240,8 +240,10 @@ void mf_request_release_locked(mf_request_t *req)
         return;
     request_cache_t *cache = cache_of(req->vci);
     mf_comm_t *comm = req->comm;
-    free(req->bsend_copy);
-    free(req->pack_buf);
+    if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL)) {
+        free(req->bsend_copy);
+        free(req->pack_buf);
+    }
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
     if (req->sched != NULL) {

@@ -138,9 +138,9 @@ static int req_on_complete(mf_vci_op_t *op)
 /* `hook` is the op's completion hook while the send is issued: req_on_complete, or NULL for
  * a borrowed request (mf_pt2pt_isend), which then installs it only if the send did not finish
  * inside the call, so a send that did costs no hook call. */
-static mf_status_t send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest,
-                                     int tag, unsigned ctx, int synchronous,
-                                     int (*hook)(mf_vci_op_t *))
+static inline __attribute__((always_inline)) mf_status_t
+send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int tag, unsigned ctx,
+                  int synchronous, int (*hook)(mf_vci_op_t *))
 {
     mf_comm_t *comm = req->comm;
     if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
