@@ -87,13 +87,13 @@ static inline int mf_vci_index(const mf_vci_t *vci)
     return ((const mf_vci_head_t *)vci)->index;
 }
 
-static inline int mf_vci_lock_try_word(atomic_int *lock)
+static inline __attribute__((always_inline)) int mf_vci_lock_try_word(atomic_int *lock)
 {
     return atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
            atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
 }
 
-static inline void mf_vci_count(atomic_uint_fast64_t *counter)
+static inline __attribute__((always_inline)) void mf_vci_count(atomic_uint_fast64_t *counter)
 {
     atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -101,7 +101,7 @@ static inline void mf_vci_count(atomic_uint_fast64_t *counter)
 
 void mf_vci_lock_contended(mf_vci_t *vci); /* spins until acquired */
 
-static inline void mf_vci_lock(mf_vci_t *vci)
+static inline __attribute__((always_inline)) void mf_vci_lock(mf_vci_t *vci)
 {
     mf_vci_head_t *h = (mf_vci_head_t *)vci;
     if (MF_UNLIKELY(!mf_vci_lock_try_word(h->lock)))
@@ -109,7 +109,7 @@ static inline void mf_vci_lock(mf_vci_t *vci)
     mf_vci_count(&h->lock_acquired);
 }
 
-static inline void mf_vci_unlock(mf_vci_t *vci)
+static inline __attribute__((always_inline)) void mf_vci_unlock(mf_vci_t *vci)
 {
     atomic_store_explicit(((mf_vci_head_t *)vci)->lock, 0, memory_order_release);
 }
