@@ -240,22 +240,32 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 static int complete_all(const char *func, int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     int failed = 0;
-    MPI_Request first_failed = NULL;
+    mf_comm_t *failed_comm = NULL;
+    mf_vci_t *held = NULL;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
         MPI_Request r = reqs[i];
-        int err = complete_one(&reqs[i], st);
+        mf_comm_t *comm = r != MPI_REQUEST_NULL ? r->comm : NULL; /* r may be released below */
+        int err;
+        if (req_inactive(r)) {
+            mf_status_set_empty(st);
+            err = MPI_SUCCESS;
+        } else {
+            err = mf_request_complete_held(&reqs[i], st, &held);
+        }
         if (st != MPI_STATUS_IGNORE)
             st->MPI_ERROR = err;
         if (err != MPI_SUCCESS && !failed) {
             failed = 1;
-            first_failed = r;
+            failed_comm = comm;
         }
     }
+    if (held != NULL)
+        mf_vci_unlock(held);
     if (!failed)
         return MPI_SUCCESS;
     return mf_err_raise(
-        first_failed->comm,
+        failed_comm,
         mf_err_code(MPI_ERR_IN_STATUS, func, "at least one operation failed; see the statuses"));
 }
 
@@ -307,7 +317,7 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
     int polls = 0;
     for (;;) {
         int nactive, n = 0, failed = 0;
-        MPI_Request first_failed = NULL;
+        mf_comm_t *failed_comm = NULL;
         find_done(incount, reqs, &nactive);
         if (nactive == 0) {
             *outcount = MPI_UNDEFINED;
@@ -318,19 +328,20 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
             if (req_inactive(r) || !mf_request_is_complete(r))
                 continue;
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+            mf_comm_t *comm = r->comm; /* r is released below */
             int err = mf_request_complete(&reqs[i], st, 1);
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = err;
             if (err != MPI_SUCCESS && !failed) {
                 failed = 1;
-                first_failed = r;
+                failed_comm = comm;
             }
             indices[n++] = i;
         }
         if (n > 0 || !blocking) {
             *outcount = n;
             if (failed)
-                return mf_err_raise(first_failed->comm,
+                return mf_err_raise(failed_comm,
                                     mf_err_code(MPI_ERR_IN_STATUS, func,
                                                 "at least one operation failed; see the "
                                                 "statuses"));

@@ -515,6 +515,10 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci);
 int mf_request_is_complete(mf_request_t *req);
 void mf_request_wait_done(mf_request_t *req);
 int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it);
+/* mf_request_complete(..., 1) for a run of requests (Waitall, Testall): the VCI lock taken to
+ * release one is kept in *held_p for the next of the same VCI, so a window of requests costs
+ * one lock instead of one each. Start with *held_p = NULL; unlock *held_p (if set) at the end. */
+int mf_request_complete_held(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p);
 int mf_request_error(mf_request_t *req);
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.

@@ -418,6 +418,30 @@ int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it)
     return err;
 }
 
+int mf_request_complete_held(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p)
+{
+    mf_request_t *req = *handle_p;
+    mf_request_unpack(req);
+    mf_request_fill_status(req, status);
+    int err = mf_request_error(req);
+    if (req->persistent) {
+        req->active = 0;
+        return err;
+    }
+    if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
+        mf_vci_t *vci = req->vci;
+        if (*held_p != vci) {
+            if (*held_p != NULL)
+                mf_vci_unlock(*held_p);
+            mf_vci_lock(vci);
+            *held_p = vci;
+        }
+        mf_request_release_locked(req);
+    }
+    *handle_p = MPI_REQUEST_NULL;
+    return err;
+}
+
 /* ---- status ------------------------------------------------------------------------------ */
 
 void mf_status_set(MPI_Status *status, int source, int tag, int error, MPI_Count bytes,
