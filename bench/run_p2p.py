@@ -394,10 +394,20 @@ def find_ucx(build_dir):
         info = Path(ucx["perftest"]).with_name("ucx_info")
         if info.exists():
             rc, out = run_cmd([str(info), "-v"], env={**os.environ, **ucx["env"]}, timeout=30)
-            for line in out.splitlines() if rc == 0 else []:
-                if "Library version:" in line:
-                    ucx["perftest_ucx"] = line.split(":", 1)[1].strip()
+            ucx["perftest_ucx"] = parse_ucx_info_version(out) if rc == 0 else None
     return ucx
+
+
+def parse_ucx_info_version(text):
+    """The version `ucx_info -v` reports: "# Library version: 1.22.0" (the loaded libucs,
+    since 1.14) or "# Version 1.13.1" (older)."""
+    for line in text.splitlines():
+        words = line.lstrip("# ").replace(":", " ").split()
+        if words[:2] == ["Library", "version"] and len(words) > 2:
+            return words[2]
+        if words[:1] == ["Version"] and len(words) > 1:
+            return words[1]
+    return None
 
 
 def parse_perftest_csv(text):
@@ -766,7 +776,8 @@ def main(argv):
     elif perftest:
         log(f"UCX: Manifold built against {ucx['build']['version']}, ucx_perftest "
             f"{args.perftest} loads {ucx['perftest_ucx']}")
-        if ucx["build"]["version"] and ucx["perftest_ucx"] != ucx["build"]["version"]:
+        if ucx["build"]["version"] and ucx["perftest_ucx"] and \
+                ucx["perftest_ucx"] != ucx["build"]["version"]:
             log("warning: ucx_perftest runs on another UCX than Manifold: the floor is not "
                 "Manifold's transport")
     mpis = discover_mpis(args, env)

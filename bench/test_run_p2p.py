@@ -149,6 +149,14 @@ class FindUcxTest(unittest.TestCase):
             self.assertEqual(ucx["perftest_ucx"], "9.9.9")
             self.assertTrue(ucx["env"]["LD_LIBRARY_PATH"].startswith(f"{prefix}/lib"))
 
+    def test_ucx_info_versions(self):
+        self.assertEqual(run_p2p.parse_ucx_info_version(
+            "# Library version: 1.22.0\n# Library path: x\n# API headers version: 1.22.0\n"),
+            "1.22.0")
+        self.assertEqual(run_p2p.parse_ucx_info_version(
+            "# Version 1.13.1\n# Git branch '<unknown>', revision 0000000\n"), "1.13.1")
+        self.assertIsNone(run_p2p.parse_ucx_info_version("ucx_info: error\n"))
+
     def test_without_a_build_falls_back_to_path(self):
         with tempfile.TemporaryDirectory() as tmp:
             old = os.environ.get("PATH", "")
