@@ -59,6 +59,20 @@ ucx_venv="$top/build/venv-ucx"
 make_venv "$ucx_venv" libucx-cu12==1.22.0
 ucx_prefix=$(echo "$ucx_venv"/lib/python3*/site-packages/libucx)
 ucx_pc="$top/build/ucx-pkgconfig"
+# UCX 1.22 patches the code of mmap, munmap, brk ... when libucs loads (every process start,
+# before main) and waits 5 ms after each patch; on a loaded machine that is 0.4 s per process.
+# Hooking through the relocation tables instead costs nothing, and this UCX (shared memory and
+# TCP, no verbs) keeps no registration cache that a missed munmap could make stale. The
+# installation's own ucx.conf is where UCX takes site defaults from; UCX_MEM_MMAP_HOOK_MODE in
+# the environment still wins. Before any [section], which would make it conditional.
+ucx_conf="$ucx_prefix/etc/ucx/ucx.conf"
+ucx_hook="UCX_MEM_MMAP_HOOK_MODE=reloc"
+if ! grep -q "^$ucx_hook" "$ucx_conf" 2>/dev/null; then
+    mkdir -p "$(dirname "$ucx_conf")"
+    { echo "# set by Manifold's tools/install-deps.sh"; echo "$ucx_hook"; echo
+      cat "$ucx_conf" 2>/dev/null || true; } > "$ucx_conf.new"
+    mv "$ucx_conf.new" "$ucx_conf"
+fi
 if [ ! -f "$ucx_pc/ucx.pc" ] || [ "$ucx_pc/ucx.pc" -ot "$ucx_venv/.manifold-installed" ]; then
     mkdir -p "$ucx_pc"
     for pc in "$ucx_prefix"/lib/pkgconfig/*.pc; do
