@@ -8,7 +8,8 @@
 
 JOBS ?= 2
 B := build
-CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich
+CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich \
+	-DMF_UCX_PKGCONFIG=$(CURDIR)/$(B)/ucx-pkgconfig
 
 .PHONY: all deps build release check check-asan check-tsan unimplemented demo bench bench-dtype bench-coll \
 	bench-threads bench-part bench-instructions format clean

@@ -357,6 +357,59 @@ def pinned(cmd, args, index):
     return ["taskset", "-c", str(cores[index % len(cores)])] + cmd
 
 
+def cmake_cache(build_dir):
+    """The NAME:TYPE=VALUE entries of a CMake build tree's cache ({} without one)."""
+    entries = {}
+    try:
+        text = (Path(build_dir) / "CMakeCache.txt").read_text()
+    except OSError:
+        return entries
+    for line in text.splitlines():
+        if line and line[0] not in "#/" and "=" in line and ":" in line.split("=", 1)[0]:
+            key, value = line.split("=", 1)
+            entries[key.split(":", 1)[0]] = value
+    return entries
+
+
+def find_ucx(build_dir):
+    """The UCX the build tree links and the ucx_perftest to run against it: the one in that
+    UCX's bin/ (the wheel's perftest finds its libraries only through LD_LIBRARY_PATH, else it
+    would load whatever UCX the system has), falling back to ucx_perftest on PATH. Returns
+    {"build": {version, libdir}, "perftest": path or None, "env": {...}, "perftest_ucx": the
+    version that perftest loads, "note"}."""
+    cache = cmake_cache(build_dir)
+    libdir, prefix = cache.get("UCX_LIBDIR", ""), cache.get("UCX_PREFIX", "")
+    ucx = {"build": {"version": cache.get("UCX_VERSION"), "libdir": libdir or None},
+           "perftest": None, "env": {}, "perftest_ucx": None}
+    own = Path(prefix) / "bin" / "ucx_perftest" if prefix else None
+    if own and own.exists():
+        old = os.environ.get("LD_LIBRARY_PATH")
+        ucx["perftest"] = str(own)
+        ucx["env"] = {"LD_LIBRARY_PATH": libdir + (":" + old if old else "")}
+        ucx["note"] = "ucx_perftest of the UCX Manifold is built against"
+    elif shutil.which("ucx_perftest"):
+        ucx["perftest"] = shutil.which("ucx_perftest")
+        ucx["note"] = "ucx_perftest from PATH (the build's UCX has none)"
+    if ucx["perftest"]:
+        info = Path(ucx["perftest"]).with_name("ucx_info")
+        if info.exists():
+            rc, out = run_cmd([str(info), "-v"], env={**os.environ, **ucx["env"]}, timeout=30)
+            ucx["perftest_ucx"] = parse_ucx_info_version(out) if rc == 0 else None
+    return ucx
+
+
+def parse_ucx_info_version(text):
+    """The version `ucx_info -v` reports: "# Library version: 1.22.0" (the loaded libucs,
+    since 1.14) or "# Version 1.13.1" (older)."""
+    for line in text.splitlines():
+        words = line.lstrip("# ").replace(":", " ").split()
+        if words[:2] == ["Library", "version"] and len(words) > 2:
+            return words[2]
+        if words[:1] == ["Version"] and len(words) > 1:
+            return words[1]
+    return None
+
+
 def parse_perftest_csv(text):
     """ucx_perftest -v -f prints a CSV header line and one line of final numbers."""
     lines = [ln for ln in text.splitlines() if ln and ln[0].isdigit() and "," in ln]
@@ -372,7 +425,7 @@ def parse_perftest_csv(text):
 
 
 def perftest_client(args, env, port, test, size, iters, warmup):
-    cmd = pinned(["ucx_perftest", "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
+    cmd = pinned([args.perftest, "127.0.0.1", "-p", str(port), "-t", test, "-s", str(size),
                   "-n", str(iters), "-w", str(warmup), "-v", "-f"], args, 1)
     for attempt in range(20):
         rc, out = run_cmd(cmd, env=env, timeout=args.timeout)
@@ -384,8 +437,9 @@ def perftest_client(args, env, port, test, size, iters, warmup):
 
 def run_perftest(args, env, name, rep):
     test, size, iters, warmup = PERFTEST_RUNS[name]
+    env = {**env, **getattr(args, "perftest_env", {})}  # only perftest: the MPIs keep their UCX
     port = free_port()
-    server_cmd = pinned(["ucx_perftest", "-p", str(port)], args, 0)
+    server_cmd = pinned([args.perftest, "-p", str(port)], args, 0)
     load = os.getloadavg()[0]
     start = time.monotonic()
     server = subprocess.Popen(server_cmd, env=env, stdout=subprocess.PIPE,
@@ -714,9 +768,18 @@ def main(argv):
     if machine["load_average_start"][0] > 0.5:
         log(f"warning: the machine is busy before the first launch (load average "
             f"{machine['load_average_start'][0]:.2f}); expect noisy numbers")
-    perftest = not args.no_perftest and shutil.which("ucx_perftest") is not None
+    ucx = find_ucx(args.build_dir)
+    args.perftest, args.perftest_env = ucx["perftest"], ucx["env"]
+    perftest = not args.no_perftest and args.perftest is not None
     if not args.no_perftest and not perftest:
-        log("ucx_perftest not found (Debian package ucx-utils): no transport floor")
+        log("ucx_perftest not found (neither in the build's UCX nor on PATH): no transport floor")
+    elif perftest:
+        log(f"UCX: Manifold built against {ucx['build']['version']}, ucx_perftest "
+            f"{args.perftest} loads {ucx['perftest_ucx']}")
+        if ucx["build"]["version"] and ucx["perftest_ucx"] and \
+                ucx["perftest_ucx"] != ucx["build"]["version"]:
+            log("warning: ucx_perftest runs on another UCX than Manifold: the floor is not "
+                "Manifold's transport")
     mpis = discover_mpis(args, env)
     if not any(m["available"] for m in mpis) and not perftest:
         log("nothing to run")
@@ -749,6 +812,8 @@ def main(argv):
                    "statistic": "median over launches of each launch's median over its "
                                 "inner timed loops"},
         "mpis": records,
+        "ucx": {"manifold": ucx["build"], "ucx_perftest": args.perftest,
+                "ucx_perftest_version": ucx["perftest_ucx"], "note": ucx.get("note", "")},
         "ucx_perftest": {"available": perftest, "summary": perftest_summary,
                          "runs": runs["ucx_perftest"],
                          "note": "tag_lat: one-way latency (overall average, as the MPI "

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Unit tests of run_p2p.py's arithmetic: parsing ucx_perftest's CSV (and its MiB/s), medians
-over launches, the faster peer, ratios and the PASS/MISS decisions. No MPI is started.
+over launches, the faster peer, ratios, the PASS/MISS decisions and which ucx_perftest runs.
+No MPI is started.
 Run with: python3 -m unittest bench/test_run_p2p.py
 """
 
+import os
 import sys
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -123,6 +126,47 @@ class FormatTest(unittest.TestCase):
     def test_spread_is_half_the_range_in_percent(self):
         self.assertEqual(run_p2p.fmt_cell(1.0, 0.9, 1.1, "p2p_latency"), "1.000 ±10%")
         self.assertEqual(run_p2p.fmt_cell(None, None, None, "p2p_latency"), "-")
+
+
+class FindUcxTest(unittest.TestCase):
+    def test_perftest_of_the_build_ucx(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            prefix, build = Path(tmp) / "ucx", Path(tmp) / "build"
+            (prefix / "bin").mkdir(parents=True)
+            build.mkdir()
+            perftest = prefix / "bin" / "ucx_perftest"
+            perftest.write_text("#!/bin/sh\n")
+            perftest.chmod(0o755)
+            info = prefix / "bin" / "ucx_info"
+            info.write_text("#!/bin/sh\necho '# Library version: 9.9.9'\n")
+            info.chmod(0o755)
+            (build / "CMakeCache.txt").write_text(
+                "// comment\nUCX_PREFIX:INTERNAL=%s\nUCX_LIBDIR:INTERNAL=%s/lib\n"
+                "UCX_VERSION:INTERNAL=9.9.9\n" % (prefix, prefix))
+            ucx = run_p2p.find_ucx(build)
+            self.assertEqual(ucx["perftest"], str(perftest))
+            self.assertEqual(ucx["build"]["version"], "9.9.9")
+            self.assertEqual(ucx["perftest_ucx"], "9.9.9")
+            self.assertTrue(ucx["env"]["LD_LIBRARY_PATH"].startswith(f"{prefix}/lib"))
+
+    def test_ucx_info_versions(self):
+        self.assertEqual(run_p2p.parse_ucx_info_version(
+            "# Library version: 1.22.0\n# Library path: x\n# API headers version: 1.22.0\n"),
+            "1.22.0")
+        self.assertEqual(run_p2p.parse_ucx_info_version(
+            "# Version 1.13.1\n# Git branch '<unknown>', revision 0000000\n"), "1.13.1")
+        self.assertIsNone(run_p2p.parse_ucx_info_version("ucx_info: error\n"))
+
+    def test_without_a_build_falls_back_to_path(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            old = os.environ.get("PATH", "")
+            os.environ["PATH"] = tmp
+            try:
+                ucx = run_p2p.find_ucx(Path(tmp) / "none")
+            finally:
+                os.environ["PATH"] = old
+            self.assertIsNone(ucx["perftest"])
+            self.assertEqual(ucx["env"], {})
 
 
 if __name__ == "__main__":
