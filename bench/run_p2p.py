@@ -642,6 +642,32 @@ def check_targets(table, paired=None):
     return targets
 
 
+def check_cliffs(summary, slack=1.0):
+    """Sizes where one message of 2k bytes took longer than two of k: the latency sweep's
+    medians, lat(2k) > 2 * lat(k) * slack. The eager and rendezvous protocols must join
+    without such a cliff (issue 2). Returns a list of {size, latency, double_size, ...}."""
+    lat = {row["size"]: row["median"] for row in summary}
+    cliffs = []
+    for size, value in sorted(lat.items()):
+        double = lat.get(2 * size)
+        if size > 0 and double is not None and double > 2 * value * slack:
+            cliffs.append({"size": size, "latency_us": value, "double_size": 2 * size,
+                           "double_latency_us": double, "ratio": double / value})
+    return cliffs
+
+
+def print_cliffs(cliffs_by_mpi, labels):
+    if not cliffs_by_mpi:
+        return
+    log("\nlatency cliffs (one message of 2k bytes slower than two of k; none is the target):")
+    for key, cliffs in cliffs_by_mpi.items():
+        if not cliffs:
+            log(f"  {labels[key]}: none")
+        for c in cliffs:
+            log(f"  {labels[key]}: {c['double_size']} B takes {c['double_latency_us']:.3f} us, "
+                f"{c['ratio']:.2f} x the {c['latency_us']:.3f} us of {c['size']} B")
+
+
 def fmt(value, name):
     if value is None:
         return "-"
@@ -797,6 +823,9 @@ def main(argv):
     print_table(table, perftest_summary)
     print_paired(table, paired)
     print_targets(targets)
+    cliffs = {} if args.quick else {key: check_cliffs(per["p2p_latency"])
+                                    for key, per in summaries.items()}
+    print_cliffs(cliffs, {m["key"]: m["label"] for m in mpis})
     records = {m["key"]: mpi_record(m, runs[m["key"]]) for m in mpis}
     check_swap(records)
     for key, summary in summaries.items():
@@ -821,6 +850,7 @@ def main(argv):
         "table": table,
         "paired_ratios": paired,
         "targets": targets,
+        "latency_cliffs": cliffs,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -122,6 +122,20 @@ class PairedRatiosTest(unittest.TestCase):
         self.assertEqual(lat["repetitions"], 3)
 
 
+class CliffTest(unittest.TestCase):
+    def test_a_latency_cliff_is_reported(self):
+        summary = [{"size": 4096, "median": 1.0}, {"size": 8192, "median": 1.9},
+                   {"size": 16384, "median": 4.5}, {"size": 32768, "median": 5.0}]
+        cliffs = run_p2p.check_cliffs(summary)
+        self.assertEqual([c["size"] for c in cliffs], [8192])
+        self.assertAlmostEqual(cliffs[0]["ratio"], 4.5 / 1.9)
+
+    def test_no_cliff_when_doubling_at_most_doubles(self):
+        summary = [{"size": 0, "median": 0.5}, {"size": 1, "median": 0.2},
+                   {"size": 2, "median": 0.4}]
+        self.assertEqual(run_p2p.check_cliffs(summary), [])
+
+
 class FormatTest(unittest.TestCase):
     def test_spread_is_half_the_range_in_percent(self):
         self.assertEqual(run_p2p.fmt_cell(1.0, 0.9, 1.1, "p2p_latency"), "1.000 ±10%")
