@@ -253,8 +253,8 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
     return status;
 }
 
-static mf_status_t recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source, int tag,
-                                     unsigned ctx)
+static inline __attribute__((always_inline)) mf_status_t
+recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source, int tag, unsigned ctx)
 {
     uint64_t match, mask;
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
