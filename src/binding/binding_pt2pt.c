@@ -74,7 +74,7 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
         s->stream = 1;
         return MPI_SUCCESS;
     }
-    s->tmp = malloc(bytes > 0 ? bytes : 1);
+    s->tmp = mf_dtype_temp_alloc(bytes);
     if (s->tmp == NULL)
         return mf_err_raise(c,
                             mf_err_code(MPI_ERR_NO_MEM, func,
@@ -93,7 +93,7 @@ static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Coun
     if (s->tmp == NULL)
         return;
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC) {
-        free(s->tmp);
+        mf_dtype_temp_free(s->tmp);
         return;
     }
     mf_dtype_retain(s->dt);
@@ -143,7 +143,7 @@ static int send_common(const char *func, const void *buf, MPI_Count count, MPI_D
     else if (status == MF_OK)
         stage_attach(req, &sg, (void *)buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (status == MF_ERR_NOT_FOUND && mode == MF_SEND_BUFFERED)
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached (MPI_Buffer_attach)"));
@@ -187,7 +187,7 @@ static int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatyp
     else if (status == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot post the receive");
     if (form == OP_BLOCKING)
@@ -385,7 +385,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
         return rc;
     rc = stage_prepare(func, c, sendbuf, sendcount, sendtype, sbytes, 1, 1, &ss);
     if (rc != MPI_SUCCESS) {
-        free(rs.tmp);
+        mf_dtype_temp_free(rs.tmp);
         return rc;
     }
     mf_request_t *rreq, *sreq;
@@ -394,8 +394,8 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
             ? mf_pt2pt_irecv_stream(recvtype, recvbuf, recvcount, rbytes, source, recvtag, c, &rreq)
             : mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
-        free(rs.tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(rs.tmp);
+        mf_dtype_temp_free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
     stage_attach(rreq, &rs, recvbuf, recvcount);
@@ -404,7 +404,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
                    : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
                                     MF_SEND_STANDARD, &sreq);
     if (st != MF_OK) {
-        free(ss.tmp);
+        mf_dtype_temp_free(ss.tmp);
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
@@ -443,50 +443,47 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
         rc = check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Receive into a temporary buffer while the send reads the user's, then copy over. */
-    void *tmp = malloc(bytes > 0 ? bytes : 1);
-    if (tmp == NULL)
+    /* The outgoing bytes are copied out first, so the receive may write the user's buffer at
+     * once like any receive: directly when contiguous, streamed when large, else through a
+     * temporary unpacked at completion. That is one copy of the message; less would need the
+     * peer's cooperation, since the incoming bytes must land somewhere while the outgoing ones
+     * they overwrite are unsent. */
+    void *out = mf_dtype_temp_alloc(bytes);
+    if (out == NULL)
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
                                            "cannot allocate %zu bytes for the exchange", bytes));
-    stage_t ss = {0};
-    rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, 0, &ss);
+    MPI_Aint off;
+    if (mf_dtype_contiguous(datatype, count, &off)) {
+        memcpy(out, (void *)((uintptr_t)buf + (uintptr_t)off), bytes);
+    } else {
+        mf_dtype_temp_note(bytes);
+        mf_dtype_pack(datatype, count, buf, out, 0, (MPI_Count)bytes);
+    }
+    stage_t rs = {0};
+    rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 1, &rs);
     if (rc != MPI_SUCCESS) {
-        free(tmp);
+        mf_dtype_temp_free(out);
         return rc;
     }
     mf_request_t *rreq, *sreq;
-    mf_status_t st = mf_pt2pt_irecv(tmp, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    mf_status_t st =
+        rs.stream ? mf_pt2pt_irecv_stream(datatype, buf, count, bytes, source, recvtag, c, &rreq)
+                  : mf_pt2pt_irecv(rs.ptr, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
-        free(tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(out);
+        mf_dtype_temp_free(rs.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
-    st = mf_pt2pt_isend(ss.ptr, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
-                        &sreq);
+    stage_attach(rreq, &rs, buf, count);
+    st = mf_pt2pt_isend(out, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, &sreq);
     if (st != MF_OK) {
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
-        free(tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(out);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
-    stage_attach(sreq, &ss, buf, count);
     rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
-    MPI_Status local;
-    int rrc = finish_blocking(func, c, rreq, &local);
-    if (rrc == MPI_SUCCESS || rrc == MPI_ERR_TRUNCATE) {
-        MPI_Count got = mf_status_bytes(&local);
-        MPI_Aint off;
-        if (mf_dtype_contiguous(datatype, count, &off))
-            memcpy((void *)((uintptr_t)buf + (uintptr_t)off), tmp, (size_t)got);
-        else
-            mf_dtype_unpack(datatype, count, buf, tmp, 0, got);
-    }
-    if (status != MPI_STATUS_IGNORE) {
-        int err = status->MPI_ERROR;
-        *status = local;
-        status->MPI_ERROR = err;
-    }
-    free(tmp);
+    mf_dtype_temp_free(out);
+    int rrc = finish_blocking(func, c, rreq, status);
     return rrc != MPI_SUCCESS ? rrc : rc;
 }
 
@@ -605,16 +602,17 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = mf_check_ptr(func, c, request, "request");
     stage_t sg = {0};
     if (rc == MPI_SUCCESS)
-        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 0, &sg);
+        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
-    mf_status_t st = mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
+    mf_status_t st = sg.stream ? mf_pt2pt_imrecv_stream(datatype, buf, count, bytes, m, &req)
+                               : mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
     *message = MPI_MESSAGE_NULL;
     if (st == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (st != MF_OK) {
         rc = mf_err_from_status(c, st, func, "cannot receive the message");
     } else if (blocking) {

@@ -231,7 +231,7 @@ void mf_request_release_locked(mf_request_t *req)
     request_cache_t *cache = cache_of(req->vci);
     mf_comm_t *comm = req->comm;
     free(req->bsend_copy);
-    free(req->pack_buf);
+    mf_dtype_temp_free(req->pack_buf);
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
     if (req->sched != NULL) {

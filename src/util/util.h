@@ -122,6 +122,7 @@ typedef struct mf_params {
     int coll_shm;        /* MANIFOLD_COLL_SHM */
     int part_aggr_bytes; /* MANIFOLD_PART_AGGR_BYTES (0: off) */
     int dt_stream_bytes; /* MANIFOLD_DT_STREAM_BYTES (0: never stream) */
+    int dt_temp_cache;   /* MANIFOLD_DT_TEMP_CACHE: bytes of pack temporaries kept per thread */
 } mf_params_t;
 
 extern mf_params_t mf_params;

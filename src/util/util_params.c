@@ -124,6 +124,10 @@ static const param_def_t param_table[] = {
      "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
+    {"DT_TEMP_CACHE", &mf_params.dt_temp_cache, 262144, 0, INT_MAX,
+     "pack temporaries of non-contiguous messages up to this many bytes are kept by the thread "
+     "that releases them for its next message instead of freed; 0: always malloc and free",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},
