@@ -86,14 +86,21 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
     return MPI_SUCCESS;
 }
 
-/* Hand the packed copy to the request (with a reference on the type) or drop it when the
- * operation is already over (a shared pre-completed request). */
+/* Hand the packed copy to the request (with a reference on the type when it unpacks or packs
+ * again later: receives, persistent sends) or drop it when the operation is already over (a
+ * shared pre-completed request). */
 static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Count count)
 {
     if (s->tmp == NULL)
         return;
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC) {
         mf_dtype_temp_free(s->tmp);
+        return;
+    }
+    if (req->type == MF_REQ_SEND && !req->persistent) {
+        /* packed already: only the bytes are needed, not the type (whose reference would cost
+         * two atomic read-modify-writes per message) */
+        req->pack_buf = s->tmp;
         return;
     }
     mf_dtype_retain(s->dt);
