@@ -43,16 +43,28 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
 }
 
 /* How `count` items of a datatype reach the transport: the user's memory itself when they form
- * one run (the zero-copy path, which every predefined type takes); from
- * MANIFOLD_DT_STREAM_BYTES packed bytes on, streamed through the transport's packer with no
- * temporary (when the caller can: `may_stream`); otherwise a temporary buffer with the packed
- * bytes that the request owns until it is released. */
+ * one run (the zero-copy path, which every predefined type takes); streamed through the
+ * transport's packer with no temporary (when the caller can, `may_stream`, and the size is one
+ * stream_size picks); otherwise a temporary buffer with the packed bytes that the request owns
+ * until it is released. */
 typedef struct stage {
     void *ptr; /* what the transport reads or writes */
     void *tmp; /* the packed copy, or NULL */
     MPI_Datatype dt;
     int stream; /* use mf_pt2pt_*_stream */
 } stage_t;
+
+/* Whether a non-contiguous message of `bytes` packed bytes is streamed: large ones (no
+ * full-size temporary), and those that fit the transport's eager buffers, which the packer
+ * fills directly (a temporary would add a copy on each side); in between, a rendezvous of a
+ * temporary uses the transport's zero-copy path, which a streamed one cannot. */
+static inline int stream_size(size_t bytes)
+{
+    if (mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes)
+        return 1;
+    return mf_params.dt_stream_eager_max > 0 && bytes >= (size_t)mf_params.dt_stream_eager_min &&
+           bytes <= (size_t)mf_params.dt_stream_eager_max;
+}
 
 static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
                          MPI_Datatype dt, size_t bytes, int pack, int may_stream, stage_t *s)
@@ -69,7 +81,7 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
         s->ptr = (void *)((uintptr_t)buf + (uintptr_t)off);
         return MPI_SUCCESS;
     }
-    if (may_stream && mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes) {
+    if (may_stream && stream_size(bytes)) {
         s->ptr = NULL;
         s->stream = 1;
         return MPI_SUCCESS;

@@ -381,13 +381,13 @@ static unsigned long long temp_max(void)
     return v;
 }
 
-/* A non-contiguous message below the threshold goes through a temporary: the counter sees it,
- * so a dead counter cannot make the bounded-memory check pass. */
-static void small_temp(void)
+/* A non-contiguous message of n doubles. Below the eager range it goes through a temporary:
+ * the counter sees it, so a dead counter cannot make the bounded-memory check pass. */
+static void small_temp(int n)
 {
-    double buf[2 * 64] = {0};
+    double buf[2 * 384] = {0};
     MPI_Datatype vec;
-    MPI_Type_vector(64, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     if (rank == 0)
         MPI_Send(buf, 1, vec, 1, 10, MPI_COMM_WORLD);
@@ -413,10 +413,18 @@ int main(int argc, char **argv)
         unsigned long long before = temp_max();
         MTEST_CHECK(before < (unsigned long long)atol(thr),
                     "a temporary of %llu bytes was made (streaming from %s bytes on)", before, thr);
-        small_temp();
+        small_temp(64);
         unsigned long long after = temp_max();
         MTEST_CHECK(rank > 1 || after >= 512, "dtype_temp_max %llu missed a 512-byte temporary",
                     after);
+        /* 3 KiB is below the threshold but in the default eager range (2-8 KiB): streamed */
+        if (getenv("MANIFOLD_DT_STREAM_EAGER_MIN") == NULL &&
+            getenv("MANIFOLD_DT_STREAM_EAGER_MAX") == NULL && atol(thr) > 3072) {
+            small_temp(384);
+            unsigned long long eager = temp_max();
+            MTEST_CHECK(eager < 3072, "a 3 KiB message made a temporary (dtype_temp_max %llu)",
+                        eager);
+        }
     }
     /* Sendrecv_replace keeps one packed copy of the outgoing message, and no other */
     replace_case();
