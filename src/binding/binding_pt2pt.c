@@ -473,7 +473,8 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
                                            "cannot allocate %zu bytes for the exchange", bytes));
     MPI_Aint off;
     if (mf_dtype_contiguous(datatype, count, &off)) {
-        memcpy(out, (void *)((uintptr_t)buf + (uintptr_t)off), bytes);
+        if (bytes > 0) /* buf may be NULL then */
+            memcpy(out, (void *)((uintptr_t)buf + (uintptr_t)off), bytes);
     } else {
         mf_dtype_temp_note(bytes);
         mf_dtype_pack(datatype, count, buf, out, 0, (MPI_Count)bytes);
