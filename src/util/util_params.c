@@ -124,7 +124,7 @@ static const param_def_t param_table[] = {
      "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
-    {"DT_STREAM_EAGER_MIN", &mf_params.dt_stream_eager_min, 2048, 0, INT_MAX,
+    {"DT_STREAM_EAGER_MIN", &mf_params.dt_stream_eager_min, 5120, 0, INT_MAX,
      "non-contiguous messages from this many bytes up to DT_STREAM_EAGER_MAX are also packed "
      "by the transport (straight into its eager buffers: one copy less on each side)",
      NULL},
