@@ -73,16 +73,28 @@ static inline mf_comm_t *envelope_fast(MPI_Comm comm, const void *buf, MPI_Count
 }
 
 /* How `count` items of a datatype reach the transport: the user's memory itself when they form
- * one run (the zero-copy path, which every predefined type takes); from
- * MANIFOLD_DT_STREAM_BYTES packed bytes on, streamed through the transport's packer with no
- * temporary (when the caller can: `may_stream`); otherwise a temporary buffer with the packed
- * bytes that the request owns until it is released. */
+ * one run (the zero-copy path, which every predefined type takes); streamed through the
+ * transport's packer with no temporary (when the caller can, `may_stream`, and the size is one
+ * stream_size picks); otherwise a temporary buffer with the packed bytes that the request owns
+ * until it is released. */
 typedef struct stage {
     void *ptr; /* what the transport reads or writes */
     void *tmp; /* the packed copy, or NULL */
     MPI_Datatype dt;
     int stream; /* use mf_pt2pt_*_stream */
 } stage_t;
+
+/* Whether a non-contiguous message of `bytes` packed bytes is streamed: large ones (no
+ * full-size temporary), and those that fit the transport's eager buffers, which the packer
+ * fills directly (a temporary would add a copy on each side); in between, a rendezvous of a
+ * temporary uses the transport's zero-copy path, which a streamed one cannot. */
+static inline int stream_size(size_t bytes)
+{
+    if (mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes)
+        return 1;
+    return mf_params.dt_stream_eager_max > 0 && bytes >= (size_t)mf_params.dt_stream_eager_min &&
+           bytes <= (size_t)mf_params.dt_stream_eager_max;
+}
 
 static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
                          MPI_Datatype dt, size_t bytes, int pack, int may_stream, stage_t *s)
@@ -99,12 +111,12 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
         s->ptr = (void *)((uintptr_t)buf + (uintptr_t)off);
         return MPI_SUCCESS;
     }
-    if (may_stream && mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes) {
+    if (may_stream && stream_size(bytes)) {
         s->ptr = NULL;
         s->stream = 1;
         return MPI_SUCCESS;
     }
-    s->tmp = malloc(bytes > 0 ? bytes : 1);
+    s->tmp = mf_dtype_temp_alloc(bytes);
     if (s->tmp == NULL)
         return mf_err_raise(c,
                             mf_err_code(MPI_ERR_NO_MEM, func,
@@ -116,14 +128,21 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
     return MPI_SUCCESS;
 }
 
-/* Hand the packed copy to the request (with a reference on the type) or drop it when the
- * operation is already over (a shared pre-completed request). */
+/* Hand the packed copy to the request (with a reference on the type when it unpacks or packs
+ * again later: receives, persistent sends) or drop it when the operation is already over (a
+ * shared pre-completed request). */
 static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Count count)
 {
     if (s->tmp == NULL)
         return;
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC) {
-        free(s->tmp);
+        mf_dtype_temp_free(s->tmp);
+        return;
+    }
+    if (req->type == MF_REQ_SEND && !req->persistent) {
+        /* packed already: only the bytes are needed, not the type (whose reference would cost
+         * two atomic read-modify-writes per message) */
+        req->pack_buf = s->tmp;
         return;
     }
     mf_dtype_retain(s->dt);
@@ -214,7 +233,7 @@ static __attribute__((noinline)) int send_checked(const char *func, const void *
     else if (status == MF_OK)
         stage_attach(req, &sg, (void *)buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (status == MF_ERR_NOT_FOUND && mode == MF_SEND_BUFFERED)
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached (MPI_Buffer_attach)"));
@@ -260,7 +279,7 @@ static __attribute__((noinline)) int recv_checked(const char *func, void *buf, M
     else if (status == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot post the receive");
     if (form == OP_BLOCKING)
@@ -484,7 +503,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
         return rc;
     rc = stage_prepare(func, c, sendbuf, sendcount, sendtype, sbytes, 1, 1, &ss);
     if (rc != MPI_SUCCESS) {
-        free(rs.tmp);
+        mf_dtype_temp_free(rs.tmp);
         return rc;
     }
     mf_request_t *rreq, *sreq;
@@ -493,8 +512,8 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
             ? mf_pt2pt_irecv_stream(recvtype, recvbuf, recvcount, rbytes, source, recvtag, c, &rreq)
             : mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
-        free(rs.tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(rs.tmp);
+        mf_dtype_temp_free(ss.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
     stage_attach(rreq, &rs, recvbuf, recvcount);
@@ -503,7 +522,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
                    : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
                                     MF_SEND_STANDARD, &sreq);
     if (st != MF_OK) {
-        free(ss.tmp);
+        mf_dtype_temp_free(ss.tmp);
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
@@ -542,50 +561,48 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
         rc = check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &c, &bytes);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Receive into a temporary buffer while the send reads the user's, then copy over. */
-    void *tmp = malloc(bytes > 0 ? bytes : 1);
-    if (tmp == NULL)
+    /* The outgoing bytes are copied out first, so the receive may write the user's buffer at
+     * once like any receive: directly when contiguous, streamed when large, else through a
+     * temporary unpacked at completion. That is one copy of the message; less would need the
+     * peer's cooperation, since the incoming bytes must land somewhere while the outgoing ones
+     * they overwrite are unsent. */
+    void *out = mf_dtype_temp_alloc(bytes);
+    if (out == NULL)
         return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
                                            "cannot allocate %zu bytes for the exchange", bytes));
-    stage_t ss = {0};
-    rc = stage_prepare(func, c, buf, count, datatype, bytes, 1, 0, &ss);
+    MPI_Aint off;
+    if (mf_dtype_contiguous(datatype, count, &off)) {
+        if (bytes > 0) /* buf may be NULL then */
+            memcpy(out, (void *)((uintptr_t)buf + (uintptr_t)off), bytes);
+    } else {
+        mf_dtype_temp_note(bytes);
+        mf_dtype_pack(datatype, count, buf, out, 0, (MPI_Count)bytes);
+    }
+    stage_t rs = {0};
+    rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 1, &rs);
     if (rc != MPI_SUCCESS) {
-        free(tmp);
+        mf_dtype_temp_free(out);
         return rc;
     }
     mf_request_t *rreq, *sreq;
-    mf_status_t st = mf_pt2pt_irecv(tmp, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
+    mf_status_t st =
+        rs.stream ? mf_pt2pt_irecv_stream(datatype, buf, count, bytes, source, recvtag, c, &rreq)
+                  : mf_pt2pt_irecv(rs.ptr, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
-        free(tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(out);
+        mf_dtype_temp_free(rs.tmp);
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
-    st = mf_pt2pt_isend(ss.ptr, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD,
-                        &sreq);
+    stage_attach(rreq, &rs, buf, count);
+    st = mf_pt2pt_isend(out, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, &sreq);
     if (st != MF_OK) {
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
-        free(tmp);
-        free(ss.tmp);
+        mf_dtype_temp_free(out);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
-    stage_attach(sreq, &ss, buf, count);
     rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
-    MPI_Status local;
-    int rrc = finish_blocking(func, c, rreq, &local);
-    if (rrc == MPI_SUCCESS || rrc == MPI_ERR_TRUNCATE) {
-        MPI_Count got = mf_status_bytes(&local);
-        MPI_Aint off;
-        if (mf_dtype_contiguous(datatype, count, &off))
-            memcpy((void *)((uintptr_t)buf + (uintptr_t)off), tmp, (size_t)got);
-        else
-            mf_dtype_unpack(datatype, count, buf, tmp, 0, got);
-    }
-    if (status != MPI_STATUS_IGNORE) {
-        int err = status->MPI_ERROR;
-        *status = local;
-        status->MPI_ERROR = err;
-    }
-    free(tmp);
+    mf_dtype_temp_free(out);
+    int rrc = finish_blocking(func, c, rreq, status);
     return rrc != MPI_SUCCESS ? rrc : rc;
 }
 
@@ -704,16 +721,17 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = mf_check_ptr(func, c, request, "request");
     stage_t sg = {0};
     if (rc == MPI_SUCCESS)
-        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 0, &sg);
+        rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
-    mf_status_t st = mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
+    mf_status_t st = sg.stream ? mf_pt2pt_imrecv_stream(datatype, buf, count, bytes, m, &req)
+                               : mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
     *message = MPI_MESSAGE_NULL;
     if (st == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
-        free(sg.tmp);
+        mf_dtype_temp_free(sg.tmp);
     if (st != MF_OK) {
         rc = mf_err_from_status(c, st, func, "cannot receive the message");
     } else if (blocking) {

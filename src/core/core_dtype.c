@@ -613,15 +613,31 @@ static inline void copy_small(char *dst, const char *src, size_t len)
     }
 }
 
+/* Four blocks per iteration: the loop overhead (two pointer updates, a compare, a branch)
+ * otherwise outweighs the one load and one store of a small element. */
 static inline void blocks_fixed(char *mem, char *packed, MPI_Count nb, MPI_Aint mstride,
                                 MPI_Aint pstride, size_t len, int dir)
 {
-    if (dir == 0)
-        for (MPI_Count i = 0; i < nb; i++, mem += mstride, packed += pstride)
+    MPI_Count i = 0;
+    if (dir == 0) {
+        for (; i + 4 <= nb; i += 4, mem += 4 * mstride, packed += 4 * pstride) {
             memcpy(packed, mem, len);
-    else
-        for (MPI_Count i = 0; i < nb; i++, mem += mstride, packed += pstride)
+            memcpy(packed + pstride, mem + mstride, len);
+            memcpy(packed + 2 * pstride, mem + 2 * mstride, len);
+            memcpy(packed + 3 * pstride, mem + 3 * mstride, len);
+        }
+        for (; i < nb; i++, mem += mstride, packed += pstride)
+            memcpy(packed, mem, len);
+    } else {
+        for (; i + 4 <= nb; i += 4, mem += 4 * mstride, packed += 4 * pstride) {
             memcpy(mem, packed, len);
+            memcpy(mem + mstride, packed + pstride, len);
+            memcpy(mem + 2 * mstride, packed + 2 * pstride, len);
+            memcpy(mem + 3 * mstride, packed + 3 * pstride, len);
+        }
+        for (; i < nb; i++, mem += mstride, packed += pstride)
+            memcpy(mem, packed, len);
+    }
 }
 
 /* nb blocks of len bytes, mstride apart in memory and pstride apart in the packed buffer:
@@ -690,7 +706,10 @@ static void copy_regular(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, ch
         }
     }
     while (left >= len) {
-        MPI_Count whole = left / len, n = nb - blk < whole ? nb - blk : whole;
+        /* divide only for a range that ends inside this run of blocks (not a whole message) */
+        MPI_Count n = nb - blk;
+        if (n * len > left)
+            n = left / len;
         char *mem = (char *)(first + (uintptr_t)(item * extent + blk * stride));
         copy_blocks(mem, packed, n, stride, (MPI_Aint)len, len, dir);
         packed += n * len;
@@ -786,6 +805,100 @@ static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *pa
 }
 
 static _Atomic uint64_t temp_max;
+
+/* A temporary starts TEMP_HDR bytes into its allocation, after its capacity, so whichever thread
+ * releases it can keep it for that thread's next message. A thread keeps TEMP_SLOTS (a blocking
+ * exchange has a send's and a receive's in flight). malloc and free of a fresh buffer cost more
+ * than packing a small message, and a reused buffer stays in cache and in the transport's
+ * registration cache. */
+#define TEMP_HDR   64
+#define TEMP_SLOTS 2
+typedef struct temp_cache {
+    char *slot[TEMP_SLOTS];
+    int registered; /* the thread's exit frees the slots */
+} temp_cache_t;
+/* initial-exec: a few bytes of static TLS, reached without a __tls_get_addr call per access */
+static _Thread_local temp_cache_t temp_cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t temp_key;
+static pthread_once_t temp_once = PTHREAD_ONCE_INIT;
+static int temp_key_ok;
+
+static void temp_thread_exit(void *arg)
+{
+    (void)arg;
+    mf_dtype_temp_flush();
+}
+
+static void temp_key_create(void)
+{
+    temp_key_ok = pthread_key_create(&temp_key, temp_thread_exit) == 0;
+}
+
+/* Whether this thread may keep buffers: its exit must free them (a key destructor). */
+static int temp_thread_ready(temp_cache_t *tc)
+{
+    if (tc->registered)
+        return 1;
+    pthread_once(&temp_once, temp_key_create);
+    if (!temp_key_ok || pthread_setspecific(temp_key, (void *)1) != 0)
+        return 0;
+    tc->registered = 1;
+    return 1;
+}
+
+void *mf_dtype_temp_alloc(size_t bytes)
+{
+    temp_cache_t *tc = &temp_cache;
+    size_t want = bytes > 0 ? (bytes + 63) & ~(size_t)63 : 64;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        char *b = tc->slot[i];
+        if (b != NULL && *(size_t *)b >= want) {
+            tc->slot[i] = NULL;
+            return b + TEMP_HDR;
+        }
+    }
+    char *b = malloc(TEMP_HDR + want);
+    if (b == NULL)
+        return NULL;
+    *(size_t *)b = want;
+    return b + TEMP_HDR;
+}
+
+void mf_dtype_temp_free(void *p)
+{
+    if (p == NULL)
+        return;
+    temp_cache_t *tc = &temp_cache;
+    char *b = (char *)p - TEMP_HDR;
+    size_t cap = *(size_t *)b;
+    if (cap <= (size_t)mf_params.dt_temp_cache && temp_thread_ready(tc)) {
+        /* an empty slot, else the smallest kept one if this is larger */
+        int k = 0;
+        for (int i = 0; i < TEMP_SLOTS; i++) {
+            if (tc->slot[i] == NULL) {
+                k = i;
+                break;
+            }
+            if (*(size_t *)tc->slot[i] < *(size_t *)tc->slot[k])
+                k = i;
+        }
+        if (tc->slot[k] == NULL || *(size_t *)tc->slot[k] < cap) {
+            char *old = tc->slot[k];
+            tc->slot[k] = b;
+            b = old;
+        }
+    }
+    free(b);
+}
+
+void mf_dtype_temp_flush(void)
+{
+    temp_cache_t *tc = &temp_cache;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        free(tc->slot[i]);
+        tc->slot[i] = NULL;
+    }
+}
 
 void mf_dtype_temp_note(size_t bytes)
 {

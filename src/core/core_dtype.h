@@ -143,6 +143,13 @@ void mf_dtype_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *pa
  * so far is the MPI_T performance variable dtype_temp_max (streamed messages have none). */
 void mf_dtype_temp_note(size_t bytes);
 uint64_t mf_dtype_temp_max(void);
+/* A staging temporary of at least `bytes` bytes (NULL when out of memory), reused from the
+ * calling thread's cache when it has one large enough; release it with mf_dtype_temp_free (any
+ * thread), never free(). MANIFOLD_DT_TEMP_CACHE bounds what a thread keeps; flush drops the
+ * calling thread's cache (thread exit does it too). */
+void *mf_dtype_temp_alloc(size_t bytes);
+void mf_dtype_temp_free(void *p);
+void mf_dtype_temp_flush(void);
 /* Basic elements in the first `bytes` packed bytes of items of dt; -1 when `bytes` ends inside
  * a basic element. */
 MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes);

@@ -242,7 +242,7 @@ void mf_request_release_locked(mf_request_t *req)
     mf_comm_t *comm = req->comm;
     if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL)) {
         free(req->bsend_copy);
-        free(req->pack_buf);
+        mf_dtype_temp_free(req->pack_buf);
     }
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);

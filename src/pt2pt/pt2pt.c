@@ -606,8 +606,9 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
     return MF_OK;
 }
 
-mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
-                            mf_request_t **req_p)
+/* Receive a matched message into buf, or through dt's packer when dt is not NULL. */
+static mf_status_t imrecv_common(void *buf, size_t len, MPI_Datatype dt, MPI_Count count,
+                                 struct MPI_ABI_Message *msg, mf_request_t **req_p)
 {
     mf_vci_t *vci = msg->vci;
     mf_vci_lock(vci);
@@ -618,7 +619,13 @@ mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
     }
     req->buf_len = len;
     mf_vci_op_reset(&req->op, req_on_complete);
-    mf_status_t status = mf_vci_tag_mrecv_locked(vci, buf, len, &msg->msg, &req->op);
+    mf_status_t status;
+    if (dt != NULL) {
+        mf_pt2pt_stream_attach(req, dt, buf, count);
+        status = mf_vci_tag_mrecv_packed_locked(vci, &req->packer, &msg->msg, &req->op);
+    } else {
+        status = mf_vci_tag_mrecv_locked(vci, buf, len, &msg->msg, &req->op);
+    }
     if (status != MF_OK)
         mf_request_release_locked(req);
     /* The message is consumed either way: the transport owns it now. */
@@ -629,6 +636,18 @@ mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
     if (status == MF_OK)
         *req_p = req;
     return status;
+}
+
+mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
+                            mf_request_t **req_p)
+{
+    return imrecv_common(buf, len, NULL, 0, msg, req_p);
+}
+
+mf_status_t mf_pt2pt_imrecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
+                                   struct MPI_ABI_Message *msg, mf_request_t **req_p)
+{
+    return imrecv_common(buf, len, dt, count, msg, req_p);
 }
 
 /* ---- cancel and free --------------------------------------------------------------------- */

@@ -102,6 +102,9 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
                             MPI_Message *message_p, MPI_Status *status);
 mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
                             mf_request_t **req_p);
+/* The same, unpacking count items of dt into buf piece by piece (no temporary). */
+mf_status_t mf_pt2pt_imrecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
+                                   struct MPI_ABI_Message *msg, mf_request_t **req_p);
 /* Cancel a receive (sends are not cancelled: the request completes normally). */
 void mf_pt2pt_cancel(mf_request_t *req);
 /* Free a request that may still be in flight: it is released when it completes. */

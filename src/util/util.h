@@ -122,6 +122,11 @@ typedef struct mf_params {
     int coll_shm;        /* MANIFOLD_COLL_SHM */
     int part_aggr_bytes; /* MANIFOLD_PART_AGGR_BYTES (0: off) */
     int dt_stream_bytes; /* MANIFOLD_DT_STREAM_BYTES (0: never stream) */
+    /* MANIFOLD_DT_TEMP_CACHE (bytes of pack temporaries a thread keeps) and
+     * MANIFOLD_DT_STREAM_EAGER_MIN/MAX (small messages streamed; max 0: none) */
+    int dt_temp_cache;
+    int dt_stream_eager_min;
+    int dt_stream_eager_max;
 } mf_params_t;
 
 extern mf_params_t mf_params;

@@ -124,6 +124,18 @@ static const param_def_t param_table[] = {
      "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
+    {"DT_STREAM_EAGER_MIN", &mf_params.dt_stream_eager_min, 5120, 0, INT_MAX,
+     "non-contiguous messages from this many bytes up to DT_STREAM_EAGER_MAX are also packed "
+     "by the transport (straight into its eager buffers: one copy less on each side)",
+     NULL},
+    {"DT_STREAM_EAGER_MAX", &mf_params.dt_stream_eager_max, 8192, 0, INT_MAX,
+     "upper end of the DT_STREAM_EAGER_MIN range; keep it within the transport's eager size "
+     "(larger streamed messages go rendezvous without zero copy); 0: no such range",
+     NULL},
+    {"DT_TEMP_CACHE", &mf_params.dt_temp_cache, 262144, 0, INT_MAX,
+     "pack temporaries of non-contiguous messages up to this many bytes are kept by the thread "
+     "that releases them for its next message instead of freed; 0: always malloc and free",
+     NULL},
     {"PMI", NULL, 0, 1, 2,
      "process-manager wire protocol: 1 or 2 forces one; unset asks for 2 and falls back to 1",
      NULL},

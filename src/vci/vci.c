@@ -748,3 +748,32 @@ void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *releas
 {
     ucp_get_version(major, minor, release);
 }
+
+/* A matched receive through the packer (MPI_Mrecv of a large non-contiguous type). Completion
+ * goes through the callback, which has the length and the truncation status. */
+mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, mf_vci_msg_t *msg,
+                                           mf_vci_op_t *op)
+{
+    ucp_datatype_t dt;
+    mf_status_t status = packer_dt_get(&dt);
+    if (status != MF_OK)
+        return status;
+    ucp_request_param_t param = {
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL | UCP_OP_ATTR_FIELD_DATATYPE,
+        .cb.recv = recv_done_cb,
+        .user_data = op,
+        .datatype = dt,
+    };
+    stat_inc(&vci->recvs);
+    ucs_status_ptr_t ret =
+        ucp_tag_msg_recv_nbx(worker_locked(vci), pk, 1, msg->transport_msg, &param);
+    if (ret == NULL) {
+        /* completed in place despite the flag: the message's own length tells truncation */
+        op->sender_tag = msg->sender_tag;
+        op->length = msg->length;
+        op_finish(op, msg->length > pk->length ? UCS_ERR_MESSAGE_TRUNCATED : UCS_OK);
+        return MF_OK;
+    }
+    return op_started(op, ret, "streamed matched receive");
+}

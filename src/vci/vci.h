@@ -153,6 +153,9 @@ mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer
                                           uint64_t tag, int synchronous, mf_vci_op_t *op);
 mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
                                           uint64_t tag_mask, mf_vci_op_t *op);
+/* Receive a message taken by mf_vci_tag_mprobe_locked through the packer. */
+mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, mf_vci_msg_t *msg,
+                                           mf_vci_op_t *op);
 /* Non-destructive probe; returns 1 and fills tag/length when a matching message is waiting. */
 int mf_vci_tag_probe_locked(mf_vci_t *vci, uint64_t tag, uint64_t tag_mask, uint64_t *tag_p,
                             size_t *len_p);

@@ -4,11 +4,13 @@
  * ints received as plain ints, an array of structs received into a struct of another memory
  * layout with the same type signature, plain ints received into a vector, Isend/Irecv,
  * Sendrecv and persistent requests; a shorter message (Get_count, Get_elements, the bytes
- * after it untouched) and a longer one (MPI_ERR_TRUNCATE, then the library still works). The
- * testlist sets MANIFOLD_DT_STREAM_BYTES low so these go through Manifold's streaming path;
- * STREAM_TEST_MIB sets the payload (default 8 MiB). On Manifold it also reads the MPI_T
- * variable dtype_temp_max: a small non-contiguous message (below the threshold) must show up
- * in it, and none of the streamed ones may have made a temporary copy of its size.
+ * after it untouched) and a longer one (MPI_ERR_TRUNCATE, then the library still works);
+ * Mrecv/Imrecv and Sendrecv_replace the same way. The testlist sets MANIFOLD_DT_STREAM_BYTES
+ * low so these go through Manifold's streaming path; STREAM_TEST_MIB sets the payload (default 8
+ * MiB). On Manifold it also reads the MPI_T variable dtype_temp_max: a small non-contiguous message
+ * (below the threshold) must show up in it, none of the streamed ones (matched receives included)
+ * may have made a temporary copy of its size, and Sendrecv_replace makes exactly one (its outgoing
+ * packed bytes).
  */
 #include "mtest.h"
 
@@ -241,6 +243,124 @@ static void partial_and_truncate(void)
     vector_case();
 }
 
+/* Matched receives of a vector: Mprobe+Mrecv, Improbe+Imrecv, then a message twice the
+ * receive's size (MPI_ERR_TRUNCATE) and one of half its size (count, untouched tail). */
+static void mrecv_case(void)
+{
+    size_t n = payload / sizeof(double);
+    double *buf = mtest_calloc(2 * n * STRIDE, sizeof(double));
+    MPI_Datatype col, col_r;
+    MPI_Type_vector(1, 1, STRIDE, MPI_DOUBLE, &col);
+    MPI_Type_create_resized(col, 0, STRIDE * sizeof(double), &col_r);
+    MPI_Type_commit(&col_r);
+    if (rank == 0) {
+        for (size_t i = 0; i < 2 * n; i++)
+            buf[i * STRIDE] = dval(i + 3);
+        MPI_Send(buf, (int)n, col_r, 1, 11, MPI_COMM_WORLD);
+        MPI_Send(buf, (int)n, col_r, 1, 12, MPI_COMM_WORLD);
+        MPI_Send(buf, (int)(2 * n), col_r, 1, 13, MPI_COMM_WORLD);
+        MPI_Send(buf, (int)(n / 2), col_r, 1, 14, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        for (int way = 0; way < 2; way++) {
+            for (size_t i = 0; i < n * STRIDE; i++)
+                buf[i] = -4.0;
+            MPI_Message msg;
+            MPI_Status st;
+            if (way == 0) {
+                MPI_Mprobe(0, 11, MPI_COMM_WORLD, &msg, &st);
+                MPI_Mrecv(buf, (int)n, col_r, &msg, &st);
+            } else {
+                int flag = 0;
+                while (!flag)
+                    MPI_Improbe(0, 12, MPI_COMM_WORLD, &flag, &msg, &st);
+                MPI_Request req;
+                MPI_Imrecv(buf, (int)n, col_r, &msg, &req);
+                MPI_Wait(&req, &st);
+            }
+            size_t bad = 0;
+            for (size_t i = 0; i < n * STRIDE; i++)
+                bad += buf[i] != (i % STRIDE == 0 ? dval(i / STRIDE + 3) : -4.0);
+            int count = -1;
+            MPI_Get_count(&st, col_r, &count);
+            MTEST_CHECK(bad == 0 && (size_t)count == n && st.MPI_TAG == 11 + way,
+                        "%s: %zu wrong doubles, count %d, tag %d", way ? "Imrecv" : "Mrecv", bad,
+                        count, st.MPI_TAG);
+        }
+        MPI_Message msg;
+        MPI_Status st;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Mprobe(0, 13, MPI_COMM_WORLD, &msg, &st);
+        int rc = MPI_Mrecv(buf, (int)n, col_r, &msg, &st);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv");
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        for (size_t i = 0; i < n * STRIDE; i++)
+            buf[i] = -4.0;
+        MPI_Mprobe(0, 14, MPI_COMM_WORLD, &msg, &st);
+        MPI_Mrecv(buf, (int)n, col_r, &msg, &st);
+        int count = -1;
+        MPI_Get_count(&st, col_r, &count);
+        size_t bad = 0;
+        for (size_t i = 0; i < n * STRIDE; i++)
+            bad += buf[i] != (i % STRIDE == 0 && i / STRIDE < n / 2 ? dval(i / STRIDE + 3) : -4.0);
+        MTEST_CHECK(bad == 0 && (size_t)count == n / 2, "short Mrecv: %zu wrong, count %d", bad,
+                    count);
+    }
+    MPI_Type_free(&col);
+    MPI_Type_free(&col_r);
+    free(buf);
+}
+
+/* Sendrecv_replace of a vector in both directions at once: each rank's column is replaced by
+ * the other's, the gaps untouched; then a shorter message (count and tail). */
+static void replace_case(void)
+{
+    size_t n = payload / sizeof(double);
+    double *buf = mtest_calloc(n * STRIDE, sizeof(double));
+    MPI_Datatype vec;
+    MPI_Type_vector((int)n, 1, STRIDE, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    if (rank < 2) {
+        int peer = 1 - rank;
+        for (size_t i = 0; i < n * STRIDE; i++)
+            buf[i] = i % STRIDE == 0 ? dval(i / STRIDE + 100 * (size_t)rank) : -6.0;
+        MPI_Status st;
+        MPI_Sendrecv_replace(buf, 1, vec, peer, 15, peer, 15, MPI_COMM_WORLD, &st);
+        size_t bad = 0;
+        for (size_t i = 0; i < n * STRIDE; i++)
+            bad += buf[i] != (i % STRIDE == 0 ? dval(i / STRIDE + 100 * (size_t)peer) : -6.0);
+        int count = -1;
+        MPI_Get_count(&st, vec, &count);
+        MTEST_CHECK(bad == 0 && count == 1 && st.MPI_SOURCE == peer,
+                    "Sendrecv_replace: %zu wrong doubles, count %d, source %d", bad, count,
+                    st.MPI_SOURCE);
+        /* rank 0 sends all of its column, rank 1 sends half of it as doubles */
+        for (size_t i = 0; i < n * STRIDE; i++)
+            buf[i] = i % STRIDE == 0 ? dval(i / STRIDE + 7) : -6.0;
+        if (rank == 0) {
+            MPI_Sendrecv_replace(buf, 1, vec, peer, 16, peer, 16, MPI_COMM_WORLD, &st);
+            int elems = -1;
+            MPI_Get_elements(&st, vec, &elems);
+            bad = 0;
+            for (size_t i = 0; i < n * STRIDE; i++) {
+                size_t k = i / STRIDE;
+                double want = i % STRIDE != 0 ? -6.0 : k < n / 2 ? dval(k + 50) : dval(k + 7);
+                bad += buf[i] != want;
+            }
+            MTEST_CHECK(bad == 0 && (size_t)elems == n / 2,
+                        "short Sendrecv_replace: %zu wrong, %d elements", bad, elems);
+        } else {
+            double *half = mtest_calloc(n / 2, sizeof(double));
+            for (size_t k = 0; k < n / 2; k++)
+                half[k] = dval(k + 50);
+            MPI_Sendrecv(half, (int)(n / 2), MPI_DOUBLE, peer, 16, buf, 1, vec, peer, 16,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            free(half);
+        }
+    }
+    MPI_Type_free(&vec);
+    free(buf);
+}
+
 static unsigned long long temp_max(void)
 {
     int index = -1, count = 0, provided;
@@ -261,13 +381,13 @@ static unsigned long long temp_max(void)
     return v;
 }
 
-/* A non-contiguous message below the threshold goes through a temporary: the counter sees it,
- * so a dead counter cannot make the bounded-memory check pass. */
-static void small_temp(void)
+/* A non-contiguous message of n doubles. Below the eager range it goes through a temporary:
+ * the counter sees it, so a dead counter cannot make the bounded-memory check pass. */
+static void small_temp(int n)
 {
-    double buf[2 * 64] = {0};
+    double buf[2 * 768] = {0};
     MPI_Datatype vec;
-    MPI_Type_vector(64, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     if (rank == 0)
         MPI_Send(buf, 1, vec, 1, 10, MPI_COMM_WORLD);
@@ -286,15 +406,32 @@ int main(int argc, char **argv)
     indexed_case();
     struct_case();
     partial_and_truncate();
+    mrecv_case();
     const char *thr = getenv("MANIFOLD_DT_STREAM_BYTES");
-    if (mtest_is_manifold() && thr != NULL && atol(thr) > 512) {
+    int check_temps = mtest_is_manifold() && thr != NULL && atol(thr) > 512;
+    if (check_temps) {
         unsigned long long before = temp_max();
         MTEST_CHECK(before < (unsigned long long)atol(thr),
                     "a temporary of %llu bytes was made (streaming from %s bytes on)", before, thr);
-        small_temp();
+        small_temp(64);
         unsigned long long after = temp_max();
         MTEST_CHECK(rank > 1 || after >= 512, "dtype_temp_max %llu missed a 512-byte temporary",
                     after);
+        /* 6 KiB is below the threshold but in the default eager range (5-8 KiB): streamed */
+        if (getenv("MANIFOLD_DT_STREAM_EAGER_MIN") == NULL &&
+            getenv("MANIFOLD_DT_STREAM_EAGER_MAX") == NULL && atol(thr) > 6144) {
+            small_temp(768);
+            unsigned long long eager = temp_max();
+            MTEST_CHECK(eager < 6144, "a 6 KiB message made a temporary (dtype_temp_max %llu)",
+                        eager);
+        }
+    }
+    /* Sendrecv_replace keeps one packed copy of the outgoing message, and no other */
+    replace_case();
+    if (check_temps) {
+        unsigned long long v = temp_max();
+        MTEST_CHECK(rank > 1 || v == payload, "Sendrecv_replace: dtype_temp_max %llu, expected %zu",
+                    v, payload);
     }
     return mtest_finalize(0);
 }
