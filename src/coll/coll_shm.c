@@ -31,6 +31,14 @@
 #define SLOT ((size_t)128 * 1024)
 /* Reductions up to this size on one node: every rank combines all contributions itself. */
 #define SMALL_REDUCE ((size_t)16 * 1024)
+/* Small collectives on one node skip the data area: each rank owns a ring of SMALL_SLOTS
+ * entries of SMALL_ENTRY bytes, a stamp then the payload, so a message up to SMALL_PAYLOAD
+ * bytes travels with its flag (one cache line up to 48 bytes). The ring lets a writer run
+ * SMALL_SLOTS calls ahead before it needs to see that the readers are done with an entry. */
+#define SMALL_SLOTS   16
+#define SMALL_ENTRY   256
+#define SMALL_HEAD    16 /* the stamp, padded so the payload keeps 16-byte alignment */
+#define SMALL_PAYLOAD (SMALL_ENTRY - SMALL_HEAD)
 /* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
 #define SPIN_LIMIT 256
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
@@ -57,6 +65,10 @@ typedef struct mf_coll_shm {
     uint64_t seq;                /* this rank's signals so far (all local ranks in lockstep) */
     uint64_t free_at[2];         /* the data half h is free once every counter reached this */
     int next_half;               /* where the next broadcast chunk or small reduction goes */
+    shm_flag_t *done;            /* k counters: small calls each rank has finished reading */
+    char *small;                 /* k rings of SMALL_SLOTS entries */
+    uint64_t small_n;            /* small calls so far (the same on every local rank) */
+    uint64_t small_free;         /* every rank's `done` was seen at least this high */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -85,7 +97,7 @@ static void segment_geometry(mf_coll_shm_t *sh)
     sh->data_len = data;
     sh->half = round_down(data / 2, CACHE_LINE);
     sh->slot = SLOT;
-    sh->map_len = sizeof(shm_flag_t) * k + data;
+    sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS * SMALL_ENTRY + data;
 }
 
 /* ---- signalling -------------------------------------------------------------------------- */
@@ -96,22 +108,30 @@ static void shm_signal(mf_coll_shm_t *sh)
     atomic_store_explicit(&sh->flags[sh->lrank].value, sh->seq, memory_order_release);
 }
 
-/* Wait until local ranks [first, last) have signalled `target` times. A waiter spins briefly,
- * then keeps the progress engine going (its own sends and other collectives must move on) and
- * yields the CPU, as the node may run more ranks than cores. */
+/* Wait until *p >= target. A waiter spins briefly, then keeps the progress engine going (its
+ * own sends and other collectives must move on) and yields the CPU, as the node may run more
+ * ranks than cores. `spins` and `polls` carry over between the waits of one step. */
+static uint64_t wait_ge(mf_comm_t *comm, _Atomic uint64_t *p, uint64_t target, int *spins,
+                        int *polls)
+{
+    uint64_t v;
+    while ((v = atomic_load_explicit(p, memory_order_acquire)) < target) {
+        if (++*spins < SPIN_LIMIT) {
+            cpu_relax();
+            continue;
+        }
+        mf_progress_poke(comm->vci, polls);
+        sched_yield();
+    }
+    return v;
+}
+
+/* Wait until local ranks [first, last) have signalled `target` times. */
 static void shm_wait(mf_coll_shm_t *sh, mf_comm_t *comm, int first, int last, uint64_t target)
 {
     int polls = 0, spins = 0;
-    for (int i = first; i < last; i++) {
-        while (atomic_load_explicit(&sh->flags[i].value, memory_order_acquire) < target) {
-            if (++spins < SPIN_LIMIT) {
-                cpu_relax();
-                continue;
-            }
-            mf_progress_poke(comm->vci, &polls);
-            sched_yield();
-        }
-    }
+    for (int i = first; i < last; i++)
+        wait_ge(comm, &sh->flags[i].value, target, &spins, &polls);
 }
 
 static void shm_wait_all(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t target)
@@ -303,8 +323,11 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
             sh->leaders->shm = &shm_disabled; /* one rank per node: nothing to share */
     }
     if (sh->map != NULL) {
+        size_t k = (size_t)sh->k;
         sh->flags = sh->map;
-        sh->data = (char *)sh->map + sizeof(shm_flag_t) * (size_t)sh->k;
+        sh->done = sh->flags + k;
+        sh->small = (char *)(sh->done + k);
+        sh->data = sh->small + k * SMALL_SLOTS * SMALL_ENTRY;
     }
     sh->enabled = 1;
     free(all);
@@ -344,6 +367,67 @@ void mf_coll_shm_free(mf_comm_t *comm)
     comm->shm = NULL;
     if (sh != NULL && sh != &shm_disabled)
         shm_destroy(sh);
+}
+
+/* ---- small calls on one node ------------------------------------------------------------ */
+
+static int small_call(const mf_coll_shm_t *sh, size_t len)
+{
+    return sh->nnodes == 1 && len <= SMALL_PAYLOAD;
+}
+
+static char *small_entry(const mf_coll_shm_t *sh, int lrank, uint64_t n)
+{
+    return sh->small + ((size_t)lrank * SMALL_SLOTS + (size_t)(n % SMALL_SLOTS)) * SMALL_ENTRY;
+}
+
+static _Atomic uint64_t *small_stamp(char *entry)
+{
+    return (_Atomic uint64_t *)(void *)entry;
+}
+
+/* Before writing small call n's entry: every rank must have finished call n - SMALL_SLOTS,
+ * the last to use it. The counters are read only when the cached minimum is too low, so a
+ * writer that stays less than a ring ahead touches no other rank's line. */
+static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
+{
+    if (n < SMALL_SLOTS || sh->small_free >= n + 1 - SMALL_SLOTS)
+        return;
+    int spins = 0, polls = 0;
+    uint64_t low = UINT64_MAX;
+    for (int i = 0; i < sh->k; i++) {
+        uint64_t v = wait_ge(comm, &sh->done[i].value, n + 1 - SMALL_SLOTS, &spins, &polls);
+        low = v < low ? v : low;
+    }
+    sh->small_free = low;
+}
+
+static void small_publish(mf_coll_shm_t *sh, mf_comm_t *comm, const void *buf, size_t len,
+                          uint64_t n)
+{
+    char *entry = small_entry(sh, sh->lrank, n);
+    small_claim(sh, comm, n);
+    memcpy(entry + SMALL_HEAD, buf, len);
+    atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+}
+
+static void small_finish(mf_coll_shm_t *sh, uint64_t n)
+{
+    atomic_store_explicit(&sh->done[sh->lrank].value, n + 1, memory_order_release);
+}
+
+static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t len, int root)
+{
+    uint64_t n = sh->small_n++;
+    if (comm->rank == root) {
+        small_publish(sh, comm, buf, len, n);
+    } else {
+        int spins = 0, polls = 0;
+        char *entry = small_entry(sh, sh->lrank_of[root], n);
+        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        memcpy(buf, entry + SMALL_HEAD, len);
+    }
+    small_finish(sh, n);
 }
 
 /* ---- barrier ----------------------------------------------------------------------------- */
@@ -402,6 +486,10 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
         return MF_OK;
     if (sh->k == 1)
         return mf_coll_bcast(sh->leaders, buf, len, root_node);
+    if (small_call(sh, len)) {
+        small_bcast(sh, comm, buf, len, root);
+        return MF_OK;
+    }
     /* On the root's node the root writes and its leader reads like the others, then passes
      * the data on to the other leaders, which then write on their nodes. */
     if (here)
@@ -422,6 +510,25 @@ static void combine(const char *in, size_t stride, int k, char *out, size_t coun
     memcpy(out, in + stride * (size_t)(k - 1), count * extent);
     for (int i = k - 2; i >= 0; i--)
         mf_op_apply(op, in + stride * (size_t)i, out, count, dt);
+}
+
+/* Small calls on one node: every rank publishes its vector; those that need the result
+ * (`root`, or all when root < 0) combine all entries in local-rank order, so every rank of an
+ * allreduce computes the same bits. */
+static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
+                            size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    uint64_t n = sh->small_n++;
+    small_publish(sh, comm, sbuf, count * extent, n);
+    if (root < 0 || root == comm->rank) {
+        int spins = 0, polls = 0;
+        for (int i = 0; i < sh->k; i++)
+            if (i != sh->lrank)
+                wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+        combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, sh->k, rbuf,
+                count, extent, dt, op);
+    }
+    small_finish(sh, n);
 }
 
 /* One node, a small vector: every rank puts its contribution in its slot of one half and the
@@ -522,6 +629,10 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
         return MF_OK;
     if (sh->k == 1)
         return leader_reduce(sh, sbuf, rbuf, count, dt, extent, op, root);
+    if (small_call(sh, count * extent)) {
+        small_reduction(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
+        return MF_OK;
+    }
     if (small_reduce(sh, count * extent)) {
         node_reduce_small(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
         return MF_OK;
@@ -537,6 +648,10 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
         return MF_OK;
     if (sh->k == 1)
         return leader_reduce(sh, sbuf, rbuf, count, dt, extent, op, -1);
+    if (small_call(sh, count * extent)) {
+        small_reduction(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
+        return MF_OK;
+    }
     if (small_reduce(sh, count * extent)) {
         node_reduce_small(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
         return MF_OK;

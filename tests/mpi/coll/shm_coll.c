@@ -6,7 +6,9 @@
  * nodes, a duplicate), with sizes 0, 1, odd, and larger than any shared-memory slot, every
  * root, MPI_IN_PLACE, the collectives interleaved so a slot is reused as soon as the protocol
  * allows; a barrier that must wait for a late rank; a non-commutative operation (rank order);
- * and no shared-memory file of ours left in /dev/shm once the collectives are set up.
+ * small calls with one rank far behind (a writer may run ahead only as far as the ring of
+ * small entries allows); every rank of a floating-point allreduce getting the same bits; and
+ * no shared-memory file of ours left in /dev/shm once the collectives are set up.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,7 +25,8 @@
 #define NCOMMS 4
 #define ROUNDS 8
 
-static const int counts[] = {0, 1, 7, 1001, 40000, 150001, 300000};
+/* 60 and 61 ints straddle the largest message that travels with its flag (240 bytes). */
+static const int counts[] = {0, 1, 7, 60, 61, 1001, 40000, 150001, 300000};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 
 static int32_t value(int rank, int i, int round)
@@ -130,6 +133,54 @@ static void check_barrier_waits(MPI_Comm comm)
                 entered - left);
 }
 
+static void pause_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Small broadcasts and reductions while one rank keeps falling behind: the others run ahead
+ * until they need an entry the slow rank has not read yet. Every value is checked, so an
+ * entry overwritten too early shows up. */
+static void check_laggard(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int i = 0; i < 70; i++) {
+        int slow = i < 35 ? size - 1 : 0, root = i < 35 ? 0 : size - 1;
+        if (rank == slow && i % 9 == 0)
+            pause_us(2000);
+        int32_t v[3] = {i, -i, 7 * i};
+        if (rank != root)
+            v[0] = v[1] = v[2] = -1;
+        MPI_Bcast(v, 3, MPI_INT32_T, root, comm);
+        MTEST_CHECK(v[0] == i && v[1] == -i && v[2] == 7 * i,
+                    "lagging bcast %d root %d: got %d %d %d", i, root, (int)v[0], (int)v[1],
+                    (int)v[2]);
+        int32_t mine = rank + i, sum = -1;
+        MPI_Reduce(&mine, &sum, 1, MPI_INT32_T, MPI_SUM, slow, comm);
+        if (rank == slow)
+            MTEST_CHECK(sum == size * (size - 1) / 2 + size * i,
+                        "lagging reduce %d to the slow rank: got %d", i, (int)sum);
+    }
+}
+
+/* Floating-point sums depend on the order of the terms; MPI_Allreduce must give every rank
+ * the same result, so every rank must combine in the same order. */
+static void check_same_bits(MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    double s[5], r[5], first[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = (rank % 2 ? 1e16 : 1.0) * (rank % 3 ? -1.0 : 1.0) + 0.1 * (i + rank);
+    MPI_Allreduce(s, r, 5, MPI_DOUBLE, MPI_SUM, comm);
+    memcpy(first, r, sizeof(r));
+    MPI_Bcast(first, 5, MPI_DOUBLE, 0, comm);
+    MTEST_CHECK(memcmp(first, r, sizeof(r)) == 0, "allreduce results differ between ranks");
+}
+
 /* inout = in: the result is the contribution of the lowest rank only when the combination
  * keeps rank order. */
 static void first_op(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -204,9 +255,13 @@ int main(int argc, char **argv)
         MPI_Comm_size(comms[i % NCOMMS], &csize);
         check_bcast(comms[i % NCOMMS], i, 1 + i % 5, i % csize);
         check_reduce(comms[i % NCOMMS], i, 1 + i % 3, -1, i % 2);
+        check_reduce(comms[i % NCOMMS], i, 1 + i % 61, i % csize, i % 2);
     }
-    for (int c = 0; c < NCOMMS; c++)
+    for (int c = 0; c < NCOMMS; c++) {
+        check_laggard(comms[c]);
+        check_same_bits(comms[c]);
         check_noncommutative(comms[c]);
+    }
     check_no_segments();
     for (int c = 1; c < NCOMMS; c++)
         MPI_Comm_free(&comms[c]);
