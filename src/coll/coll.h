@@ -142,6 +142,16 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                   MPI_Datatype dt, size_t extent, MPI_Op op);
 /* Local: unmap the communicator's segment and free its leaders' communicator (comm destroy,
  * finalize). */
+/* Small calls (one block or vector up to a cache-line-sized entry) on a communicator that lies
+ * on one node: 1 when the shared-memory allgatherv, gather and scan below apply (collective on
+ * the first call, like mf_coll_shm_usable). Rank order is kept, so any operation works. */
+int mf_coll_shm_small(mf_comm_t *comm, size_t len);
+int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                   const size_t *rdispls);
+mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
+mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 void mf_coll_shm_free(mf_comm_t *comm);
 
 /* ---- schedules: non-blocking and persistent collectives (coll_sched.c, coll_nbc.c) -------- */

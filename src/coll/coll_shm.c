@@ -39,6 +39,9 @@
 #define SMALL_ENTRY   256
 #define SMALL_HEAD    16 /* the stamp, padded so the payload keeps 16-byte alignment */
 #define SMALL_PAYLOAD (SMALL_ENTRY - SMALL_HEAD)
+/* Two-rank reduce: chunk of the pipeline (small enough that the writer's next chunk overlaps
+ * the root's combining, large enough that the handshake per chunk is cheap). */
+#define PAIR_CHUNK ((size_t)32 * 1024)
 /* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
 #define SPIN_LIMIT 256
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
@@ -455,26 +458,55 @@ mf_status_t mf_coll_shm_barrier(mf_comm_t *comm)
 
 /* ---- broadcast --------------------------------------------------------------------------- */
 
-/* Local rank `writer` has the data: it goes through the two halves of the data area in turn,
- * one chunk each, so the writer fills one while the others empty the other. */
-static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len, int writer)
+/* What a reader does with a chunk of the stream: copy it out (broadcast) or combine it into
+ * the result (reduce on a node of two ranks). */
+typedef struct stream_sink {
+    char *buf;       /* where chunk bytes go, at the chunk's offset */
+    const char *own; /* reduce: the reader's own vector; NULL for a broadcast */
+    MPI_Datatype dt;
+    size_t extent;
+    MPI_Op op;
+} stream_sink_t;
+
+static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
 {
-    for (size_t off = 0; off < len; off += sh->half) {
-        size_t n = len - off < sh->half ? len - off : sh->half;
+    if (sink->own == NULL) {
+        memcpy(sink->buf + off, slot, n);
+        return;
+    }
+    if (sink->own != sink->buf)
+        memcpy(sink->buf + off, sink->own + off, n);
+    mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
+}
+
+/* Local rank `writer` streams `len` bytes of `src` through the two halves of the data area in
+ * turn, `chunk` bytes at a time, so the writer fills one while the readers empty the other. */
+static void node_stream(mf_coll_shm_t *sh, mf_comm_t *comm, const char *src, size_t len,
+                        size_t chunk, int writer, const stream_sink_t *sink)
+{
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
         int h = sh->next_half;
         char *slot = sh->data + (size_t)h * sh->half;
         sh->next_half ^= 1;
         if (sh->lrank == writer) {
             shm_wait_all(sh, comm, sh->free_at[h]);
-            memcpy(slot, buf + off, n);
+            memcpy(slot, src + off, n);
             shm_signal(sh);
         } else {
             shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
-            memcpy(buf + off, slot, n);
+            if (sink != NULL)
+                sink_chunk(sink, slot, off, n);
             shm_signal(sh);
         }
         sh->free_at[h] = sh->seq;
     }
+}
+
+static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len, int writer)
+{
+    stream_sink_t sink = {.buf = buf};
+    node_stream(sh, comm, buf, len, sh->half, writer, &sink);
 }
 
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
@@ -621,6 +653,21 @@ static int small_reduce(const mf_coll_shm_t *sh, size_t len)
            len <= round_down(sh->half / (size_t)sh->k, CACHE_LINE);
 }
 
+/* Reduce on one node of two ranks: the other rank streams its vector through the data area
+ * and the root combines each chunk straight from there into its result while the next chunk
+ * is written. Every byte is copied once into shared memory and read once, and the chunks keep
+ * both cores busy. Returns 0 when the items are too large for the chunks. */
+static int pair_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
+                       size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    size_t chunk = round_down(PAIR_CHUNK < sh->half ? PAIR_CHUNK : sh->half, extent);
+    if (sh->nnodes != 1 || sh->k != 2 || chunk == 0)
+        return 0;
+    stream_sink_t sink = {.buf = rbuf, .own = sbuf, .dt = dt, .extent = extent, .op = op};
+    node_stream(sh, comm, sbuf, count * extent, chunk, sh->lrank_of[root] ^ 1, &sink);
+    return 1;
+}
+
 mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
@@ -633,6 +680,8 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
         small_reduction(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
         return MF_OK;
     }
+    if (pair_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, root))
+        return MF_OK;
     if (small_reduce(sh, count * extent)) {
         node_reduce_small(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
         return MF_OK;
@@ -657,4 +706,84 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
         return MF_OK;
     }
     return node_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
+}
+
+/* ---- small gathers and scans on one node ------------------------------------------------- */
+
+/* Scans combine every lower rank's entry, so their cost grows with the rank: only this many. */
+#define SMALL_SCAN_RANKS 8
+
+int mf_coll_shm_small(mf_comm_t *comm, size_t len)
+{
+    /* Local ranks are communicator ranks on one node, so rank order holds for any operation. */
+    if (len == 0 || len > SMALL_PAYLOAD || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == comm->size;
+}
+
+mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                   const size_t *rdispls)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int spins = 0, polls = 0;
+    char *out = rbuf;
+    small_publish(sh, comm, out + rdispls[comm->rank], rlens[comm->rank], n);
+    for (int i = 0; i < sh->k; i++) {
+        if (i == comm->rank || rlens[i] == 0)
+            continue;
+        char *entry = small_entry(sh, i, n);
+        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        memcpy(out + rdispls[i], entry + SMALL_HEAD, rlens[i]);
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
+mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    if (comm->rank != root) {
+        small_publish(sh, comm, sbuf, len, n);
+    } else {
+        int spins = 0, polls = 0;
+        char *out = rbuf;
+        if (sbuf != MPI_IN_PLACE)
+            memcpy(out + (size_t)root * len, sbuf, len);
+        for (int i = 0; i < sh->k; i++) {
+            if (i == root)
+                continue;
+            char *entry = small_entry(sh, i, n);
+            wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+            memcpy(out + (size_t)i * len, entry + SMALL_HEAD, len);
+        }
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
+int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len)
+{
+    return comm->size <= SMALL_SCAN_RANKS && mf_coll_shm_small(comm, len);
+}
+
+/* Rank r combines the entries of ranks 0..r (0..r-1 for exscan) as s0 op (s1 op (... op sr)),
+ * which equals the chain's ((s0 op s1) op ...) op sr for any associative operation. */
+mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int rank = comm->rank, last = exclusive ? rank - 1 : rank, spins = 0, polls = 0;
+    size_t len = count * extent;
+    small_publish(sh, comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len, n);
+    for (int i = 0; i < rank; i++)
+        wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+    if (last >= 0)
+        combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, last + 1,
+                rbuf, count, extent, dt, op);
+    small_finish(sh, n);
+    return MF_OK;
 }
