@@ -39,9 +39,9 @@
 #define SMALL_ENTRY   256
 #define SMALL_HEAD    16 /* the stamp, padded so the payload keeps 16-byte alignment */
 #define SMALL_PAYLOAD (SMALL_ENTRY - SMALL_HEAD)
-/* Two-rank reduce: chunk of the pipeline (small enough that the writer's next chunk overlaps
- * the root's combining, large enough that the handshake per chunk is cheap). */
-#define PAIR_CHUNK ((size_t)32 * 1024)
+/* Pieces of a broadcast or two-rank reduce and the slots they go through (node_stream). */
+#define STREAM_CHUNK ((size_t)8 * 1024)
+#define STREAM_SLOTS 2
 /* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
 #define SPIN_LIMIT 256
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
@@ -64,14 +64,17 @@ typedef struct mf_coll_shm {
     size_t map_len;
     shm_flag_t *flags; /* k counters */
     char *data;
-    size_t data_len, half, slot; /* data area, broadcast slot, reduction slot */
-    uint64_t seq;                /* this rank's signals so far (all local ranks in lockstep) */
-    uint64_t free_at[2];         /* the data half h is free once every counter reached this */
-    int next_half;               /* where the next broadcast chunk or small reduction goes */
-    shm_flag_t *done;            /* k counters: small calls each rank has finished reading */
-    char *small;                 /* k rings of SMALL_SLOTS entries */
-    uint64_t small_n;            /* small calls so far (the same on every local rank) */
-    uint64_t small_free;         /* every rank's `done` was seen at least this high */
+    size_t data_len, half, slot;      /* data area, broadcast slot, reduction slot */
+    uint64_t seq;                     /* this rank's signals so far (all local ranks in lockstep) */
+    uint64_t free_at[2];              /* the data half h is free once every counter reached this */
+    int next_half;                    /* where the next broadcast chunk or small reduction goes */
+    shm_flag_t *done;                 /* k counters: small calls each rank has finished reading */
+    char *small;                      /* k rings of SMALL_SLOTS entries */
+    uint64_t small_n;                 /* small calls so far (the same on every local rank) */
+    uint64_t small_free;              /* every rank's `done` was seen at least this high */
+    char *ring;                       /* STREAM_SLOTS slots for node_stream */
+    uint64_t ring_free[STREAM_SLOTS]; /* slot i is free once every counter reached this */
+    unsigned ring_next;               /* the slot of the next piece */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -100,7 +103,8 @@ static void segment_geometry(mf_coll_shm_t *sh)
     sh->data_len = data;
     sh->half = round_down(data / 2, CACHE_LINE);
     sh->slot = SLOT;
-    sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS * SMALL_ENTRY + data;
+    sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS * SMALL_ENTRY +
+                  STREAM_SLOTS * STREAM_CHUNK + data;
 }
 
 /* ---- signalling -------------------------------------------------------------------------- */
@@ -330,7 +334,8 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->flags = sh->map;
         sh->done = sh->flags + k;
         sh->small = (char *)(sh->done + k);
-        sh->data = sh->small + k * SMALL_SLOTS * SMALL_ENTRY;
+        sh->ring = sh->small + k * SMALL_SLOTS * SMALL_ENTRY;
+        sh->data = sh->ring + STREAM_SLOTS * STREAM_CHUNK;
     }
     sh->enabled = 1;
     free(all);
@@ -468,45 +473,52 @@ typedef struct stream_sink {
     MPI_Op op;
 } stream_sink_t;
 
-static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
+/* Reduce: the reader's own part of the chunk goes into the result while the writer is still
+ * filling the slot. */
+static void sink_prepare(const stream_sink_t *sink, size_t off, size_t n)
 {
-    if (sink->own == NULL) {
-        memcpy(sink->buf + off, slot, n);
-        return;
-    }
-    if (sink->own != sink->buf)
+    if (sink->own != NULL && sink->own != sink->buf)
         memcpy(sink->buf + off, sink->own + off, n);
-    mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
 }
 
-/* Local rank `writer` streams `len` bytes of `src` through the two halves of the data area in
- * turn, `chunk` bytes at a time, so the writer fills one while the readers empty the other. */
+static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
+{
+    if (sink->own == NULL)
+        memcpy(sink->buf + off, slot, n);
+    else
+        mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
+}
+
+/* Local rank `writer` streams `len` bytes of `src` through STREAM_SLOTS slots of STREAM_CHUNK
+ * bytes in turn, one signal per piece, so the writer fills one slot while the readers empty the
+ * other; it waits only for a slot the readers may still be reading. Small pieces in the same two
+ * slots stay in both cores' caches: 8 KiB pieces were up to twice as fast as 32 KiB pieces, as
+ * half-area pieces, and as a ring of 8 slots or pieces laid out through the whole data area. */
 static void node_stream(mf_coll_shm_t *sh, mf_comm_t *comm, const char *src, size_t len,
                         size_t chunk, int writer, const stream_sink_t *sink)
 {
     for (size_t off = 0; off < len; off += chunk) {
         size_t n = len - off < chunk ? len - off : chunk;
-        int h = sh->next_half;
-        char *slot = sh->data + (size_t)h * sh->half;
-        sh->next_half ^= 1;
+        unsigned i = sh->ring_next++ % STREAM_SLOTS;
+        char *slot = sh->ring + (size_t)i * STREAM_CHUNK;
         if (sh->lrank == writer) {
-            shm_wait_all(sh, comm, sh->free_at[h]);
+            shm_wait_all(sh, comm, sh->ring_free[i]);
             memcpy(slot, src + off, n);
             shm_signal(sh);
         } else {
+            sink_prepare(sink, off, n);
             shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
-            if (sink != NULL)
-                sink_chunk(sink, slot, off, n);
+            sink_chunk(sink, slot, off, n);
             shm_signal(sh);
         }
-        sh->free_at[h] = sh->seq;
+        sh->ring_free[i] = sh->seq;
     }
 }
 
 static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len, int writer)
 {
     stream_sink_t sink = {.buf = buf};
-    node_stream(sh, comm, buf, len, sh->half, writer, &sink);
+    node_stream(sh, comm, buf, len, STREAM_CHUNK, writer, &sink);
 }
 
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
@@ -656,11 +668,11 @@ static int small_reduce(const mf_coll_shm_t *sh, size_t len)
 /* Reduce on one node of two ranks: the other rank streams its vector through the data area
  * and the root combines each chunk straight from there into its result while the next chunk
  * is written. Every byte is copied once into shared memory and read once, and the chunks keep
- * both cores busy. Returns 0 when the items are too large for the chunks. */
+ * both cores busy. Returns 0 when the items are too large for the pieces. */
 static int pair_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
                        size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
-    size_t chunk = round_down(PAIR_CHUNK < sh->half ? PAIR_CHUNK : sh->half, extent);
+    size_t chunk = round_down(STREAM_CHUNK, extent);
     if (sh->nnodes != 1 || sh->k != 2 || chunk == 0)
         return 0;
     stream_sink_t sink = {.buf = rbuf, .own = sbuf, .dt = dt, .extent = extent, .op = op};
