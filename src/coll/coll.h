@@ -133,6 +133,9 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
  * with the same op. Off with MANIFOLD_COLL_SHM=0, for non-commutative operations, and when no
  * node holds two members. */
 int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op);
+/* Reductions on one item larger than this (a user operation on a large derived type) take the
+ * point-to-point algorithms: the shared-memory path combines whole items in slots this big. */
+#define MF_COLL_SHM_ITEM_MAX ((size_t)128 * 1024)
 /* The collectives, with the arguments of the blocking forms; only after mf_coll_shm_usable. */
 mf_status_t mf_coll_shm_barrier(mf_comm_t *comm);
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root);

@@ -374,7 +374,7 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
-    if (!mf_params.coll_reduce && mf_coll_shm_usable(comm, op))
+    if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
     /* Rabenseifner needs a commutative operation and at least one item per piece. */
@@ -387,7 +387,7 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
-    if (!mf_params.coll_allreduce && mf_coll_shm_usable(comm, op))
+    if (!mf_params.coll_allreduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)

@@ -28,7 +28,7 @@
 #define DATA_MIN ((size_t)512 * 1024)
 /* A reduction slot (one per local rank plus the result). The leaders combine the vector in
  * chunks of this size, so it must be the same on every node. */
-#define SLOT ((size_t)128 * 1024)
+#define SLOT MF_COLL_SHM_ITEM_MAX
 /* Reductions up to this size on one node: every rank combines all contributions itself. */
 #define SMALL_REDUCE ((size_t)16 * 1024)
 /* Small collectives on one node skip the data area: each rank owns a ring of SMALL_SLOTS

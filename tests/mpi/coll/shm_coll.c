@@ -6,10 +6,10 @@
  * nodes, a duplicate), with sizes 0, 1, odd, and larger than any shared-memory slot, every
  * root, MPI_IN_PLACE, the collectives interleaved so a slot is reused as soon as the protocol
  * allows; a barrier that must wait for a late rank; a non-commutative operation (rank order);
- * small allgathers, gathers, scans and exscans; small calls with one rank far behind (a writer may
- * run ahead only as far as the ring of small entries allows); every rank of a floating-point
- * allreduce getting the same bits; and no shared-memory file of ours left in /dev/shm once the
- * collectives are set up.
+ * small allgathers, gathers, scans and exscans; items larger than a reduction slot; small calls
+ * with one rank far behind (a writer may run ahead only as far as the ring of small entries
+ * allows); every rank of a floating-point allreduce getting the same bits; and no shared-memory
+ * file of ours left in /dev/shm once the collectives are set up.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -278,6 +278,44 @@ static void check_small_gathers(MPI_Comm comm)
     free(pre);
 }
 
+/* Items larger than a shared-memory reduction slot (a user operation on a 132000-byte type):
+ * these must still complete, through the point-to-point algorithms. */
+static void sum_big(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int32_t *a = in;
+    int32_t *b = inout;
+    for (long i = 0; i < 33000L * *len; i++)
+        b[i] += a[i];
+}
+
+static void check_big_items(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype big;
+    MPI_Type_contiguous(33000, MPI_INT32_T, &big);
+    MPI_Type_commit(&big);
+    MPI_Op op;
+    MPI_Op_create(sum_big, 1, &op);
+    int32_t *s = mtest_calloc(2 * 33000, sizeof(int32_t));
+    int32_t *r = mtest_calloc(2 * 33000, sizeof(int32_t));
+    for (int i = 0; i < 2 * 33000; i++)
+        s[i] = value(rank, i, 5);
+    MPI_Allreduce(s, r, 2, big, op, comm);
+    for (int i = 0; i < 2 * 33000; i++)
+        if (r[i] != expected_sum(size, i, 5)) {
+            MTEST_CHECK(0, "allreduce of 132000-byte items: element %d is %d", i, (int)r[i]);
+            break;
+        }
+    MPI_Reduce(s, r, 2, big, op, size - 1, comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&big);
+    free(s);
+    free(r);
+}
+
 /* inout = in: the result is the contribution of the lowest rank only when the combination
  * keeps rank order. */
 static void first_op(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -358,6 +396,7 @@ int main(int argc, char **argv)
         check_laggard(comms[c]);
         check_odd_items(comms[c]);
         check_small_gathers(comms[c]);
+        check_big_items(comms[c]);
         check_same_bits(comms[c]);
         check_noncommutative(comms[c]);
     }
