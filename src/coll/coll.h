@@ -133,6 +133,9 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
  * with the same op. Off with MANIFOLD_COLL_SHM=0, for non-commutative operations, and when no
  * node holds two members. */
 int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op);
+/* Reductions on one item larger than this (a user operation on a large derived type) take the
+ * point-to-point algorithms: the shared-memory path combines whole items in slots this big. */
+#define MF_COLL_SHM_ITEM_MAX ((size_t)128 * 1024)
 /* The collectives, with the arguments of the blocking forms; only after mf_coll_shm_usable. */
 mf_status_t mf_coll_shm_barrier(mf_comm_t *comm);
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
@@ -142,6 +145,16 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                   MPI_Datatype dt, size_t extent, MPI_Op op);
 /* Local: unmap the communicator's segment and free its leaders' communicator (comm destroy,
  * finalize). */
+/* Small calls (one block or vector up to a cache-line-sized entry) on a communicator that lies
+ * on one node: 1 when the shared-memory allgatherv, gather and scan below apply (collective on
+ * the first call, like mf_coll_shm_usable). Rank order is kept, so any operation works. */
+int mf_coll_shm_small(mf_comm_t *comm, size_t len);
+int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                   const size_t *rdispls);
+mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
+mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 void mf_coll_shm_free(mf_comm_t *comm);
 
 /* ---- schedules: non-blocking and persistent collectives (coll_sched.c, coll_nbc.c) -------- */

@@ -374,7 +374,7 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
-    if (!mf_params.coll_reduce && mf_coll_shm_usable(comm, op))
+    if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
     /* Rabenseifner needs a commutative operation and at least one item per piece. */
@@ -387,7 +387,7 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
-    if (!mf_params.coll_allreduce && mf_coll_shm_usable(comm, op))
+    if (!mf_params.coll_allreduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)
@@ -511,6 +511,8 @@ static size_t *uniform_layout(int size, size_t len)
 
 mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
+    if (!mf_params.coll_gather && mf_coll_shm_small(comm, len))
+        return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
         return gather_binomial(comm, sbuf, len, rbuf, root, TAG_GATHER);
@@ -691,9 +693,13 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
         memcpy((char *)rbuf + rdispls[rank], sbuf, slen);
     if (size == 1)
         return MF_OK;
-    size_t total = 0;
-    for (int i = 0; i < size; i++)
+    size_t total = 0, most = 0;
+    for (int i = 0; i < size; i++) {
         total += rlens[i];
+        most = rlens[i] > most ? rlens[i] : most;
+    }
+    if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
+        return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
     if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0)
@@ -995,6 +1001,8 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
+    if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
+        return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     int alg = mf_coll_select(MF_COLL_SCAN, comm->size, count * extent);
     if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)
         return scan_recursive_doubling(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);

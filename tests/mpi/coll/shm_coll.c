@@ -6,7 +6,10 @@
  * nodes, a duplicate), with sizes 0, 1, odd, and larger than any shared-memory slot, every
  * root, MPI_IN_PLACE, the collectives interleaved so a slot is reused as soon as the protocol
  * allows; a barrier that must wait for a late rank; a non-commutative operation (rank order);
- * and no shared-memory file of ours left in /dev/shm once the collectives are set up.
+ * small allgathers, gathers, scans and exscans; items larger than a reduction slot; small calls
+ * with one rank far behind (a writer may run ahead only as far as the ring of small entries
+ * allows); every rank of a floating-point allreduce getting the same bits; and no shared-memory
+ * file of ours left in /dev/shm once the collectives are set up.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -23,7 +26,8 @@
 #define NCOMMS 4
 #define ROUNDS 8
 
-static const int counts[] = {0, 1, 7, 1001, 40000, 150001, 300000};
+/* 60 and 61 ints straddle the largest message that travels with its flag (240 bytes). */
+static const int counts[] = {0, 1, 7, 60, 61, 1001, 40000, 150001, 300000};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 
 static int32_t value(int rank, int i, int round)
@@ -130,6 +134,188 @@ static void check_barrier_waits(MPI_Comm comm)
                 entered - left);
 }
 
+static void pause_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Small broadcasts and reductions while one rank keeps falling behind: the others run ahead
+ * until they need an entry the slow rank has not read yet. Every value is checked, so an
+ * entry overwritten too early shows up. */
+static void check_laggard(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int i = 0; i < 70; i++) {
+        int slow = i < 35 ? size - 1 : 0, root = i < 35 ? 0 : size - 1;
+        if (rank == slow && i % 9 == 0)
+            pause_us(2000);
+        int32_t v[3] = {i, -i, 7 * i};
+        if (rank != root)
+            v[0] = v[1] = v[2] = -1;
+        MPI_Bcast(v, 3, MPI_INT32_T, root, comm);
+        MTEST_CHECK(v[0] == i && v[1] == -i && v[2] == 7 * i,
+                    "lagging bcast %d root %d: got %d %d %d", i, root, (int)v[0], (int)v[1],
+                    (int)v[2]);
+        int32_t mine = rank + i, sum = -1;
+        MPI_Reduce(&mine, &sum, 1, MPI_INT32_T, MPI_SUM, slow, comm);
+        if (rank == slow)
+            MTEST_CHECK(sum == size * (size - 1) / 2 + size * i,
+                        "lagging reduce %d to the slow rank: got %d", i, (int)sum);
+    }
+}
+
+/* Floating-point sums depend on the order of the terms; MPI_Allreduce must give every rank
+ * the same result, so every rank must combine in the same order. */
+static void check_same_bits(MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    double s[5], r[5], first[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = (rank % 2 ? 1e16 : 1.0) * (rank % 3 ? -1.0 : 1.0) + 0.1 * (i + rank);
+    MPI_Allreduce(s, r, 5, MPI_DOUBLE, MPI_SUM, comm);
+    memcpy(first, r, sizeof(r));
+    MPI_Bcast(first, 5, MPI_DOUBLE, 0, comm);
+    MTEST_CHECK(memcmp(first, r, sizeof(r)) == 0, "allreduce results differ between ranks");
+}
+
+/* Commutative user operation on a vector of 3-int items (12 bytes: the pipelined reduce
+ * must cut its chunks at item boundaries). */
+static void sum3(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int32_t *a = in;
+    int32_t *b = inout;
+    for (int i = 0; i < 3 * *len; i++)
+        b[i] += a[i];
+}
+
+static void check_odd_items(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype t3;
+    MPI_Type_contiguous(3, MPI_INT32_T, &t3);
+    MPI_Type_commit(&t3);
+    MPI_Op op;
+    MPI_Op_create(sum3, 1, &op);
+    const int items = 9001; /* 108012 bytes: several chunks */
+    int32_t *s = mtest_calloc((size_t)items * 3, sizeof(int32_t));
+    int32_t *r = mtest_calloc((size_t)items * 3, sizeof(int32_t));
+    for (int root = 0; root < size; root++) {
+        for (int in_place = 0; in_place < 2; in_place++) {
+            for (int i = 0; i < 3 * items; i++)
+                s[i] = r[i] = value(rank, i, root);
+            MPI_Reduce(in_place && rank == root ? MPI_IN_PLACE : s, r, items, t3, op, root, comm);
+            for (int i = 0; rank == root && i < 3 * items; i++) {
+                if (r[i] != expected_sum(size, i, root)) {
+                    MTEST_CHECK(0, "3-int reduce root %d in_place %d: element %d is %d", root,
+                                in_place, i, (int)r[i]);
+                    break;
+                }
+            }
+        }
+    }
+    free(s);
+    free(r);
+    MPI_Op_free(&op);
+    MPI_Type_free(&t3);
+}
+
+/* Allgather, gather, scan and exscan around the largest block that travels with its flag
+ * (60 and 61 ints), back to back so that entries are reused. */
+static void check_small_gathers(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    static const int ns[] = {1, 7, 60, 61};
+    int32_t *one = mtest_calloc(61, sizeof(int32_t));
+    int32_t *all = mtest_calloc((size_t)size * 61, sizeof(int32_t));
+    int32_t *pre = mtest_calloc(61, sizeof(int32_t));
+    for (int round = 0; round < 40; round++) {
+        int n = ns[round % 4], root = round % size;
+        for (int i = 0; i < n; i++)
+            one[i] = value(rank, i, round);
+        MPI_Allgather(one, n, MPI_INT32_T, all, n, MPI_INT32_T, comm);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                if (all[r * n + i] != value(r, i, round)) {
+                    MTEST_CHECK(0, "allgather round %d n %d: block %d item %d is %d", round, n, r,
+                                i, (int)all[r * n + i]);
+                    r = size, i = n;
+                }
+        memset(all, 0xff, (size_t)size * 61 * sizeof(int32_t));
+        MPI_Gather(one, n, MPI_INT32_T, all, n, MPI_INT32_T, root, comm);
+        for (int r = 0; rank == root && r < size; r++)
+            for (int i = 0; i < n; i++)
+                if (all[r * n + i] != value(r, i, round)) {
+                    MTEST_CHECK(0, "gather round %d n %d root %d: block %d item %d is %d", round, n,
+                                root, r, i, (int)all[r * n + i]);
+                    r = size, i = n;
+                }
+        MPI_Scan(one, pre, n, MPI_INT32_T, MPI_SUM, comm);
+        for (int i = 0; i < n; i++)
+            if (pre[i] != expected_sum(rank + 1, i, round)) {
+                MTEST_CHECK(0, "scan round %d n %d: item %d is %d", round, n, i, (int)pre[i]);
+                break;
+            }
+        pre[0] = -7;
+        MPI_Exscan(one, pre, n, MPI_INT32_T, MPI_SUM, comm);
+        if (rank > 0)
+            for (int i = 0; i < n; i++)
+                if (pre[i] != expected_sum(rank, i, round)) {
+                    MTEST_CHECK(0, "exscan round %d n %d: item %d is %d", round, n, i, (int)pre[i]);
+                    break;
+                }
+    }
+    free(one);
+    free(all);
+    free(pre);
+}
+
+/* Items larger than a shared-memory reduction slot (a user operation on a 132000-byte type):
+ * these must still complete, through the point-to-point algorithms. */
+static void sum_big(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int32_t *a = in;
+    int32_t *b = inout;
+    for (long i = 0; i < 33000L * *len; i++)
+        b[i] += a[i];
+}
+
+static void check_big_items(MPI_Comm comm)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    MPI_Datatype big;
+    MPI_Type_contiguous(33000, MPI_INT32_T, &big);
+    MPI_Type_commit(&big);
+    MPI_Op op;
+    MPI_Op_create(sum_big, 1, &op);
+    int32_t *s = mtest_calloc(2 * 33000, sizeof(int32_t));
+    int32_t *r = mtest_calloc(2 * 33000, sizeof(int32_t));
+    for (int i = 0; i < 2 * 33000; i++)
+        s[i] = value(rank, i, 5);
+    MPI_Allreduce(s, r, 2, big, op, comm);
+    for (int i = 0; i < 2 * 33000; i++)
+        if (r[i] != expected_sum(size, i, 5)) {
+            MTEST_CHECK(0, "allreduce of 132000-byte items: element %d is %d", i, (int)r[i]);
+            break;
+        }
+    MPI_Reduce(s, r, 2, big, op, size - 1, comm);
+    MPI_Op_free(&op);
+    MPI_Type_free(&big);
+    free(s);
+    free(r);
+}
+
 /* inout = in: the result is the contribution of the lowest rank only when the combination
  * keeps rank order. */
 static void first_op(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -204,9 +390,16 @@ int main(int argc, char **argv)
         MPI_Comm_size(comms[i % NCOMMS], &csize);
         check_bcast(comms[i % NCOMMS], i, 1 + i % 5, i % csize);
         check_reduce(comms[i % NCOMMS], i, 1 + i % 3, -1, i % 2);
+        check_reduce(comms[i % NCOMMS], i, 1 + i % 61, i % csize, i % 2);
     }
-    for (int c = 0; c < NCOMMS; c++)
+    for (int c = 0; c < NCOMMS; c++) {
+        check_laggard(comms[c]);
+        check_odd_items(comms[c]);
+        check_small_gathers(comms[c]);
+        check_big_items(comms[c]);
+        check_same_bits(comms[c]);
         check_noncommutative(comms[c]);
+    }
     check_no_segments();
     for (int c = 1; c < NCOMMS; c++)
         MPI_Comm_free(&comms[c]);
