@@ -178,6 +178,10 @@ struct MPI_ABI_Comm {
      * receives not yet complete, under the home VCI's lock: summed over the members they tell
      * whether any message is in flight, which would be lost if its VCI changed. */
     int64_t unmatched, open_recvs;
+    /* Requests allocated on the home VCI (under its lock): together they hold one reference
+     * in `refs`, taken when the count leaves 0 and dropped when it returns to 0, so a window of
+     * requests costs two atomic operations instead of two each. */
+    int64_t home_requests;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
     uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
@@ -452,6 +456,7 @@ struct MPI_ABI_Request {
     uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
     uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
     uint8_t counted;    /* a receive counted in comm->open_recvs (see mf_comm_t) */
+    uint8_t home_ref;   /* its reference on comm is one of comm->home_requests */
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */

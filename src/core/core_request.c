@@ -119,6 +119,23 @@ static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
     return 1;
 }
 
+/* The request's reference on its communicator, taken and dropped under the lock of req->vci.
+ * Requests on the communicator's home VCI share one reference (comm->home_requests, protected
+ * by that lock); those on other VCIs (a spread communicator) take their own. */
+static inline void comm_ref_locked(mf_request_t *req)
+{
+    mf_comm_t *comm = req->comm;
+    req->home_ref = req->vci == comm->vci;
+    if (!req->home_ref || comm->home_requests++ == 0)
+        mf_comm_hold(comm);
+}
+
+static inline void comm_unref_locked(mf_comm_t *comm, int home_ref)
+{
+    if (!home_ref || --comm->home_requests == 0)
+        mf_comm_release(comm);
+}
+
 /* The fields a borrowed request needs while its operation is issued: what the issuing code
  * and the completion hook (req_on_complete in pt2pt.c) read. */
 static inline void request_init_issue(mf_request_t *req, mf_vci_t *vci, mf_comm_t *comm)
@@ -213,7 +230,7 @@ void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
     shared_unlock();
     request_init_rest(req, type);
     if (req->comm != NULL)
-        mf_comm_hold(req->comm);
+        comm_ref_locked(req);
 }
 
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
@@ -230,7 +247,7 @@ mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm
         return NULL;
     request_init(req, vci, type, comm);
     if (comm != NULL)
-        mf_comm_hold(comm);
+        comm_ref_locked(req);
     return req;
 }
 
@@ -240,6 +257,7 @@ void mf_request_release_locked(mf_request_t *req)
         return;
     request_cache_t *cache = cache_of(req->vci);
     mf_comm_t *comm = req->comm;
+    int home_ref = req->home_ref; /* read before the request goes back to the cache */
     if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL)) {
         free(req->bsend_copy);
         mf_dtype_temp_free(req->pack_buf);
@@ -257,7 +275,7 @@ void mf_request_release_locked(mf_request_t *req)
     cache->allocated--;
     shared_unlock();
     if (comm != NULL)
-        mf_comm_release(comm);
+        comm_unref_locked(comm, home_ref);
 }
 
 mf_request_t *mf_request_precomplete(mf_vci_t *vci)
