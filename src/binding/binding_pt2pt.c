@@ -172,7 +172,9 @@ static inline int send_fast(const char *func, const void *buf, size_t bytes, int
     if (MF_UNLIKELY(status != MF_OK))
         return mf_err_from_status(c, status, func, "cannot start the send");
     if (form == OP_BLOCKING)
-        return finish_blocking(func, c, req, MPI_STATUS_IGNORE);
+        return MF_LIKELY(req->type == MF_REQ_PRECOMPLETE)
+                   ? MPI_SUCCESS /* UCX took the bytes inside the call */
+                   : finish_blocking(func, c, req, MPI_STATUS_IGNORE);
     *request = req;
     return MPI_SUCCESS;
 }
