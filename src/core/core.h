@@ -457,6 +457,8 @@ struct MPI_ABI_Request {
     uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
     uint8_t counted;    /* a receive counted in comm->open_recvs (see mf_comm_t) */
     uint8_t home_ref;   /* its reference on comm is one of comm->home_requests */
+    /* In the first cache line: popping the free list reads only that line. */
+    struct MPI_ABI_Request *next_free;
     mf_vci_op_t op;
     mf_vci_t *vci;
     mf_comm_t *comm; /* counted reference while the request exists */
@@ -483,9 +485,8 @@ struct MPI_ABI_Request {
      * layer's state. */
     void (*poll)(struct MPI_ABI_Request *req);
     void *part;
-    struct mf_sched *sched; /* MF_REQ_COLL: the schedule it runs (owned) */
-    struct MPI_ABI_Request *next_free;
-};
+    struct mf_sched *sched;                /* MF_REQ_COLL: the schedule it runs (owned) */
+} __attribute__((aligned(MF_CACHE_LINE))); /* a request never shares a line with another */
 
 typedef struct MPI_ABI_Request mf_request_t;
 

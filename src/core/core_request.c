@@ -101,9 +101,11 @@ void mf_request_pool_fini(void)
 
 static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
 {
-    request_chunk_t *c = calloc(1, sizeof(*c) + CACHE_CHUNK * sizeof(mf_request_t));
+    size_t size = sizeof(request_chunk_t) + CACHE_CHUNK * sizeof(mf_request_t);
+    request_chunk_t *c = aligned_alloc(MF_CACHE_LINE, size);
     if (c == NULL)
         return 0;
+    memset(c, 0, size);
     pthread_mutex_lock(&chunks.lock);
     c->next = chunks.list;
     chunks.list = c;
