@@ -8,7 +8,9 @@
  *   mpiexec -n 1 valgrind --tool=callgrind bench/dt_self <bytes> <iters> <layout> <method>
  * then `callgrind_annotate --inclusive=yes` and the cost of run_derived or run_manual divided
  * by iters. layout: vector (one column of two doubles) or struct (int, double and float of a
- * 32-byte particle); method: derived, manual or both (default; prints wall-clock times too).
+ * 32-byte particle); method: derived, manual or both (default; prints wall-clock times too);
+ * order: irecv (default: MPI_Irecv, MPI_Send, MPI_Wait) or blocking (MPI_Send, then MPI_Recv,
+ * the path of a blocking exchange; only for messages the transport sends eagerly, a few KiB).
  * The layouts are those of dt_transfer.c. Standard MPI only.
  */
 #include <mpi.h>
@@ -34,6 +36,7 @@ typedef struct self_ctx {
     char *spacked, *rpacked;
     MPI_Datatype type;
     int type_count;
+    int blocking; /* MPI_Send then MPI_Recv */
 } self_ctx_t;
 
 static void check(int rc, const char *what)
@@ -44,8 +47,13 @@ static void check(int rc, const char *what)
     }
 }
 
-static void exchange(void *sbuf, void *rbuf, int count, MPI_Datatype type)
+static void exchange(const self_ctx_t *c, void *sbuf, void *rbuf, int count, MPI_Datatype type)
 {
+    if (c->blocking) {
+        check(MPI_Send(sbuf, count, type, 0, 1, MPI_COMM_SELF), "MPI_Send");
+        check(MPI_Recv(rbuf, count, type, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE), "MPI_Recv");
+        return;
+    }
     MPI_Request req;
     check(MPI_Irecv(rbuf, count, type, 0, 1, MPI_COMM_SELF, &req), "MPI_Irecv");
     check(MPI_Send(sbuf, count, type, 0, 1, MPI_COMM_SELF), "MPI_Send");
@@ -56,7 +64,7 @@ static void exchange(void *sbuf, void *rbuf, int count, MPI_Datatype type)
 __attribute__((noinline)) static void run_derived(const self_ctx_t *c, int iters)
 {
     for (int i = 0; i < iters; i++)
-        exchange(c->src, c->dst, c->type_count, c->type);
+        exchange(c, c->src, c->dst, c->type_count, c->type);
 }
 
 __attribute__((noinline)) static void run_manual(const self_ctx_t *c, int iters)
@@ -77,7 +85,7 @@ __attribute__((noinline)) static void run_manual(const self_ctx_t *c, int iters)
             for (size_t k = 0; k < c->n; k++)
                 out[k] = in[2 * k];
         }
-        exchange(c->spacked, c->rpacked, (int)bytes, MPI_BYTE);
+        exchange(c, c->spacked, c->rpacked, (int)bytes, MPI_BYTE);
         if (c->is_struct) {
             const char *in = c->rpacked;
             particle_t *out = c->dst;
@@ -118,13 +126,15 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc < 3) {
-        fprintf(stderr, "usage: dt_self <bytes> <iters> [vector|struct] [derived|manual|both]\n");
+        fprintf(stderr, "usage: dt_self <bytes> <iters> [vector|struct] [derived|manual|both] "
+                        "[irecv|blocking]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     size_t bytes = strtoul(argv[1], NULL, 0);
     int iters = atoi(argv[2]);
     const char *method = argc > 4 ? argv[4] : "both";
-    self_ctx_t c = {.is_struct = argc > 3 && strcmp(argv[3], "struct") == 0};
+    self_ctx_t c = {.is_struct = argc > 3 && strcmp(argv[3], "struct") == 0,
+                    .blocking = argc > 5 && strcmp(argv[5], "blocking") == 0};
     c.n = bytes / (c.is_struct ? PART_BYTES : sizeof(double));
     c.n = c.n > 0 ? c.n : 1;
     size_t span = c.is_struct ? c.n * sizeof(particle_t) : 2 * c.n * sizeof(double);

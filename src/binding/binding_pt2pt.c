@@ -163,6 +163,91 @@ static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, M
     return mf_err_raise(comm, mf_err_code(err, func, "the operation failed"));
 }
 
+/* ---- blocking calls of packed derived types ---------------------------------------------- */
+
+/* The largest MANIFOLD_DT_STACK_BYTES: what a blocking call may put on its stack. */
+#define DT_STACK_CAP 4096
+
+/* Whether a blocking send or receive of a derived type uses a packed copy of its own (on the
+ * stack up to MANIFOLD_DT_STACK_BYTES, else a temporary) instead of one the request owns: the
+ * call waits for the transport, so the copy outlives the operation, and the request carries
+ * neither the type, the user's buffer nor a type reference. */
+static inline int blocking_packed(MPI_Datatype dt, MPI_Count count, size_t bytes, int peer)
+{
+    MPI_Aint off;
+    return peer != MPI_PROC_NULL && mf_dtype_get(dt) != NULL && bytes > 0 &&
+           !mf_dtype_contiguous(dt, count, &off) && !stream_size(bytes);
+}
+
+/* A copy for `bytes` packed bytes: `stack` when they fit the tunable, else a temporary. */
+static void *blocking_buf(char *stack, size_t bytes)
+{
+    if (bytes <= (size_t)mf_params.dt_stack_bytes)
+        return stack;
+    void *tmp = mf_dtype_temp_alloc(bytes);
+    if (tmp != NULL)
+        mf_dtype_temp_note(bytes);
+    return tmp;
+}
+
+static void blocking_buf_free(char *stack, void *p)
+{
+    if (p != stack)
+        mf_dtype_temp_free(p);
+}
+
+static __attribute__((noinline)) int send_blocking_packed(const char *func, mf_comm_t *c,
+                                                          const void *buf, MPI_Count count,
+                                                          MPI_Datatype dt, size_t bytes, int dest,
+                                                          int tag, mf_send_mode_t mode)
+{
+    _Alignas(64) char stack[DT_STACK_CAP];
+    void *packed = blocking_buf(stack, bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_dtype_pack(dt, count, buf, packed, 0, (MPI_Count)bytes);
+    mf_request_t *req;
+    mf_status_t status =
+        mf_pt2pt_isend(packed, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+    int rc = status == MF_OK ? finish_blocking(func, c, req, MPI_STATUS_IGNORE)
+                             : mf_err_from_status(c, status, func, "cannot start the send");
+    blocking_buf_free(stack, packed);
+    return rc;
+}
+
+static __attribute__((noinline)) int recv_blocking_packed(const char *func, mf_comm_t *c, void *buf,
+                                                          MPI_Count count, MPI_Datatype dt,
+                                                          size_t bytes, int source, int tag,
+                                                          MPI_Status *st)
+{
+    _Alignas(64) char stack[DT_STACK_CAP];
+    void *packed = blocking_buf(stack, bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_request_t local;
+    mf_status_t status =
+        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
+    if (status != MF_OK) {
+        blocking_buf_free(stack, packed);
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    }
+    mf_request_wait_done(&local);
+    /* what arrived, as for a temporary unpacked at completion (mf_request_unpack) */
+    if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
+        size_t got = local.op.length < bytes ? local.op.length : bytes;
+        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
+    }
+    blocking_buf_free(stack, packed);
+    mf_request_fill_status(&local, st);
+    int err = mf_request_error(&local);
+    return err == MPI_SUCCESS ? MPI_SUCCESS
+                              : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+}
+
 /* Predefined datatypes, immediate and blocking forms: straight to the protocol layer. */
 static inline int send_fast(const char *func, const void *buf, size_t bytes, int dest, int tag,
                             mf_comm_t *c, mf_send_mode_t mode, op_form_t form, MPI_Request *request)
@@ -225,6 +310,8 @@ static __attribute__((noinline)) int send_checked(const char *func, const void *
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
+    if (form == OP_BLOCKING && mode != MF_SEND_BUFFERED && blocking_packed(dt, count, bytes, dest))
+        return send_blocking_packed(func, c, buf, count, dt, bytes, dest, tag, mode);
     stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT,
                        mode != MF_SEND_BUFFERED, &sg);
@@ -272,6 +359,8 @@ static __attribute__((noinline)) int recv_checked(const char *func, void *buf, M
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
+    if (form == OP_BLOCKING && blocking_packed(dt, count, bytes, source))
+        return recv_blocking_packed(func, c, buf, count, dt, bytes, source, tag, st);
     stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)

@@ -615,8 +615,10 @@ static inline void copy_small(char *dst, const char *src, size_t len)
 
 /* Four blocks per iteration: the loop overhead (two pointer updates, a compare, a branch)
  * otherwise outweighs the one load and one store of a small element. */
-static inline void blocks_fixed(char *mem, char *packed, MPI_Count nb, MPI_Aint mstride,
-                                MPI_Aint pstride, size_t len, int dir)
+static inline __attribute__((always_inline)) void blocks_fixed(char *mem, char *packed,
+                                                               MPI_Count nb, MPI_Aint mstride,
+                                                               MPI_Aint pstride, size_t len,
+                                                               int dir)
 {
     MPI_Count i = 0;
     if (dir == 0) {

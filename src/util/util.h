@@ -127,6 +127,7 @@ typedef struct mf_params {
     int dt_temp_cache;
     int dt_stream_eager_min;
     int dt_stream_eager_max;
+    int dt_stack_bytes; /* MANIFOLD_DT_STACK_BYTES (blocking calls pack on the stack) */
 } mf_params_t;
 
 extern mf_params_t mf_params;

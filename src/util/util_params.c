@@ -132,6 +132,10 @@ static const param_def_t param_table[] = {
      "upper end of the DT_STREAM_EAGER_MIN range; keep it within the transport's eager size "
      "(larger streamed messages go rendezvous without zero copy); 0: no such range",
      NULL},
+    {"DT_STACK_BYTES", &mf_params.dt_stack_bytes, 2048, 0, 4096,
+     "blocking sends and receives of non-contiguous messages up to this many bytes pack into "
+     "a buffer on the caller's stack, with no temporary and no request of their own; 0: never",
+     NULL},
     {"DT_TEMP_CACHE", &mf_params.dt_temp_cache, 262144, 0, INT_MAX,
      "pack temporaries of non-contiguous messages up to this many bytes are kept by the thread "
      "that releases them for its next message instead of freed; 0: always malloc and free",
