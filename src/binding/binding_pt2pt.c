@@ -42,33 +42,62 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     return rc;
 }
 
+/* The rank and tag of an envelope, checked inline: a rank of the communicator (or
+ * MPI_ANY_SOURCE for receives) and a valid tag (or MPI_ANY_TAG for receives), unless the
+ * communicator asserts otherwise. 0 sends the call through check_envelope. */
+static inline int peer_tag_fast(const mf_comm_t *c, int rank, int tag, int is_send)
+{
+    int wild = is_send ? 0 : (c->hints | c->spread_by);
+    if (MF_UNLIKELY((unsigned)rank >= (unsigned)mf_comm_peer_size(c)) &&
+        (is_send || rank != MPI_ANY_SOURCE || (wild & MF_HINT_NO_ANY_SOURCE)))
+        return 0;
+    if (MF_UNLIKELY((unsigned)tag > (unsigned)MF_PT2PT_TAG_UB) &&
+        (is_send || tag != MPI_ANY_TAG || (wild & MF_HINT_NO_ANY_TAG)))
+        return 0;
+    return 1;
+}
+
+static inline int library_ready(void)
+{
+    return atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
+}
+
 /* The common case of a point-to-point envelope, checked in one pass with no calls: the library
- * is ready, a valid communicator, a predefined datatype, count >= 0, a buffer for the bytes, a
- * rank of the communicator (or MPI_ANY_SOURCE for receives) and a valid tag (or MPI_ANY_TAG for
- * receives, unless the communicator asserts otherwise). Returns the communicator, or NULL to
- * send the call through check_envelope, which finds and reports whatever differs
- * (MPI_PROC_NULL and derived datatypes go that way too). */
+ * is ready, a valid communicator, a predefined datatype, count >= 0, a buffer for the bytes,
+ * and peer_tag_fast. Returns the communicator, or NULL to send the call through
+ * check_envelope, which finds and reports whatever differs (MPI_PROC_NULL and derived
+ * datatypes go that way too). */
 static inline mf_comm_t *envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count,
                                        MPI_Datatype dt, int rank, int tag, int is_send,
                                        size_t *bytes_p)
 {
-    if (MF_UNLIKELY(atomic_load_explicit(&mf_global.state, memory_order_acquire) != MF_STATE_READY))
+    if (MF_UNLIKELY(!library_ready()))
         return NULL;
     mf_comm_t *c = mf_comm_get(comm);
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (MF_UNLIKELY(c == NULL || info == NULL || info->size <= 0 || count < 0))
         return NULL;
     size_t bytes = (size_t)count * (size_t)info->extent;
-    if (MF_UNLIKELY(buf == NULL && bytes > 0))
-        return NULL;
-    int wild = is_send ? 0 : (c->hints | c->spread_by);
-    if (MF_UNLIKELY((unsigned)rank >= (unsigned)mf_comm_peer_size(c)) &&
-        (is_send || rank != MPI_ANY_SOURCE || (wild & MF_HINT_NO_ANY_SOURCE)))
-        return NULL;
-    if (MF_UNLIKELY((unsigned)tag > (unsigned)MF_PT2PT_TAG_UB) &&
-        (is_send || tag != MPI_ANY_TAG || (wild & MF_HINT_NO_ANY_TAG)))
+    if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
         return NULL;
     *bytes_p = bytes;
+    return c;
+}
+
+/* The same for a committed derived datatype (whose buffer may be MPI_BOTTOM), so the checked
+ * path does not pay check_envelope's calls for a valid call either. */
+static inline mf_comm_t *envelope_derived_fast(MPI_Comm comm, MPI_Count count, MPI_Datatype dt,
+                                               int rank, int tag, int is_send, size_t *bytes_p)
+{
+    if (MF_UNLIKELY(!library_ready()))
+        return NULL;
+    mf_comm_t *c = mf_comm_get(comm);
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (c == NULL || d == NULL || count < 0 ||
+        !atomic_load_explicit(&d->committed, memory_order_acquire) ||
+        !peer_tag_fast(c, rank, tag, is_send))
+        return NULL;
+    *bytes_p = (size_t)count * (size_t)d->psize;
     return c;
 }
 
@@ -304,8 +333,9 @@ static __attribute__((noinline)) int send_checked(const char *func, const void *
                                                   op_form_t form, MPI_Request *request)
 {
     size_t bytes;
-    mf_comm_t *c = NULL;
-    int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
+    mf_comm_t *c = envelope_derived_fast(comm, count, dt, dest, tag, 1, &bytes);
+    int rc = c != NULL ? MPI_SUCCESS
+                       : check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
@@ -353,8 +383,9 @@ static __attribute__((noinline)) int recv_checked(const char *func, void *buf, M
                                                   MPI_Request *request, MPI_Status *st)
 {
     size_t bytes;
-    mf_comm_t *c = NULL;
-    int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
+    mf_comm_t *c = envelope_derived_fast(comm, count, dt, source, tag, 0, &bytes);
+    int rc = c != NULL ? MPI_SUCCESS
+                       : check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
