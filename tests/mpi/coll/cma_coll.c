@@ -6,10 +6,12 @@
  * MPI_IN_PLACE, receive displacements that differ between ranks, and owners that overwrite
  * their buffer the moment the call returns (they must not return before the readers are
  * done); MPI_Allreduce around 16 KiB (its own threshold), in place, with a user operation on
- * 12-byte items, and with identical floating-point bits on every rank. Small and large calls alternate so both share the ring of small entries.
- * CMA_COLL_DENY=odd|all installs a seccomp filter that makes process_vm_readv fail with EPERM
- * on the odd ranks or on all of them before the tested communicators exist: the library must
- * notice at set-up and fall back on every rank together.
+ * 12-byte items, and with identical floating-point bits on every rank. Small and large calls
+ * alternate so both share the ring of small entries. CMA_COLL_DENY=odd|all installs a seccomp
+ * filter that makes process_vm_readv fail with EPERM on the odd ranks or on all of them before the
+ * tested communicators exist: the library must notice at set-up and fall back on every rank
+ * together. With the copies off (the default) the same calls check the segment paths, among
+ * them the two-rank streamed allreduce.
  */
 #define _GNU_SOURCE
 
