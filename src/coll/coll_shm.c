@@ -835,8 +835,8 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
 
 /* Allreduce on one node of two ranks from this size: pair_allreduce. */
 #define PAIR_ALLREDUCE_MIN ((size_t)4 * 1024)
-/* From this size its pieces go through the data area (4 slots of PAIR_BIG_PIECE): 32 KiB
- * pieces took half the time of 8 KiB ones from 256 KiB and beat 16, 64 and 128 KiB ones. */
+/* From this size its pieces go through the data area (4 slots of PAIR_BIG_PIECE): in loaded runs
+ * 32 KiB pieces took half the time of 8 KiB ones from 256 KiB and beat 16, 64 and 128 KiB ones. */
 #define PAIR_BIG_MIN   ((size_t)32 * 1024)
 #define PAIR_BIG_PIECE ((size_t)32 * 1024)
 
