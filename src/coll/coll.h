@@ -153,6 +153,13 @@ int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
+/* Large blocks on one node copied straight from the owner's buffer (process_vm_readv), when
+ * every local rank can read the others and the size reaches MANIFOLD_COLL_CMA_BYTES. */
+int mf_coll_shm_cma(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                       const size_t *rdispls);
+mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                   int root);
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                              MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 void mf_coll_shm_free(mf_comm_t *comm);

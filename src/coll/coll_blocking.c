@@ -513,6 +513,8 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
 {
     if (!mf_params.coll_gather && mf_coll_shm_small(comm, len))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
+    if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len))
+        return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
         return gather_binomial(comm, sbuf, len, rbuf, root, TAG_GATHER);
@@ -700,6 +702,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_cma(comm, most))
+        return mf_coll_shm_cma_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
     if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define CACHE_LINE 64
@@ -42,6 +43,8 @@
 /* Pieces of the two-rank reduce and the slots they go through (node_stream). */
 #define STREAM_CHUNK ((size_t)8 * 1024)
 #define STREAM_SLOTS 2
+/* Two rings of STREAM_SLOTS slots: node_stream uses the first, pair_allreduce one per rank. */
+#define STREAM_RINGS 2
 /* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
 #define SPIN_LIMIT 256
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
@@ -75,6 +78,8 @@ typedef struct mf_coll_shm {
     char *ring;                       /* STREAM_SLOTS slots for node_stream */
     uint64_t ring_free[STREAM_SLOTS]; /* slot i is free once every counter reached this */
     unsigned ring_next;               /* the slot of the next piece */
+    int cma;                          /* every local rank can read the others' memory */
+    pid_t *pid_of;                    /* process id of each local rank */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -104,7 +109,7 @@ static void segment_geometry(mf_coll_shm_t *sh)
     sh->half = round_down(data / 2, CACHE_LINE);
     sh->slot = SLOT;
     sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS * SMALL_ENTRY +
-                  STREAM_SLOTS * STREAM_CHUNK + data;
+                  STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK + data;
 }
 
 /* ---- signalling -------------------------------------------------------------------------- */
@@ -155,8 +160,13 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 
 typedef struct shm_entry {
     int leader; /* rank of the lowest member of this rank's node */
+    pid_t pid;
+    uint64_t probe; /* address of cma_probe in this process */
     char name[NAME_LEN];
 } shm_entry_t;
+
+/* What a peer reads at set-up to learn whether the kernel lets it copy from this process. */
+static const uint64_t cma_probe = 0x6d616e69666f6c64u;
 
 static void shm_destroy(mf_coll_shm_t *sh)
 {
@@ -166,6 +176,7 @@ static void shm_destroy(mf_coll_shm_t *sh)
         mf_comm_free(sh->leaders);
     free(sh->node_of);
     free(sh->lrank_of);
+    free(sh->pid_of);
     free(sh);
 }
 
@@ -264,6 +275,44 @@ static int layout_from(mf_coll_shm_t *sh, const shm_entry_t *all, int size, int 
 
 /* Collective over comm: everything the shared-memory path needs, or shm_disabled when it does
  * not apply or a member could not map the segment (then all fall back together). */
+/* Copies len bytes at address `src` of process `pid` to dst; 0 or an errno value. */
+static int cma_read(pid_t pid, void *dst, uint64_t src, size_t len)
+{
+    char *d = dst;
+    while (len > 0) {
+        struct iovec local = {.iov_base = d, .iov_len = len};
+        struct iovec remote = {.iov_base = (void *)(uintptr_t)src, .iov_len = len};
+        ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? errno : EFAULT;
+        d += got;
+        src += (uint64_t)got;
+        len -= (size_t)got;
+    }
+    return 0;
+}
+
+/* Whether this process can read every other member of its node (ptrace permission, a kernel
+ * without CMA, a container's seccomp filter all say no), found once per communicator. */
+static int cma_works(mf_coll_shm_t *sh, const shm_entry_t *all, int size, int rank)
+{
+    sh->pid_of = mf_malloc(sizeof(pid_t) * (size_t)sh->k, "node pids");
+    if (sh->pid_of == NULL)
+        return 0;
+    int works = 1;
+    for (int i = 0; i < size; i++) {
+        if (sh->node_of[i] != sh->node_of[rank])
+            continue;
+        sh->pid_of[sh->lrank_of[i]] = all[i].pid;
+        uint64_t v = 0;
+        if (i != rank && (cma_read(all[i].pid, &v, all[i].probe, sizeof(v)) != 0 || v != cma_probe))
+            works = 0;
+    }
+    return works;
+}
+
 static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
 {
     int size = comm->size, leader = -1, count = 0, ok = 1;
@@ -279,7 +328,8 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     status = local_members(comm, &leader, &count);
     if (status != MF_OK)
         goto err_free;
-    shm_entry_t mine = {.leader = leader};
+    shm_entry_t mine = {
+        .leader = leader, .pid = getpid(), .probe = (uint64_t)(uintptr_t)&cma_probe};
     sh->k = count;
     segment_geometry(sh);
     if (leader == comm->rank && count > 1) {
@@ -308,15 +358,19 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->map = segment_attach(sh, all[leader].name);
     if (leader != comm->rank && count > 1 && sh->map == NULL)
         ok = 0;
+    /* Bit 0: the segment is mapped; bit 1: cross-process copies work (count on every node
+     * with two or more members; anyone failing turns them off everywhere). */
+    uint64_t word = ok ? 1 : 0;
+    if (ok && (count < 2 || cma_works(sh, all, size, comm->rank)))
+        word |= 2;
     /* Everyone has mapped the segment (or failed to) once this agreement is done, so the name
      * can go: a job that crashes from now on leaves nothing behind in /dev/shm. */
-    uint64_t word = ok ? 1 : 0;
     status = mf_coll_allreduce_band(comm, &word, 1);
     if (leader == comm->rank && sh->map != NULL)
         shm_unlink(mine.name);
     if (status != MF_OK)
         goto err_free;
-    if (word == 0) {
+    if ((word & 1) == 0) {
         free(all);
         shm_destroy(sh);
         *sh_p = &shm_disabled;
@@ -335,9 +389,13 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->done = sh->flags + k;
         sh->small = (char *)(sh->done + k);
         sh->ring = sh->small + k * SMALL_SLOTS * SMALL_ENTRY;
-        sh->data = sh->ring + STREAM_SLOTS * STREAM_CHUNK;
+        sh->data = sh->ring + STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK;
     }
     sh->enabled = 1;
+    sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
+    if (sh->k > 1)
+        mf_log(MF_LOG_DEBUG, "coll", "cross-process copies for large collectives: %s",
+               sh->cma ? "on" : "off (a test read failed on some rank)");
     free(all);
     *sh_p = sh;
     return MF_OK;
@@ -436,6 +494,64 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
         memcpy(buf, entry + SMALL_HEAD, len);
     }
     small_finish(sh, n);
+}
+
+/* ---- single-copy calls on one node (cross-process memory access) ----------------------- */
+
+/* A large call on one node where every rank can read the others' memory: the owners of the
+ * data publish its address through their small-call entry, the readers copy straight from
+ * there with process_vm_readv (one copy instead of two through the segment), and an owner
+ * returns once every reader's `done` says it has finished. */
+static int cma_call(const mf_coll_shm_t *sh, size_t len)
+{
+    return sh->cma && sh->nnodes == 1 && mf_params.coll_cma_bytes > 0 &&
+           len >= (size_t)mf_params.coll_cma_bytes;
+}
+
+static void cma_publish(mf_coll_shm_t *sh, mf_comm_t *comm, const void *addr, uint64_t n)
+{
+    uint64_t a = (uint64_t)(uintptr_t)addr;
+    small_publish(sh, comm, &a, sizeof(a), n);
+}
+
+/* Copies len bytes of local rank i's published buffer, from byte `off`, to dst. */
+static mf_status_t cma_fetch(mf_coll_shm_t *sh, mf_comm_t *comm, int i, uint64_t n, size_t off,
+                             void *dst, size_t len, int *spins, int *polls)
+{
+    char *entry = small_entry(sh, i, n);
+    uint64_t a;
+    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    memcpy(&a, entry + SMALL_HEAD, sizeof(a));
+    int err = cma_read(sh->pid_of[i], dst, a + off, len);
+    if (err == 0)
+        return MF_OK;
+    mf_log(MF_LOG_WARN, "coll", "cross-process copy of %zu bytes from local rank %d failed: %s",
+           len, i, strerror(err));
+    return MF_ERR_OTHER;
+}
+
+/* An owner's buffer may change once it returns: wait until every rank is done with call n. */
+static void cma_wait_readers(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
+{
+    int spins = 0, polls = 0;
+    for (int i = 0; i < sh->k; i++)
+        if (i != sh->lrank)
+            wait_ge(comm, &sh->done[i].value, n + 1, &spins, &polls);
+}
+
+static mf_status_t cma_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t len, int root)
+{
+    uint64_t n = sh->small_n++;
+    int spins = 0, polls = 0;
+    mf_status_t status = MF_OK;
+    if (comm->rank == root)
+        cma_publish(sh, comm, buf, n);
+    else
+        status = cma_fetch(sh, comm, sh->lrank_of[root], n, 0, buf, len, &spins, &polls);
+    small_finish(sh, n);
+    if (comm->rank == root)
+        cma_wait_readers(sh, comm, n);
+    return status;
 }
 
 /* ---- barrier ----------------------------------------------------------------------------- */
@@ -548,6 +664,8 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
         small_bcast(sh, comm, buf, len, root);
         return MF_OK;
     }
+    if (cma_call(sh, len))
+        return cma_bcast(sh, comm, buf, len, root);
     /* On the root's node the root writes and its leader reads like the others, then passes
      * the data on to the other leaders, which then write on their nodes. */
     if (here)
@@ -715,6 +833,135 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
     return node_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, root);
 }
 
+/* Allreduce on one node of two ranks from this size: pair_allreduce. */
+#define PAIR_ALLREDUCE_MIN ((size_t)4 * 1024)
+/* From this size its pieces go through the data area (4 slots of PAIR_BIG_PIECE): in loaded runs
+ * 32 KiB pieces took half the time of 8 KiB ones from 256 KiB and beat 16, 64 and 128 KiB ones. */
+#define PAIR_BIG_MIN   ((size_t)32 * 1024)
+#define PAIR_BIG_PIECE ((size_t)32 * 1024)
+
+/* Allreduce on one node of two ranks: local rank 0 owns the lower half of the items, rank 1
+ * the upper half. Each streams the other's half of its vector through its own ring of stream
+ * slots while combining the pieces the other sends into its own half of the result (a
+ * reduce-scatter), then each streams its finished half and copies the other's (an
+ * allgather). Both directions run at once, one piece per step and two signals per step, so
+ * each rank moves and combines half the vector instead of copying all of it in and out.
+ * Each half is combined by one rank, so both get the same bits; in place works because a
+ * rank writes the other's half of its buffer only in the second phase. */
+static void pair_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                           size_t count, MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    int me = sh->lrank, peer = me ^ 1, spins = 0, polls = 0;
+    size_t h = count / 2, chunk = STREAM_CHUNK;
+    char *rings = sh->ring;
+    /* large vectors: bigger pieces in the data area, fewer handshakes */
+    if (count * extent >= PAIR_BIG_MIN && extent <= PAIR_BIG_PIECE) {
+        chunk = PAIR_BIG_PIECE;
+        rings = sh->data;
+        shm_wait_all(sh, comm, max_u64(sh->free_at[0], sh->free_at[1]));
+    }
+    size_t per = chunk / extent;
+    size_t lo[2] = {0, h}, len[2] = {h, count - h}; /* each rank's range of items */
+    size_t steps = (count - h + per - 1) / per;     /* pieces of the larger half */
+    char *mine = rings + (size_t)me * STREAM_SLOTS * chunk;
+    char *theirs = rings + (size_t)peer * STREAM_SLOTS * chunk;
+    _Atomic uint64_t *pflag = &sh->flags[peer].value;
+    /* the slots may still be read by a stream of an earlier call */
+    shm_wait_all(sh, comm, max_u64(sh->ring_free[0], sh->ring_free[1]));
+    uint64_t base = sh->seq;
+    for (size_t s = 0; s < 2 * steps; s++) {
+        int gather = s >= steps; /* second phase */
+        size_t p = gather ? s - steps : s, i = s % STREAM_SLOTS;
+        /* what I send: the peer's range of my vector, then my finished range */
+        int sr = gather ? me : peer, rr = gather ? peer : me;
+        size_t sfirst = p * per, rfirst = p * per;
+        size_t sn = sfirst < len[sr] ? (len[sr] - sfirst < per ? len[sr] - sfirst : per) : 0;
+        size_t rn = rfirst < len[rr] ? (len[rr] - rfirst < per ? len[rr] - rfirst : per) : 0;
+        if (s >= STREAM_SLOTS) /* the peer has read what I put in slot i two steps ago */
+            wait_ge(comm, pflag, base + 2 * s - 2, &spins, &polls);
+        const char *src = gather ? rbuf : sbuf;
+        memcpy(mine + i * chunk, src + (lo[sr] + sfirst) * extent, sn * extent);
+        shm_signal(sh);
+        char *dst = rbuf + (lo[rr] + rfirst) * extent;
+        if (!gather && sbuf != rbuf)
+            memcpy(dst, sbuf + (lo[rr] + rfirst) * extent, rn * extent);
+        wait_ge(comm, pflag, base + 2 * s + 1, &spins, &polls);
+        const char *slot = theirs + i * chunk;
+        if (gather)
+            memcpy(dst, slot, rn * extent);
+        else if (rn > 0)
+            mf_op_apply(op, slot, dst, rn, dt);
+        shm_signal(sh);
+    }
+    sh->ring_free[0] = sh->ring_free[1] = sh->seq;
+    if (rings == sh->data)
+        sh->free_at[0] = sh->free_at[1] = sh->seq;
+}
+
+/* Allreduce from this size on one node goes through cross-process copies (cma_allreduce). */
+#define CMA_ALLREDUCE_MIN ((size_t)16 * 1024)
+/* The piece of another rank's vector read at a time before it is combined (stays in cache). */
+#define CMA_PIECE ((size_t)32 * 1024)
+
+/* Reduce-scatter then allgather with no copy through the segment: each rank owns 1/k of the
+ * items, reads that range of every other rank's send buffer piece by piece and combines it
+ * into its receive buffer, then (after one signal) reads the other ranks' finished ranges
+ * from their receive buffers. Each range is combined by one rank, so all get the same bits.
+ * In place, the ranges others read from my buffer are not written before that signal. */
+static mf_status_t cma_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                                 size_t count, MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    int k = sh->k, me = sh->lrank, spins = 0, polls = 0;
+    uint64_t n = sh->small_n++, addr[2] = {(uint64_t)(uintptr_t)sbuf, (uint64_t)(uintptr_t)rbuf};
+    size_t piece = round_down(CMA_PIECE, extent);
+    if (piece == 0)
+        piece = extent;
+    char *tmp = mf_malloc(piece, "allreduce piece");
+    mf_status_t status = tmp != NULL ? MF_OK : MF_ERR_NO_MEMORY;
+    small_publish(sh, comm, addr, sizeof(addr), n);
+    size_t lo = count * (size_t)me / (size_t)k * extent;
+    size_t hi = count * (size_t)(me + 1) / (size_t)k * extent;
+    if (sbuf != rbuf)
+        memcpy(rbuf + lo, sbuf + lo, hi - lo);
+    for (int j = 1; j < k && status == MF_OK; j++) {
+        int i = (me + j) % k;
+        char *entry = small_entry(sh, i, n);
+        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        uint64_t a[2];
+        memcpy(a, entry + SMALL_HEAD, sizeof(a));
+        for (size_t off = lo; off < hi && status == MF_OK; off += piece) {
+            size_t len = hi - off < piece ? hi - off : piece;
+            int err = cma_read(sh->pid_of[i], tmp, a[0] + off, len);
+            if (err != 0) {
+                mf_log(MF_LOG_WARN, "coll", "cross-process copy from local rank %d failed: %s", i,
+                       strerror(err));
+                status = MF_ERR_OTHER;
+                break;
+            }
+            mf_op_apply(op, tmp, rbuf + off, len / extent, dt);
+        }
+    }
+    free(tmp);
+    shm_signal(sh); /* my range is final; I have read all I need from the send buffers */
+    shm_wait_all(sh, comm, sh->seq);
+    for (int j = 1; j < k; j++) {
+        int i = (me + j) % k;
+        uint64_t a[2];
+        memcpy(a, small_entry(sh, i, n) + SMALL_HEAD, sizeof(a));
+        size_t ilo = count * (size_t)i / (size_t)k * extent;
+        size_t ihi = count * (size_t)(i + 1) / (size_t)k * extent;
+        int err = ihi > ilo ? cma_read(sh->pid_of[i], rbuf + ilo, a[1] + ilo, ihi - ilo) : 0;
+        if (err != 0 && status == MF_OK) {
+            mf_log(MF_LOG_WARN, "coll", "cross-process copy from local rank %d failed: %s", i,
+                   strerror(err));
+            status = MF_ERR_OTHER;
+        }
+    }
+    small_finish(sh, n);
+    cma_wait_readers(sh, comm, n);
+    return status;
+}
+
 mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                   MPI_Datatype dt, size_t extent, MPI_Op op)
 {
@@ -725,6 +972,16 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
         return leader_reduce(sh, sbuf, rbuf, count, dt, extent, op, -1);
     if (small_call(sh, count * extent)) {
         small_reduction(sh, comm, sbuf, rbuf, count, dt, extent, op, -1);
+        return MF_OK;
+    }
+    size_t cma_min = (size_t)mf_params.coll_cma_bytes;
+    if (cma_min > CMA_ALLREDUCE_MIN)
+        cma_min = CMA_ALLREDUCE_MIN;
+    if (cma_call(sh, cma_min) && count * extent >= cma_min && count >= (size_t)sh->k)
+        return cma_allreduce(sh, comm, sbuf, rbuf, count, dt, extent, op);
+    if (sh->nnodes == 1 && sh->k == 2 && extent <= STREAM_CHUNK &&
+        count * extent >= PAIR_ALLREDUCE_MIN) {
+        pair_allreduce(sh, comm, sbuf, rbuf, count, dt, extent, op);
         return MF_OK;
     }
     if (small_reduce(sh, count * extent)) {
@@ -738,6 +995,69 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
 
 /* Scans combine every lower rank's entry, so their cost grows with the rank: only this many. */
 #define SMALL_SCAN_RANKS 8
+
+int mf_coll_shm_cma(mf_comm_t *comm, size_t len)
+{
+    if (mf_params.coll_cma_bytes <= 0 || len < (size_t)mf_params.coll_cma_bytes ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return cma_call(sh, len) && sh->k == comm->size;
+}
+
+/* Every rank publishes where its own block lies in its receive buffer (displacements may
+ * differ between ranks) and copies the others' blocks from theirs. */
+mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                       const size_t *rdispls)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int spins = 0, polls = 0;
+    char *out = rbuf;
+    mf_status_t status = MF_OK;
+    cma_publish(sh, comm, out + rdispls[comm->rank], n);
+    /* start with the next rank so that readers spread over the owners */
+    for (int j = 1; j < sh->k; j++) {
+        int i = (comm->rank + j) % sh->k;
+        if (rlens[i] == 0)
+            continue;
+        mf_status_t st = cma_fetch(sh, comm, i, n, 0, out + rdispls[i], rlens[i], &spins, &polls);
+        if (status == MF_OK)
+            status = st;
+    }
+    small_finish(sh, n);
+    cma_wait_readers(sh, comm, n);
+    return status;
+}
+
+/* The non-roots publish their send buffers, the root copies from each. */
+mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                   int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    mf_status_t status = MF_OK;
+    if (comm->rank != root) {
+        cma_publish(sh, comm, sbuf, n);
+        small_finish(sh, n);
+        int spins = 0, polls = 0;
+        wait_ge(comm, &sh->done[root].value, n + 1, &spins, &polls);
+        return MF_OK;
+    }
+    int spins = 0, polls = 0;
+    char *out = rbuf;
+    if (sbuf != MPI_IN_PLACE)
+        memcpy(out + (size_t)root * len, sbuf, len);
+    for (int i = 0; i < sh->k; i++) {
+        if (i == root)
+            continue;
+        mf_status_t st = cma_fetch(sh, comm, i, n, 0, out + (size_t)i * len, len, &spins, &polls);
+        if (status == MF_OK)
+            status = st;
+    }
+    small_finish(sh, n);
+    return status;
+}
 
 int mf_coll_shm_small(mf_comm_t *comm, size_t len)
 {

@@ -116,6 +116,12 @@ static const param_def_t param_table[] = {
      "1: barrier, bcast, reduce and allreduce go through shared memory among the ranks of a "
      "node and point-to-point among one leader per node; 0: point-to-point only",
      NULL},
+    {"COLL_CMA_BYTES", &mf_params.coll_cma_bytes, 0, 0, INT_MAX,
+     "bcast, allgather and gather of at least this many bytes (per block; allreduce from "
+     "16 KiB or this, whichever is lower) on one node copy straight from the other process's "
+     "buffer (process_vm_readv) when the kernel allows it; 0 (default): never, the data goes "
+     "through the shared segment",
+     NULL},
     {"PART_AGGR_BYTES", &mf_params.part_aggr_bytes, 8192, 0, 1 << 30,
      "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
      "most this many bytes; 0: every partition is its own message",
