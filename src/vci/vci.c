@@ -380,9 +380,19 @@ static __attribute__((noinline)) ucp_ep_h ep_connect_locked(mf_worker_t *w, int 
     return w->eps[peer];
 }
 
+/* A worker whose owner just started an operation on it needs no global sweep either: the
+ * owner progresses it when it waits, and a sweeper's trylock would only make the owner's next
+ * call wait (par_comm threads then contend with sweepers). Same flag as a waiter's. */
+static inline void mark_in_use(mf_worker_t *w)
+{
+    if (!atomic_load_explicit(&w->progressed, memory_order_relaxed))
+        atomic_store_explicit(&w->progressed, 1, memory_order_relaxed);
+}
+
 static inline ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
 {
     mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
+    mark_in_use(w);
     if (MF_LIKELY(w->eps[peer] != NULL))
         return w->eps[peer];
     return ep_connect_locked(w, peer, status_p);
@@ -472,7 +482,9 @@ mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_
     param.cb.recv = recv_done_cb;
     param.user_data = op;
     stat_inc(&vci->recvs);
-    ucs_status_ptr_t ret = ucp_tag_recv_nbx(worker_locked(vci), buf, len, tag, tag_mask, &param);
+    mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
+    mark_in_use(w);
+    ucs_status_ptr_t ret = ucp_tag_recv_nbx(w->worker, buf, len, tag, tag_mask, &param);
     return op_started(op, ret, "tagged receive");
 }
 
