@@ -247,9 +247,12 @@ mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_co
          * its own, completed by progress. */
         req->op.on_complete = req_on_complete;
         mf_request_take_locked(req, MF_REQ_SEND);
+    } else {
+        mf_request_unpeek_locked(req); /* not issued: back to the cache */
     }
     mf_vci_unlock(vci);
-    *req_p = req;
+    if (status == MF_OK)
+        *req_p = req;
     return status;
 }
 
