@@ -160,6 +160,16 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, void *rbuf, const size_t
                                        const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
+/* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
+ * node: through the data area in pieces (collective on the first call, like
+ * mf_coll_shm_usable). */
+int mf_coll_shm_medium(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                      int root);
+mf_status_t mf_coll_shm_medium_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                       int root);
+mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                          const size_t *rdispls);
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                              MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 void mf_coll_shm_free(mf_comm_t *comm);

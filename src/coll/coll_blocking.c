@@ -515,6 +515,8 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
+    if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
+        return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
         return gather_binomial(comm, sbuf, len, rbuf, root, TAG_GATHER);
@@ -594,6 +596,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
+    if (!mf_params.coll_scatter && mf_coll_shm_medium(comm, len))
+        return mf_coll_shm_medium_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
     if (alg == MF_COLL_SCATTER_BINOMIAL && comm->size > 1)
         return scatter_binomial(comm, sbuf, len, rbuf, root, TAG_SCATTER);
@@ -704,6 +708,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_cma(comm, most))
         return mf_coll_shm_cma_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_medium(comm, most))
+        return mf_coll_shm_medium_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
     if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0)
