@@ -166,8 +166,11 @@ mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len
 int mf_coll_shm_medium(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                       int root);
-mf_status_t mf_coll_shm_medium_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
-                                       int root);
+/* Scatter on one node up to the same limit: blocks that fit one small-call entry together go
+ * through the root's entry, larger ones through the data area. */
+int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                int root);
 mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                           const size_t *rdispls);
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,

@@ -596,8 +596,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter && mf_coll_shm_medium(comm, len))
-        return mf_coll_shm_medium_scatter(comm, sbuf, len, rbuf, root);
+    if (!mf_params.coll_scatter && mf_coll_shm_scatter_ok(comm, len))
+        return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
     if (alg == MF_COLL_SCATTER_BINOMIAL && comm->size > 1)
         return scatter_binomial(comm, sbuf, len, rbuf, root, TAG_SCATTER);

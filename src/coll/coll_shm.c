@@ -1201,14 +1201,11 @@ mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t 
 
 /* The root copies every other rank's piece into one half and signals; each rank copies its
  * own piece out and signals, which frees the half. */
-mf_status_t mf_coll_shm_medium_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
-                                       int root)
+static void medium_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, size_t len,
+                           void *rbuf, int root)
 {
-    mf_coll_shm_t *sh = comm->shm;
     size_t piece = medium_piece(sh);
     const char *in = sbuf;
-    if (comm->rank == root && rbuf != MPI_IN_PLACE)
-        memcpy(rbuf, in + (size_t)root * len, len);
     for (size_t off = 0; off < len; off += piece) {
         size_t n = len - off < piece ? len - off : piece;
         int h;
@@ -1226,6 +1223,42 @@ mf_status_t mf_coll_shm_medium_scatter(mf_comm_t *comm, const void *sbuf, size_t
         }
         sh->free_at[h] = sh->seq;
     }
+}
+
+/* Small scatters: the root publishes every block in its small-call entry, each rank copies its
+ * own. */
+static void small_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, size_t len,
+                          void *rbuf, int root)
+{
+    uint64_t n = sh->small_n++;
+    if (comm->rank == root) {
+        small_publish(sh, comm, sbuf, len * (size_t)sh->k, n);
+    } else {
+        int spins = 0, polls = 0;
+        char *entry = small_entry(sh, root, n);
+        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        memcpy(rbuf, entry + SMALL_HEAD + (size_t)comm->rank * len, len);
+    }
+    small_finish(sh, n);
+}
+
+int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len)
+{
+    if (len == 0 || len > MEDIUM_MAX || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == comm->size;
+}
+
+mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    if (comm->rank == root && rbuf != MPI_IN_PLACE)
+        memcpy(rbuf, (const char *)sbuf + (size_t)root * len, len);
+    if (len * (size_t)sh->k <= SMALL_PAYLOAD)
+        small_scatter(sh, comm, sbuf, len, rbuf, root);
+    else
+        medium_scatter(sh, comm, sbuf, len, rbuf, root);
     return MF_OK;
 }
 
