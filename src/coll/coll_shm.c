@@ -80,6 +80,7 @@ typedef struct mf_coll_shm {
     unsigned ring_next;               /* the slot of the next piece */
     int cma;                          /* every local rank can read the others' memory */
     pid_t *pid_of;                    /* process id of each local rank */
+    int roomy; /* medium gathers and scatters through the segment (a core for every local rank) */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -392,6 +393,10 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->data = sh->ring + STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK;
     }
     sh->enabled = 1;
+    /* the same on every rank of a node, so all of them pick the same protocol */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    sh->roomy = mf_params.coll_shm_medium == 2 ||
+                (mf_params.coll_shm_medium == 0 && cores > 0 && sh->k <= cores);
     sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
     if (sh->k > 1)
         mf_log(MF_LOG_DEBUG, "coll", "cross-process copies for large collectives: %s",
@@ -1138,7 +1143,9 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
 
 /* Blocks above a small-call entry and up to this size go through the data area on one node
  * instead of point-to-point (UCX's rendezvous from 8 KiB); beyond it point-to-point's single
- * copy caught up in two-rank runs. */
+ * copy caught up in two-rank runs. Only with a core per local rank: oversubscribed, every
+ * round's handshake waits for the scheduler (4 ranks on 2 cores: about 8 us a round; the
+ * small scatter below lost too, 1.2 us against 0.4). */
 #define MEDIUM_MAX ((size_t)256 * 1024)
 /* Each round moves at most this much of every rank's block, so the writers fill one half
  * while the readers empty the other; 8 KiB pieces stay in cache and beat 4, 16 and 32 KiB. */
@@ -1149,7 +1156,7 @@ int mf_coll_shm_medium(mf_comm_t *comm, size_t len)
     if (len <= SMALL_PAYLOAD || len > MEDIUM_MAX || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
-    return sh->nnodes == 1 && sh->k == comm->size;
+    return sh->nnodes == 1 && sh->k == comm->size && sh->roomy;
 }
 
 /* Bytes of each rank's block per round: its share of a half, at most MEDIUM_PIECE. */
@@ -1247,7 +1254,7 @@ int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len)
     if (len == 0 || len > MEDIUM_MAX || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
-    return sh->nnodes == 1 && sh->k == comm->size;
+    return sh->nnodes == 1 && sh->k == comm->size && sh->roomy;
 }
 
 mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)

@@ -35,6 +35,7 @@ static const char *const coll_bcast_choices[] = {"auto", "binomial", "scatter_al
 static const char *const coll_reduce_choices[] = {"auto", "binomial", "rabenseifner", NULL};
 static const char *const coll_allreduce_choices[] = {"auto", "recursive_doubling", "rabenseifner",
                                                      "reduce_bcast", NULL};
+static const char *const coll_shm_medium_choices[] = {"auto", "off", "on", NULL};
 static const char *const coll_gather_choices[] = {"auto", "linear", "binomial", NULL};
 static const char *const coll_allgather_choices[] = {"auto", "ring", "recursive_doubling", "bruck",
                                                      NULL};
@@ -116,6 +117,10 @@ static const param_def_t param_table[] = {
      "1: barrier, bcast, reduce and allreduce go through shared memory among the ranks of a "
      "node and point-to-point among one leader per node; 0: point-to-point only",
      NULL},
+    {"COLL_SHM_MEDIUM", &mf_params.coll_shm_medium, 0, 0, 2,
+     "gather, scatter and allgather blocks up to 256 KiB on one node through shared memory "
+     "(auto: only with a core for every rank of the node; off; on)",
+     coll_shm_medium_choices},
     {"COLL_CMA_BYTES", &mf_params.coll_cma_bytes, 0, 0, INT_MAX,
      "bcast, allgather and gather of at least this many bytes (per block; allreduce from "
      "16 KiB or this, whichever is lower) on one node copy straight from the other process's "
