@@ -225,6 +225,16 @@ static void blocking_buf_free(char *stack, void *p)
         mf_dtype_temp_free(p);
 }
 
+/* Report a blocking receive whose request (on the caller's stack) has completed. */
+static int finish_local(const char *func, mf_comm_t *c, mf_request_t *local, MPI_Status *st)
+{
+    mf_request_fill_status(local, st);
+    int err = mf_request_error(local);
+    return MF_LIKELY(err == MPI_SUCCESS)
+               ? MPI_SUCCESS
+               : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+}
+
 static __attribute__((noinline)) int send_blocking_packed(const char *func, mf_comm_t *c,
                                                           const void *buf, MPI_Count count,
                                                           MPI_Datatype dt, size_t bytes, int dest,
@@ -271,10 +281,7 @@ static __attribute__((noinline)) int recv_blocking_packed(const char *func, mf_c
         mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
     }
     blocking_buf_free(stack, packed);
-    mf_request_fill_status(&local, st);
-    int err = mf_request_error(&local);
-    return err == MPI_SUCCESS ? MPI_SUCCESS
-                              : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+    return finish_local(func, c, &local, st);
 }
 
 /* Predefined datatypes, immediate and blocking forms: straight to the protocol layer. */
@@ -305,11 +312,7 @@ static __attribute__((noinline)) int recv_blocking_fast(const char *func, void *
     if (MF_UNLIKELY(status != MF_OK))
         return mf_err_from_status(c, status, func, "cannot post the receive");
     mf_request_wait_done(&local);
-    mf_request_fill_status(&local, st);
-    int err = mf_request_error(&local);
-    return MF_LIKELY(err == MPI_SUCCESS)
-               ? MPI_SUCCESS
-               : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+    return finish_local(func, c, &local, st);
 }
 
 static inline int recv_fast(const char *func, void *buf, size_t bytes, int source, int tag,
