@@ -179,9 +179,11 @@ struct MPI_ABI_Comm {
      * whether any message is in flight, which would be lost if its VCI changed. */
     int64_t unmatched, open_recvs;
     /* Requests allocated on the home VCI (under its lock): together they hold one reference
-     * in `refs`, taken when the count leaves 0 and dropped when it returns to 0, so a window of
-     * requests costs two atomic operations instead of two each. */
+     * in `refs` (home_held), taken when the first one is allocated and kept until the
+     * communicator is freed (`freed`, set by mf_comm_free) and the count is back at 0, so
+     * requests on a live communicator cost no atomic operation at all. */
     int64_t home_requests;
+    uint8_t home_held, freed;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
     uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
@@ -258,19 +260,12 @@ static inline unsigned mf_comm_ctx_internal(const mf_comm_t *comm)
     return (comm->context_id << 1) | 1;
 }
 
+mf_vci_t *mf_comm_vci_spread(const mf_comm_t *comm, int rank, int tag);
 /* The VCI of user point-to-point traffic between (source) `rank` and `tag` on comm. */
-static inline mf_vci_t *mf_comm_vci_for(const mf_comm_t *comm, int rank, int tag)
+static inline __attribute__((always_inline)) mf_vci_t *mf_comm_vci_for(const mf_comm_t *comm,
+                                                                       int rank, int tag)
 {
-    if (MF_LIKELY(comm->vci_spread == 1))
-        return comm->vci;
-    unsigned key = 0;
-    if (comm->spread_by & MF_HINT_NO_ANY_SOURCE)
-        key += (unsigned)rank;
-    if (comm->spread_by & MF_HINT_NO_ANY_TAG)
-        key += (unsigned)tag;
-    /* Unsigned throughout: MPI_PROC_NULL (negative) must still give a valid index. */
-    return mf_vci_get(
-        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
+    return MF_LIKELY(comm->vci_spread == 1) ? comm->vci : mf_comm_vci_spread(comm, rank, tag);
 }
 
 /* Count one more/one less user of the communicator (any thread, no lock needed). */
@@ -504,14 +499,8 @@ mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm
 void mf_request_release_locked(mf_request_t *req);
 /* Fill a request that lives outside the cache (on a blocking call's stack). */
 void mf_request_init_local(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
-/* The send fast path: borrow the next free request without taking it off the cache, issue the
- * operation, and only if it did not finish at once take it (mf_request_take_locked, which also
- * counts the communicator's use). A send that completes inside the call then costs no
- * allocation at all. VCI lock held throughout. */
-mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm);
-void mf_request_take_locked(mf_request_t *req, mf_req_type_t type);
-/* A peeked request that was not taken (the send finished at once). */
-void mf_request_unpeek_locked(mf_request_t *req);
+/* The completed send request of a VCI, shared: what a send that finished inside its call returns.
+ */
 mf_request_t *mf_request_precomplete(mf_vci_t *vci);
 mf_request_t *mf_request_proc_null(mf_vci_t *vci);
 

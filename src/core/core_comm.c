@@ -53,6 +53,9 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->hints = 0;
     comm->unmatched = 0;
     comm->open_recvs = 0;
+    comm->home_requests = 0;
+    comm->home_held = 0;
+    comm->freed = 0;
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
     comm->nbc_seq = 0;
@@ -125,7 +128,7 @@ static void comm_destroy(mf_comm_t *comm)
     free(comm->remote_ranks);
     comm->remote_ranks = NULL;
     if (comm->local_comm != NULL)
-        mf_comm_release(comm->local_comm);
+        mf_comm_free(comm->local_comm);
     comm->local_comm = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
@@ -145,6 +148,15 @@ void mf_comm_release(mf_comm_t *comm)
 
 void mf_comm_free(mf_comm_t *comm)
 {
+    /* The home requests' shared reference goes with their last one (now, if none is left). */
+    mf_vci_lock(comm->vci);
+    comm->freed = 1;
+    int drop = comm->home_requests == 0 && comm->home_held;
+    if (drop)
+        comm->home_held = 0;
+    mf_vci_unlock(comm->vci);
+    if (drop)
+        mf_comm_release(comm);
     mf_comm_release(comm); /* the user's reference */
 }
 
@@ -685,6 +697,20 @@ static unsigned hints_of(struct MPI_ABI_Info *info)
             bits |= keys[i].bit;
     }
     return bits;
+}
+
+/* The spread case of mf_comm_vci_for: the assertions let the source and/or the tag choose the
+ * VCI. */
+mf_vci_t *mf_comm_vci_spread(const mf_comm_t *comm, int rank, int tag)
+{
+    unsigned key = 0;
+    if (comm->spread_by & MF_HINT_NO_ANY_SOURCE)
+        key += (unsigned)rank;
+    if (comm->spread_by & MF_HINT_NO_ANY_TAG)
+        key += (unsigned)tag;
+    /* Unsigned throughout: MPI_PROC_NULL (negative) must still give a valid index. */
+    return mf_vci_get(
+        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
 }
 
 /* What each member contributes to the hint agreement. */
@@ -1432,11 +1458,19 @@ mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm
 
 mf_status_t mf_comm_quiesce(mf_comm_t *comm)
 {
-    /* Every request and matched message holds a reference: the user's is the last one left
+    /* Every request and matched message holds a reference (the home VCI's requests one
+     * between them, which stays after they completed): the user's is the last other one left
      * once all of them completed. */
     int polls = 0;
-    while (atomic_load_explicit(&comm->refs, memory_order_acquire) > 1)
+    for (;;) {
+        mf_vci_lock(comm->vci);
+        int64_t home = comm->home_requests;
+        int held = comm->home_held;
+        mf_vci_unlock(comm->vci);
+        if (home == 0 && atomic_load_explicit(&comm->refs, memory_order_acquire) - held <= 1)
+            break;
         mf_progress_poke(comm->vci, &polls);
+    }
     if (!mf_comm_is_inter(comm))
         return mf_coll_barrier(comm);
     inter_link_t link = inter_self_link(comm);

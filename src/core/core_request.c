@@ -122,39 +122,42 @@ static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
 }
 
 /* The request's reference on its communicator, taken and dropped under the lock of req->vci.
- * Requests on the communicator's home VCI share one reference (comm->home_requests, protected
- * by that lock); those on other VCIs (a spread communicator) take their own. */
+ * Requests on the communicator's home VCI share one reference (comm->home_requests and
+ * home_held, protected by that lock), kept while the communicator lives; those on other VCIs
+ * (a spread communicator) take their own. */
 static inline void comm_ref_locked(mf_request_t *req)
 {
     mf_comm_t *comm = req->comm;
     req->home_ref = req->vci == comm->vci;
-    if (!req->home_ref || comm->home_requests++ == 0)
+    if (!req->home_ref) {
         mf_comm_hold(comm);
+    } else if (comm->home_requests++ == 0 && !comm->home_held) {
+        comm->home_held = 1;
+        mf_comm_hold(comm);
+    }
 }
 
 static inline void comm_unref_locked(mf_comm_t *comm, int home_ref)
 {
-    if (!home_ref || --comm->home_requests == 0)
+    if (!home_ref) {
         mf_comm_release(comm);
+    } else if (--comm->home_requests == 0 && comm->freed) {
+        comm->home_held = 0;
+        mf_comm_release(comm);
+    }
 }
 
-/* The fields a borrowed request needs while its operation is issued: what the issuing code
- * and the completion hook (req_on_complete in pt2pt.c) read. */
-static inline void request_init_issue(mf_request_t *req, mf_vci_t *vci, mf_comm_t *comm)
+/* Every field. No memset: this is the message path. */
+static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
+    req->kind = MF_KIND_REQUEST;
+    req->type = (uint8_t)type;
     req->user_freed = 0;
     req->internal = 0;
     req->counted = 0;
     req->streamed = 0;
     req->vci = vci;
     req->comm = comm;
-}
-
-/* Every other field. No memset: this is the message path. */
-static inline void request_init_rest(mf_request_t *req, mf_req_type_t type)
-{
-    req->kind = MF_KIND_REQUEST;
-    req->type = (uint8_t)type;
     req->persistent = 0;
     req->active = 0;
     req->buf_len = 0;
@@ -172,12 +175,6 @@ static inline void request_init_rest(mf_request_t *req, mf_req_type_t type)
     req->part = NULL;
     req->sched = NULL;
     req->next_free = NULL;
-}
-
-static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
-{
-    request_init_issue(req, vci, comm);
-    request_init_rest(req, type);
     mf_vci_op_reset(&req->op, NULL);
 }
 
@@ -194,45 +191,6 @@ static mf_request_t *cache_head_locked(request_cache_t *cache, mf_vci_t *vci)
         return NULL;
     }
     return cache->free_list;
-}
-
-mf_request_t *mf_request_peek_locked(mf_vci_t *vci, mf_comm_t *comm)
-{
-    request_cache_t *cache = cache_of(vci);
-    shared_lock();
-    mf_request_t *req = cache_head_locked(cache, vci);
-    if (req != NULL && shared_cache)
-        cache->free_list = req->next_free; /* other VCIs use this cache too: take it now */
-    shared_unlock();
-    if (req != NULL)
-        request_init_issue(req, vci, comm); /* still MF_KIND_FREED: in the cache until taken */
-    return req;
-}
-
-void mf_request_unpeek_locked(mf_request_t *req)
-{
-    if (!shared_cache)
-        return; /* it never left the cache */
-    request_cache_t *cache = cache_of(req->vci);
-    shared_lock();
-    req->next_free = cache->free_list;
-    cache->free_list = req;
-    shared_unlock();
-}
-
-void mf_request_take_locked(mf_request_t *req, mf_req_type_t type)
-{
-    request_cache_t *cache = cache_of(req->vci);
-    shared_lock();
-    if (!shared_cache) {
-        MF_ASSERT(cache->free_list == req);
-        cache->free_list = req->next_free;
-    }
-    cache->allocated++;
-    shared_unlock();
-    request_init_rest(req, type);
-    if (req->comm != NULL)
-        comm_ref_locked(req);
 }
 
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)

@@ -135,17 +135,15 @@ static int req_on_complete(mf_vci_op_t *op)
     return 0;
 }
 
-/* `hook` is the op's completion hook while the send is issued: req_on_complete, or NULL for
- * a borrowed request (mf_pt2pt_isend), which then installs it only if the send did not finish
- * inside the call, so a send that did costs no hook call. */
+/* Issue the send of a request of its own (completed through req_on_complete). */
 static inline __attribute__((always_inline)) mf_status_t
 send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int tag, unsigned ctx,
-                  int synchronous, int (*hook)(mf_vci_op_t *))
+                  int synchronous)
 {
     mf_comm_t *comm = req->comm;
     if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
         comm->unmatched++; /* home VCI lock held */
-    mf_vci_op_reset(&req->op, hook);
+    mf_vci_op_reset(&req->op, req_on_complete);
     /* On an intercommunicator dest is a remote-group rank, and the source field carries our
      * local rank, which is how the remote group names us. */
     int peer = mf_comm_peer_world_rank(comm, dest);
@@ -199,7 +197,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
     /* Marked internal before issuing: if the send completes inside the call, the completion
      * hook already releases the request and its reservation. */
     req->internal = 1;
-    status = send_issue_locked(req, copy, len, dest, tag, ctx, 0, req_on_complete);
+    status = send_issue_locked(req, copy, len, dest, tag, ctx, 0);
     if (status != MF_OK) {
         mf_request_release_locked(req); /* frees the copy */
         bsend_unreserve(len);
@@ -209,10 +207,8 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
 }
 
 /* MPI_PROC_NULL and buffered sends. */
-static __attribute__((noinline)) mf_status_t isend_special(const void *buf, size_t len, int dest,
-                                                           int tag, mf_comm_t *comm, unsigned ctx,
-                                                           mf_send_mode_t mode,
-                                                           mf_request_t **req_p)
+static mf_status_t isend_special(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                                 unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p)
 {
     mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
     if (dest == MPI_PROC_NULL) {
@@ -225,35 +221,50 @@ static __attribute__((noinline)) mf_status_t isend_special(const void *buf, size
     return status;
 }
 
-mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
-                           unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p)
+/* A synchronous send never finishes inside the call: a request of its own from the start. */
+static mf_status_t isend_sync(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                              unsigned ctx, mf_request_t **req_p)
 {
-    if (MF_UNLIKELY(dest == MPI_PROC_NULL || mode == MF_SEND_BUFFERED))
-        return isend_special(buf, len, dest, tag, comm, ctx, mode, req_p);
     mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
     mf_vci_lock(vci);
-    mf_request_t *req = mf_request_peek_locked(vci, comm);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (MF_UNLIKELY(req == NULL)) {
         mf_vci_unlock(vci);
         return MF_ERR_NO_MEMORY;
     }
-    mf_status_t status =
-        send_issue_locked(req, buf, len, dest, tag, ctx, mode == MF_SEND_SYNC, NULL);
-    if (MF_LIKELY(status == MF_OK && mf_vci_op_is_done(&req->op) && req->op.status == MF_OK)) {
-        mf_request_unpeek_locked(req); /* the borrowed request stays in the cache */
-        req = mf_request_precomplete(vci);
-    } else if (status == MF_OK) {
-        /* In flight (or failed at once, which the hook has nothing to undo for): a request of
-         * its own, completed by progress. */
-        req->op.on_complete = req_on_complete;
-        mf_request_take_locked(req, MF_REQ_SEND);
-    } else {
-        mf_request_unpeek_locked(req); /* not issued: back to the cache */
-    }
+    mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, 1);
+    if (status != MF_OK)
+        mf_request_release_locked(req);
     mf_vci_unlock(vci);
     if (status == MF_OK)
         *req_p = req;
     return status;
+}
+
+mf_request_t *mf_pt2pt_send_pending_locked(mf_vci_t *vci, mf_comm_t *comm, void *pending)
+{
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
+    if (MF_LIKELY(req != NULL)) {
+        mf_vci_op_reset(&req->op, req_on_complete);
+        mf_vci_send_bind_locked(pending, &req->op);
+        return req;
+    }
+    /* No request to be had: finish the send here, so nothing is left for a completion nobody
+     * would see. */
+    mf_vci_op_t op;
+    mf_vci_op_reset(&op, NULL);
+    mf_vci_send_bind_locked(pending, &op);
+    while (!mf_vci_op_is_done(&op))
+        mf_vci_progress_locked(vci);
+    return mf_request_precomplete(vci);
+}
+
+mf_status_t mf_pt2pt_isend_other(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                                 unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p)
+{
+    if (dest == MPI_PROC_NULL || mode == MF_SEND_BUFFERED)
+        return isend_special(buf, len, dest, tag, comm, ctx, mode, req_p);
+    return isend_sync(buf, len, dest, tag, comm, ctx, req_p);
 }
 
 static inline __attribute__((always_inline)) mf_status_t
@@ -320,8 +331,7 @@ mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count co
     }
     req->buf_len = len;
     mf_pt2pt_stream_attach(req, dt, buf, count);
-    mf_status_t status =
-        send_issue_locked(req, NULL, len, dest, tag, ctx, mode == MF_SEND_SYNC, req_on_complete);
+    mf_status_t status = send_issue_locked(req, NULL, len, dest, tag, ctx, mode == MF_SEND_SYNC);
     if (status != MF_OK)
         mf_request_release_locked(req);
     mf_vci_unlock(vci);
@@ -447,7 +457,7 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
     mf_vci_lock(req->vci);
     if (req->type == MF_REQ_SEND)
         status = send_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx,
-                                   req->mode == MF_SEND_SYNC, req_on_complete);
+                                   req->mode == MF_SEND_SYNC);
     else
         status = recv_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx);
     if (status == MF_OK)

@@ -63,8 +63,15 @@ static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_
  * traffic or mf_comm_ctx_internal(comm) for the library's own. dest/source are ranks in comm
  * (source may be MPI_ANY_SOURCE, tag MPI_ANY_TAG; MPI_PROC_NULL completes at once).
  * On success *req_p is a request to wait on (possibly a shared pre-completed one). */
-mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
-                           unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p);
+static inline mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag,
+                                         mf_comm_t *comm, unsigned ctx, mf_send_mode_t mode,
+                                         mf_request_t **req_p);
+/* mf_pt2pt_isend's out-of-line parts: MPI_PROC_NULL, buffered and synchronous sends, and a
+ * request for a send the transport kept (VCI lock held; NULL when out of memory, after the
+ * send was finished here). */
+mf_status_t mf_pt2pt_isend_other(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
+                                 unsigned ctx, mf_send_mode_t mode, mf_request_t **req_p);
+mf_request_t *mf_pt2pt_send_pending_locked(mf_vci_t *vci, mf_comm_t *comm, void *pending);
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p);
 /* A receive the caller waits for at once (MPI_Recv): `local` is a request on the caller's
@@ -113,5 +120,33 @@ void mf_pt2pt_request_free(mf_request_t *req);
 /* Buffered sends (MPI_Buffer_attach/detach); the attached buffer bounds the space in use. */
 mf_status_t mf_bsend_attach(void *buf, size_t size);
 mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p);
+
+/* Inline, because it is most of every short send: the message goes out first, and only a
+ * send the transport keeps gets a request, so a short standard or ready send costs no request
+ * at all (it returns the VCI's shared completed one). */
+static inline __attribute__((always_inline)) mf_status_t
+mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm, unsigned ctx,
+               mf_send_mode_t mode, mf_request_t **req_p)
+{
+    if (MF_UNLIKELY(dest == MPI_PROC_NULL || mode == MF_SEND_BUFFERED || mode == MF_SEND_SYNC))
+        return mf_pt2pt_isend_other(buf, len, dest, tag, comm, ctx, mode, req_p);
+    int user = ctx == mf_comm_ctx_user(comm);
+    mf_vci_t *vci = user ? mf_comm_vci_for(comm, comm->rank, tag) : comm->vci;
+    void *pending;
+    mf_vci_lock(vci);
+    mf_status_t status =
+        mf_vci_tag_send_try_locked(vci, mf_comm_peer_world_rank(comm, dest), buf, len,
+                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), &pending);
+    if (MF_LIKELY(status == MF_OK)) {
+        /* Messages on the home VCI (whose lock this is), for the hint agreement (hints_apply
+         * in core_comm.c). A spread communicator's counter is not touched: its lock is another. */
+        if (user && comm->vci_spread == 1)
+            comm->unmatched++;
+        *req_p = MF_LIKELY(pending == NULL) ? mf_request_precomplete(vci)
+                                            : mf_pt2pt_send_pending_locked(vci, comm, pending);
+    }
+    mf_vci_unlock(vci);
+    return status;
+}
 
 #endif /* MF_PT2PT_H */

@@ -88,9 +88,13 @@ static mf_status_t context_create(ucp_context_h *context_p)
         return status_from_ucs(st);
     }
     ucp_params_t params = {
-        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED,
+        .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                      UCP_PARAM_FIELD_REQUEST_SIZE,
         .features = UCP_FEATURE_TAG,
         .mt_workers_shared = 1,
+        /* Room in every UCX request for the op a pending send binds to after the call
+         * (mf_vci_tag_send_try_locked). */
+        .request_size = sizeof(mf_vci_op_t *),
     };
     st = ucp_init(&params, config, context_p);
     ucp_config_release(config);
@@ -413,6 +417,14 @@ static void send_done_cb(void *request, ucs_status_t st, void *user_data)
     ucp_request_free(request);
 }
 
+/* A send issued by mf_vci_tag_send_try_locked: its op sits in the request's user area. */
+static void send_bound_cb(void *request, ucs_status_t st, void *user_data)
+{
+    (void)user_data;
+    op_finish(*(mf_vci_op_t **)request, st);
+    ucp_request_free(request);
+}
+
 static void recv_done_cb(void *request, ucs_status_t st, const ucp_tag_recv_info_t *info,
                          void *user_data)
 {
@@ -468,6 +480,32 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
     ucs_status_ptr_t ret = synchronous ? ucp_tag_send_sync_nbx(ep, buf, len, tag, &param)
                                        : ucp_tag_send_nbx(ep, buf, len, tag, &param);
     return op_started(op, ret, "tagged send");
+}
+
+mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
+                                       uint64_t tag, void **pending_p)
+{
+    mf_status_t status = MF_OK;
+    ucp_ep_h ep = ep_get_locked(vci, peer, &status);
+    if (MF_UNLIKELY(ep == NULL))
+        return status;
+    /* No user data: a send UCX finishes inside the call (it then runs no callback) needs no op
+     * at all, and one it keeps learns its op from mf_vci_send_bind_locked. */
+    ucp_request_param_t param;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    param.cb.send = send_bound_cb;
+    stat_inc(&vci->sends);
+    ucs_status_ptr_t ret = ucp_tag_send_nbx(ep, buf, len, tag, &param);
+    if (MF_UNLIKELY(UCS_PTR_IS_ERR(ret)))
+        return op_failed(ret, "tagged send");
+    *pending_p = ret;
+    return MF_OK;
+}
+
+void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op)
+{
+    op->transport_req = pending;
+    *(mf_vci_op_t **)pending = op;
 }
 
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,

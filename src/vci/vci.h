@@ -137,6 +137,15 @@ mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, s
 /* Tagged operations. `peer` is a world rank. The op is complete on return when done is set. */
 mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
                                    uint64_t tag, int synchronous, mf_vci_op_t *op);
+/* A standard-mode send that needs no op unless the transport keeps it: MF_OK with *pending_p
+ * NULL when the bytes left inside the call (the common case of a short message), else the
+ * transport's request in *pending_p, which the caller must bind to an op with
+ * mf_vci_send_bind_locked before it releases the lock (the lock keeps the completion from
+ * running before then). An error means nothing was sent. */
+mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
+                                       uint64_t tag, void **pending_p);
+/* The op (reset by the caller) that reports the completion of a pending send. */
+void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op);
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
                                    uint64_t tag_mask, mf_vci_op_t *op);
 /* A message whose bytes the transport packs or unpacks piece by piece through callbacks (a UCX
