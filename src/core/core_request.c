@@ -28,9 +28,12 @@ static int ncaches;
 static int shared_cache;
 static atomic_int shared_cache_lock;
 
+/* cache_of's answer per VCI index, resolved once (all caches[0] when shared). */
+static request_cache_t *cache_for[MF_VCI_MAX];
+
 static inline request_cache_t *cache_of(const mf_vci_t *vci)
 {
-    return shared_cache ? &caches[0] : &caches[mf_vci_index(vci)];
+    return cache_for[mf_vci_index(vci)];
 }
 
 static inline void shared_lock(void)
@@ -82,6 +85,8 @@ mf_status_t mf_request_pool_init(int nvcis)
     }
     ncaches = nvcis;
     shared_cache = !mf_params.vci_request_cache;
+    for (int i = 0; i < nvcis; i++)
+        cache_for[i] = shared_cache ? &caches[0] : &caches[i];
     return MF_OK;
 }
 
