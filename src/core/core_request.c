@@ -304,7 +304,6 @@ void mf_request_wait_done(mf_request_t *req)
         return;
     while (!mf_request_is_complete(req))
         mf_progress_poke(req->vci, &polls);
-    mf_vci_stop_waiting(req->vci);
 }
 
 static int class_from_status(mf_status_t status)

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucp/api/ucp.h>
 
 /* Transport resources: a UCX worker, its endpoints and what it knows of peers. With
@@ -29,11 +30,18 @@ typedef struct mf_worker {
     int index;
     int own_context;
     int neps;
-    /* Set by whoever progresses the worker for a request of its own, cleared by global sweeps:
-     * a sweep skips a worker someone progressed since the previous sweep (it needs no help,
-     * and taking its lock would only make its owner wait). */
+    /* Set by whoever progresses the worker for a request of its own or starts an operation on
+     * it, cleared by global sweeps, which then note the time in idle_since: a sweep leaves a
+     * worker alone until nobody has touched it for SWEEP_IDLE_NS (it needs no help, and taking
+     * its lock would only make its owner wait). */
     atomic_int progressed;
+    atomic_uint_fast64_t idle_since;
 } __attribute__((aligned(MF_CACHE_LINE))) mf_worker_t;
+
+/* How long a worker's owner must have left it alone before global sweeps progress it. Longer
+ * than the gaps between an owner's calls, also when it is descheduled for a while with more
+ * threads than cores; short against anything a stalled message waits for. */
+#define SWEEP_IDLE_NS 1000000u
 
 /* A VCI. Its hot part (lock word, worker pointer, counters) fits one cache line; by default each
  * VCI starts on a line of its own (MANIFOLD_VCI_ALIGN=0 packs them, to measure false sharing). */
@@ -717,9 +725,17 @@ unsigned mf_vci_progress(mf_vci_t *vci)
 /* Progress each active worker once, through the VCI that owns it (the first VCI mapped to it,
  * whose lock all VCIs sharing the worker use). `self`'s worker is skipped; with `blocking`
  * the locks are taken, otherwise busy workers are skipped. */
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
+    uint64_t now = blocking ? 0 : now_ns();
     mf_worker_t *mine = self != NULL ? vci_worker(self) : NULL;
     for (int i = 0; i < pool.nworkers_max; i++) {
         mf_vci_t *vci = pool.vcis[i];
@@ -728,8 +744,12 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
             continue;
         if (!blocking && atomic_load_explicit(&w->progressed, memory_order_relaxed)) {
             atomic_store_explicit(&w->progressed, 0, memory_order_relaxed);
+            atomic_store_explicit(&w->idle_since, now, memory_order_relaxed);
             continue;
         }
+        if (!blocking &&
+            now - atomic_load_explicit(&w->idle_since, memory_order_relaxed) < SWEEP_IDLE_NS)
+            continue;
         if (blocking)
             mf_vci_lock(vci);
         else if (!mf_vci_trylock(vci))
@@ -738,13 +758,6 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
         mf_vci_unlock(vci);
     }
     return n;
-}
-
-void mf_vci_stop_waiting(mf_vci_t *vci)
-{
-    mf_worker_t *w = vci_worker(vci);
-    if (w != NULL && atomic_load_explicit(&w->progressed, memory_order_relaxed))
-        atomic_store_explicit(&w->progressed, 0, memory_order_relaxed);
 }
 
 unsigned mf_vci_progress_others(mf_vci_t *self)

@@ -179,13 +179,11 @@ void mf_vci_cancel_locked(mf_vci_t *vci, mf_vci_op_t *op);
  * marks the VCI as progressed by its own waiters, which the next sweep then skips. */
 unsigned mf_vci_progress(mf_vci_t *vci);
 unsigned mf_vci_progress_locked(mf_vci_t *vci);
-/* Progress every other VCI whose lock is free and that nobody progressed since the last sweep
- * (trylock; busy ones are skipped): the global
- * progress the MPI standard requires when a thread waits on one VCI while a message it depends
- * on travels on another. Counted in the per-VCI statistics. */
+/* Progress every other VCI whose lock is free and that nobody used or progressed for a while
+ * (trylock; busy ones are skipped): the global progress the MPI standard requires when a
+ * thread waits on one VCI while a message it depends on travels on another. Counted in the
+ * per-VCI statistics. */
 unsigned mf_vci_progress_others(mf_vci_t *self);
-/* A waiter that progressed `vci` stops: the next sweep must not assume someone still does. */
-void mf_vci_stop_waiting(mf_vci_t *vci);
 /* Progress every active VCI, waiting for each lock (MANIFOLD_VCI_PROGRESS=all, an ablation). */
 unsigned mf_vci_progress_all(void);
 
