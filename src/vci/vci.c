@@ -61,6 +61,11 @@ static struct {
     int nvcis, nworkers, ncontexts;
     int nworkers_max; /* workers the VCIs map onto */
     int world_rank, world_size;
+    /* Receives may complete inside ucp_tag_recv_nbx: UCX fills the receive information of an
+     * immediate completion only from 1.16 on (earlier ones leave tag and length unset, which
+     * tests/mpi/threads/exchange_tags caught on 1.13), so older ones report every receive
+     * through the callback. */
+    int recv_imm;
     atomic_int global_lock __attribute__((aligned(MF_CACHE_LINE)));
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -199,6 +204,9 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
         pool.nworkers_max = mf_params.vci_workers;
     pool.nworkers = 0;
     pool.ncontexts = 0;
+    unsigned major, minor, release;
+    ucp_get_version(&major, &minor, &release);
+    pool.recv_imm = major > 1 || (major == 1 && minor >= 16);
     mf_status_t status = context_create(&pool.context);
     if (status != MF_OK)
         return status;
@@ -519,18 +527,31 @@ void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op)
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
                                    uint64_t tag_mask, mf_vci_op_t *op)
 {
-    /* Immediate completion is refused: UCX 1.13 can return "completed" without filling the
-     * receive information (tag, length) under concurrent traffic, so the completion callback,
-     * which always has it, reports every receive. */
+    /* A message already waiting completes inside the call (pool.recv_imm): no UCX request, no
+     * callback. Only without wildcards: UCX (1.22 too) leaves the receive information unset
+     * when such a receive is truncated, and only an exact match knows the tag without it; the
+     * status count of a truncated receive is the buffer size anyway (docs/design/pt2pt.md). */
+    int imm = pool.recv_imm && tag_mask == ~(uint64_t)0;
+    ucp_tag_recv_info_t info;
     ucp_request_param_t param; /* only the named fields, as in mf_vci_tag_send_locked */
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         (imm ? UCP_OP_ATTR_FIELD_RECV_INFO : UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
     param.cb.recv = recv_done_cb;
     param.user_data = op;
+    param.recv_info.tag_info = &info;
     stat_inc(&vci->recvs);
     mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
     mark_in_use(w);
     ucs_status_ptr_t ret = ucp_tag_recv_nbx(w->worker, buf, len, tag, tag_mask, &param);
+    if (ret == NULL) {
+        op->sender_tag = info.sender_tag;
+        op->length = info.length;
+    } else if (UCS_PTR_STATUS(ret) == UCS_ERR_MESSAGE_TRUNCATED) {
+        op->sender_tag = tag;
+        op->length = len;
+        op_finish(op, UCS_ERR_MESSAGE_TRUNCATED);
+        return MF_OK;
+    }
     return op_started(op, ret, "tagged receive");
 }
 

@@ -90,9 +90,8 @@ static void receiver(unsigned char *bufs)
 
         MPI_Wait(&reqs[i], &status);
         MPI_Get_count(&status, MPI_BYTE, &count);
-        MTEST_CHECK(count == msg_len(i) &&
-                        mtest_check_fill(bufs + (size_t)i * MAXLEN, (size_t)count,
-                                         (unsigned)(i + N)) < 0,
+        MTEST_CHECK(count == msg_len(i) && mtest_check_fill(bufs + (size_t)i * MAXLEN,
+                                                            (size_t)count, (unsigned)(i + N)) < 0,
                     "ready-mode message %d: %d bytes or contents wrong", i, count);
     }
 }
