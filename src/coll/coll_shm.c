@@ -381,8 +381,10 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         status = mf_comm_split(comm, leader == comm->rank ? 0 : MPI_UNDEFINED, 0, &sh->leaders);
         if (status != MF_OK)
             goto err_free;
-        if (sh->leaders != NULL)
+        if (sh->leaders != NULL) {
             sh->leaders->shm = &shm_disabled; /* one rank per node: nothing to share */
+            mf_comm_set_private(sh->leaders); /* freed inside comm's destruction */
+        }
     }
     if (sh->map != NULL) {
         size_t k = (size_t)sh->k;

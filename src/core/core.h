@@ -179,11 +179,12 @@ struct MPI_ABI_Comm {
      * whether any message is in flight, which would be lost if its VCI changed. */
     int64_t unmatched, open_recvs;
     /* Requests allocated on the home VCI (under its lock): together they hold one reference
-     * in `refs` (home_held), taken when the first one is allocated and kept until the
-     * communicator is freed (`freed`, set by mf_comm_free) and the count is back at 0, so
-     * requests on a live communicator cost no atomic operation at all. */
+     * in `refs` (home_held), taken when the first one is allocated and kept until the count is
+     * back at 0 once `home_drop` is set, so requests on a live communicator cost no atomic
+     * operation at all. mf_comm_free sets home_drop; private communicators (mf_comm_set_private)
+     * have it from the start. */
     int64_t home_requests;
-    uint8_t home_held, freed;
+    uint8_t home_held, home_drop;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
     uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
@@ -274,6 +275,11 @@ static inline void mf_comm_hold(mf_comm_t *comm)
     atomic_fetch_add_explicit(&comm->refs, 1, memory_order_relaxed);
 }
 void mf_comm_release(mf_comm_t *comm);
+/* A communicator only the library uses and frees from inside another one's destruction (an
+ * intercommunicator's local_comm, a node-leader communicator), which may run under a VCI lock:
+ * its requests keep no shared reference from now on, so freeing it takes no lock. Call it
+ * where the communicator is made, outside any VCI lock. */
+void mf_comm_set_private(mf_comm_t *comm);
 mf_status_t mf_comm_init_builtin(void);
 void mf_comm_fini_builtin(void);
 /* Collective over `parent`: a new communicator of the given members (world ranks, ordered by new

@@ -55,7 +55,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->open_recvs = 0;
     comm->home_requests = 0;
     comm->home_held = 0;
-    comm->freed = 0;
+    comm->home_drop = 0;
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
     comm->nbc_seq = 0;
@@ -128,7 +128,7 @@ static void comm_destroy(mf_comm_t *comm)
     free(comm->remote_ranks);
     comm->remote_ranks = NULL;
     if (comm->local_comm != NULL)
-        mf_comm_free(comm->local_comm);
+        mf_comm_release(comm->local_comm);
     comm->local_comm = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
@@ -146,17 +146,30 @@ void mf_comm_release(mf_comm_t *comm)
         comm_destroy(comm);
 }
 
-void mf_comm_free(mf_comm_t *comm)
+/* From now on the home requests' shared reference goes with their last one (now, if none is
+ * left). */
+static void home_drop(mf_comm_t *comm)
 {
-    /* The home requests' shared reference goes with their last one (now, if none is left). */
+    if (comm->home_drop)
+        return;
     mf_vci_lock(comm->vci);
-    comm->freed = 1;
+    comm->home_drop = 1;
     int drop = comm->home_requests == 0 && comm->home_held;
     if (drop)
         comm->home_held = 0;
     mf_vci_unlock(comm->vci);
     if (drop)
         mf_comm_release(comm);
+}
+
+void mf_comm_set_private(mf_comm_t *comm)
+{
+    home_drop(comm);
+}
+
+void mf_comm_free(mf_comm_t *comm)
+{
+    home_drop(comm);
     mf_comm_release(comm); /* the user's reference */
 }
 
@@ -1010,6 +1023,7 @@ static mf_status_t inter_build(mf_comm_t *lc, unsigned id, int remote_size, cons
     comm->remote_size = remote_size;
     comm->remote_ranks = rranks;
     comm->local_comm = lc;
+    mf_comm_set_private(lc);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
     *comm_p = comm;
@@ -1339,6 +1353,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     comm->remote_size = parent->remote_size;
     comm->remote_ranks = rranks;
     comm->local_comm = lc;
+    mf_comm_set_private(lc);
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);

@@ -146,7 +146,7 @@ static inline void comm_unref_locked(mf_comm_t *comm, int home_ref)
 {
     if (!home_ref) {
         mf_comm_release(comm);
-    } else if (--comm->home_requests == 0 && comm->freed) {
+    } else if (--comm->home_requests == 0 && comm->home_drop) {
         comm->home_held = 0;
         mf_comm_release(comm);
     }

@@ -2,7 +2,8 @@
 /*
  * Context ids must be recycled: 5000 MPI_Comm_dup/MPI_Comm_free cycles would run out of them
  * otherwise. Every 250th communicator is kept alive, so the ids in use are scattered while
- * the loop goes on; every 100th cycle carries a message on the fresh communicator. The loop
+ * the loop goes on; every cycle carries a message on the fresh communicator (through
+ * requests, whose hold on the communicator must end when it is freed). The loop
  * then does 1000 MPI_Comm_split/MPI_Comm_free cycles, with MPI_UNDEFINED for some processes
  * in every other one. Finally each kept communicator carries a message with the same tag,
  * sent in one order and received in the reverse one, to show that recycled ids never let
@@ -15,7 +16,7 @@
 #define DUP_CYCLES   5000
 #define SPLIT_CYCLES 1000
 #define KEEP_EVERY   250
-#define TALK_EVERY   100
+#define TALK_EVERY   1
 #define NUM_KEPT     (DUP_CYCLES / KEEP_EVERY)
 
 static void check_exchange(MPI_Comm comm, int value, const char *what)
