@@ -82,6 +82,7 @@ struct mf_sched;
  * uses: buf, and for each block its packed length lens[i] and its offset displs[i] from buf.
  * buf is the user's buffer when every block is one run of memory, else a temporary of packed
  * blocks that mf_cbuf_pack fills from the user's buffer and mf_cbuf_unpack copies back. */
+#define MF_CBUF_INLINE 4
 typedef struct mf_cbuf {
     char *buf;
     size_t *lens, *displs;
@@ -92,6 +93,8 @@ typedef struct mf_cbuf {
     int n;
     MPI_Datatype type;
     const MPI_Datatype *types;
+    /* the four arrays of up to MF_CBUF_INLINE blocks, so small calls need no allocation */
+    uint64_t inl[4 * MF_CBUF_INLINE];
 } mf_cbuf_t;
 
 /* Allocate the arrays of n blocks (counts and udispls zeroed, for the caller to fill). */

@@ -13,16 +13,22 @@
 
 #include "coll.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, int n,
                  MPI_Datatype type, const MPI_Datatype *types)
 {
-    memset(cb, 0, sizeof(*cb));
-    size_t m = (size_t)(n > 0 ? n : 1);
-    /* One allocation: counts, byte displacements in the user buffer, lengths, offsets. */
-    char *mem = mf_calloc(m, 2 * sizeof(MPI_Count) + 2 * sizeof(size_t), "collective buffer");
+    memset(cb, 0, offsetof(mf_cbuf_t, inl));
+    size_t m = (size_t)(n > 0 ? n : 1), per = 2 * sizeof(MPI_Count) + 2 * sizeof(size_t);
+    /* One block of memory: counts, byte displacements in the user buffer, lengths, offsets;
+     * inside cb for a few blocks (the malloc and free cost as much as a small collective). */
+    char *mem = (char *)cb->inl;
+    if (m <= MF_CBUF_INLINE)
+        memset(mem, 0, m * per);
+    else
+        mem = mf_calloc(m, per, "collective buffer");
     if (mem == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the buffer layout");
     cb->counts = (MPI_Count *)mem;
@@ -158,7 +164,8 @@ void mf_cbuf_done(mf_cbuf_t *cb, mf_sched_t *s)
 void mf_cbuf_free(mf_cbuf_t *cb)
 {
     free(cb->tmp);
-    free(cb->counts);
+    if ((void *)cb->counts != (void *)cb->inl)
+        free(cb->counts);
     cb->tmp = NULL;
     cb->counts = NULL;
     cb->udispls = NULL;
