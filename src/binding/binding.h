@@ -12,6 +12,8 @@
 
 #include "core.h"
 
+#include <string.h>
+
 typedef enum {
     MF_ERRH_NONE,
     MF_ERRH_COMM,
@@ -97,6 +99,19 @@ typedef struct mf_cbuf {
     uint64_t inl[4 * MF_CBUF_INLINE];
 } mf_cbuf_t;
 
+/* An empty buffer, safe to free; cheaper than `= {0}`, which would clear the inline arrays. */
+static inline void mf_cbuf_clear(mf_cbuf_t *cb)
+{
+    /* field by field: a memset of the header compiles to a slow `rep stos` */
+    cb->buf = cb->user = cb->tmp = NULL;
+    cb->lens = cb->displs = NULL;
+    cb->counts = NULL;
+    cb->udispls = NULL;
+    cb->total = 0;
+    cb->n = 0;
+    cb->type = MPI_DATATYPE_NULL;
+    cb->types = NULL;
+}
 /* Allocate the arrays of n blocks (counts and udispls zeroed, for the caller to fill). */
 int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, int n,
                  MPI_Datatype type, const MPI_Datatype *types);

@@ -358,7 +358,9 @@ static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, voi
         rc = mf_check_buffer(func, c, "recvbuf", rbuf, bytes);
     if (rc == MPI_SUCCESS && sends && receives)
         rc = check_alias(func, c, sbuf, rbuf, bytes);
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&sb, func, c, sbuf, sends ? count : 0, dt);
     if (rc == MPI_SUCCESS)
@@ -559,7 +561,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
                              counts.p != NULL ? counts_hash(items, c->size) : 0);
     /* In place the whole input is in recvbuf; only this process's block comes back. */
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : total, dt);
     if (rc == MPI_SUCCESS)
@@ -756,7 +760,9 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
     int all_side = kind == MOVE_ALLGATHER || root == MPI_ROOT;
     int one_side = kind == MOVE_ALLGATHER || (root != MPI_ROOT && root != MPI_PROC_NULL);
     size_t one_bytes = 0;
-    mf_cbuf_t one = {0}, all = {0};
+    mf_cbuf_t one, all;
+    mf_cbuf_clear(&one);
+    mf_cbuf_clear(&all);
     int rc = MPI_SUCCESS;
     if (one_side) {
         const char *one_name = kind == MOVE_SCATTER ? "recvbuf" : "sendbuf";
@@ -798,7 +804,9 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
 {
     mf_comm_t *c = NULL;
     size_t one_bytes = 0;
-    mf_cbuf_t one = {0}, all = {0};
+    mf_cbuf_t one, all;
+    mf_cbuf_clear(&one);
+    mf_cbuf_clear(&all);
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -1068,7 +1076,9 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
                            MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);

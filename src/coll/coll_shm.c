@@ -459,7 +459,10 @@ static _Atomic uint64_t *small_stamp(char *entry)
 
 /* Before writing small call n's entry: every rank must have finished call n - SMALL_SLOTS,
  * the last to use it. The counters are read only when the cached minimum is too low, so a
- * writer that stays less than a ring ahead touches no other rank's line. */
+ * writer that stays less than a ring ahead touches no other rank's line. A writer that caught
+ * up with the ring waits until half of it is free (the others have finished call n -
+ * SMALL_SLOTS / 2, which needs nothing from this rank's later calls): claiming one entry per
+ * call would pull the readers' `done` lines over at every call of a series. */
 static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
 {
     if (n < SMALL_SLOTS || sh->small_free >= n + 1 - SMALL_SLOTS)
@@ -467,7 +470,7 @@ static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
     int spins = 0, polls = 0;
     uint64_t low = UINT64_MAX;
     for (int i = 0; i < sh->k; i++) {
-        uint64_t v = wait_ge(comm, &sh->done[i].value, n + 1 - SMALL_SLOTS, &spins, &polls);
+        uint64_t v = wait_ge(comm, &sh->done[i].value, n + 1 - SMALL_SLOTS / 2, &spins, &polls);
         low = v < low ? v : low;
     }
     sh->small_free = low;
@@ -1107,6 +1110,7 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
             if (i == root)
                 continue;
             char *entry = small_entry(sh, i, n);
+            __builtin_prefetch(small_entry(sh, i, n + 1));
             wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
             memcpy(out + (size_t)i * len, entry + SMALL_HEAD, len);
         }
