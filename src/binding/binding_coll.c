@@ -799,6 +799,61 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
     return sched_end(func, c, nb, s);
 }
 
+/* The root's own block: what it sends itself must fit what it expects (mine bytes). */
+static int check_own_block(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
+                           size_t one_bytes, size_t mine)
+{
+    if (a->one_buf != MPI_IN_PLACE && one_bytes != mine &&
+        (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))
+        return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
+                                           "the root's own block is %zu bytes but %zu bytes are "
+                                           "expected",
+                                           kind == MOVE_SCATTER ? mine : one_bytes,
+                                           kind == MOVE_SCATTER ? one_bytes : mine));
+    return check_alias(func, c, a->one_buf, a->all_buf, mine);
+}
+
+static int predefined(MPI_Datatype dt)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    return info != NULL && info->size > 0;
+}
+
+/* Blocking MPI_Gather/MPI_Scatter with predefined types (the one side checked): the blocks lie
+ * back to back in the user's buffers, so the collective buffers and their layout, which cost
+ * as much as a small call on one node, are skipped. The root's checks are move_all_layout's. */
+static int move_direct(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                       mf_comm_t *c, size_t one_bytes)
+{
+    const void *one_buf = a->one_buf;
+    char *all_buf = NULL;
+    size_t block = one_bytes;
+    int rc = MPI_SUCCESS;
+    if (c->rank == root) {
+        const char *cname = kind == MOVE_SCATTER ? "sendcount" : "recvcount";
+        rc = mf_check_count(func, c, cname, a->all_count);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype",
+                                   a->all_type, a->all_count, &block);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (a->all_buf == MPI_IN_PLACE)
+            return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
+                                      "which is not allowed there");
+        rc = mf_check_buffer(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf", a->all_buf,
+                             block * (size_t)c->size);
+        if (rc == MPI_SUCCESS)
+            rc = check_own_block(func, c, kind, a, one_bytes, block);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        all_buf = a->all_buf;
+    }
+    mf_status_t status = kind == MOVE_GATHER
+                             ? mf_coll_gather(c, one_buf, block, all_buf, root)
+                             : mf_coll_scatter(c, all_buf, block, (void *)one_buf, root);
+    return finish(func, c, status);
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
@@ -828,20 +883,14 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         if (rc != MPI_SUCCESS)
             return rc;
     }
+    if (nb == NULL && kind != MOVE_ALLGATHER && a->counts.p == NULL && !coll_checking(c) &&
+        (one_in_place || predefined(a->one_type)) && (!is_root || predefined(a->all_type)))
+        return move_direct(func, kind, a, root, c, one_in_place ? 0 : one_bytes);
     if (is_root) {
         rc = move_all_layout(func, c, kind, a, &all);
         if (rc != MPI_SUCCESS)
             return rc;
-        size_t mine = all.lens[c->rank];
-        if (!one_in_place && one_bytes != mine &&
-            (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))
-            rc = mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
-                                             "the root's own block is %zu bytes but %zu bytes are "
-                                             "expected",
-                                             kind == MOVE_SCATTER ? mine : one_bytes,
-                                             kind == MOVE_SCATTER ? one_bytes : mine));
-        if (rc == MPI_SUCCESS)
-            rc = check_alias(func, c, a->one_buf, a->all_buf, mine);
+        rc = check_own_block(func, c, kind, a, one_bytes, all.lens[c->rank]);
         if (rc != MPI_SUCCESS) {
             mf_cbuf_free(&all);
             return rc;

@@ -457,6 +457,18 @@ static _Atomic uint64_t *small_stamp(char *entry)
     return (_Atomic uint64_t *)(void *)entry;
 }
 
+/* Wait for local rank i's entry of small call n and return it. In a series of calls the
+ * writer is usually ahead, so the next call's entry is fetched early: the reader's miss on it
+ * overlaps this call's work (Gather 8 B on two ranks: 0.097 -> 0.082 us). */
+static char *small_ready(mf_coll_shm_t *sh, mf_comm_t *comm, int i, uint64_t n, int *spins,
+                         int *polls)
+{
+    char *entry = small_entry(sh, i, n);
+    __builtin_prefetch(small_entry(sh, i, n + 1));
+    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    return entry;
+}
+
 /* Before writing small call n's entry: every rank must have finished call n - SMALL_SLOTS,
  * the last to use it. The counters are read only when the cached minimum is too low, so a
  * writer that stays less than a ring ahead touches no other rank's line. A writer that caught
@@ -497,8 +509,7 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
         small_publish(sh, comm, buf, len, n);
     } else {
         int spins = 0, polls = 0;
-        char *entry = small_entry(sh, sh->lrank_of[root], n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, sh->lrank_of[root], n, &spins, &polls);
         memcpy(buf, entry + SMALL_HEAD, len);
     }
     small_finish(sh, n);
@@ -708,7 +719,7 @@ static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf
         int spins = 0, polls = 0;
         for (int i = 0; i < sh->k; i++)
             if (i != sh->lrank)
-                wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+                small_ready(sh, comm, i, n, &spins, &polls);
         combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, sh->k, rbuf,
                 count, extent, dt, op);
     }
@@ -1087,8 +1098,7 @@ mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rl
     for (int i = 0; i < sh->k; i++) {
         if (i == comm->rank || rlens[i] == 0)
             continue;
-        char *entry = small_entry(sh, i, n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, i, n, &spins, &polls);
         memcpy(out + rdispls[i], entry + SMALL_HEAD, rlens[i]);
     }
     small_finish(sh, n);
@@ -1109,9 +1119,7 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
         for (int i = 0; i < sh->k; i++) {
             if (i == root)
                 continue;
-            char *entry = small_entry(sh, i, n);
-            __builtin_prefetch(small_entry(sh, i, n + 1));
-            wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+            char *entry = small_ready(sh, comm, i, n, &spins, &polls);
             memcpy(out + (size_t)i * len, entry + SMALL_HEAD, len);
         }
     }
@@ -1135,7 +1143,7 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
     size_t len = count * extent;
     small_publish(sh, comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len, n);
     for (int i = 0; i < rank; i++)
-        wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+        small_ready(sh, comm, i, n, &spins, &polls);
     if (last >= 0)
         combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, last + 1,
                 rbuf, count, extent, dt, op);
@@ -1246,8 +1254,7 @@ static void small_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, 
         small_publish(sh, comm, sbuf, len * (size_t)sh->k, n);
     } else {
         int spins = 0, polls = 0;
-        char *entry = small_entry(sh, root, n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, root, n, &spins, &polls);
         memcpy(rbuf, entry + SMALL_HEAD + (size_t)comm->rank * len, len);
     }
     small_finish(sh, n);
