@@ -155,6 +155,12 @@ static int finish(const char *func, mf_comm_t *c, mf_status_t status)
     return mf_err_from_status(c, status, func, "the collective failed");
 }
 
+static int predefined(MPI_Datatype dt)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    return info != NULL && info->size > 0;
+}
+
 /* The blocks of one side, one per rank, from counts[] and displs[] (in units of the type's extent,
  * or bytes when `types` gives a type per rank: Alltoallw); displs NULL means the uniform layout
  * (ucount items per rank, back to back). The types are checked. */
@@ -280,6 +286,8 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes);
     if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_bcast(func, c, dt, count, root);
+    if (rc == MPI_SUCCESS && !inter && nb == NULL && predefined(dt))
+        return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
     mf_cbuf_t cb;
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&cb, func, c, buf, idle ? 0 : count, dt);
@@ -417,8 +425,20 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
         rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Derived types: the algorithms combine packed items (see mf_cbuf_red_type). */
     int in_place = sbuf == MPI_IN_PLACE;
+    if (nb == NULL && predefined(dt)) {
+        /* the user's buffers as they are: no collective buffers to lay out */
+        mf_status_t status;
+        const void *src = in_place ? rbuf : sbuf;
+        size_t n = (size_t)count;
+        switch (kind) {
+        case RED_REDUCE: status = mf_coll_reduce(c, src, rbuf, n, dt, extent, op, root); break;
+        case RED_ALLREDUCE: status = mf_coll_allreduce(c, src, rbuf, n, dt, extent, op); break;
+        default: status = mf_coll_scan(c, sbuf, rbuf, n, dt, extent, op, kind == RED_EXSCAN); break;
+        }
+        return finish(func, c, status);
+    }
+    /* Derived types: the algorithms combine packed items (see mf_cbuf_red_type). */
     mf_cbuf_t sb, rb;
     rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : count, dt);
     if (rc == MPI_SUCCESS) {
@@ -811,12 +831,6 @@ static int check_own_block(const char *func, mf_comm_t *c, move_kind_t kind, con
                                            kind == MOVE_SCATTER ? mine : one_bytes,
                                            kind == MOVE_SCATTER ? one_bytes : mine));
     return check_alias(func, c, a->one_buf, a->all_buf, mine);
-}
-
-static int predefined(MPI_Datatype dt)
-{
-    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    return info != NULL && info->size > 0;
 }
 
 /* Blocking MPI_Gather/MPI_Scatter with predefined types (the one side checked): the blocks lie
