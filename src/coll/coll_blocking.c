@@ -1013,6 +1013,8 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
+    if (!mf_params.coll_scan && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))
+        return mf_coll_shm_pair_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     int alg = mf_coll_select(MF_COLL_SCAN, comm->size, count * extent);
     if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)
         return scan_recursive_doubling(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);

@@ -617,7 +617,10 @@ static void sink_prepare(const stream_sink_t *sink, size_t off, size_t n)
 
 static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
 {
-    mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
+    if (sink->op == MPI_OP_NULL) /* a plain transfer (Exscan) */
+        memcpy(sink->buf + off, slot, n);
+    else
+        mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
 }
 
 /* Two-rank reduce: local rank `writer` streams `len` bytes of `src` through STREAM_SLOTS slots
@@ -1148,6 +1151,37 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
         combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, last + 1,
                 rbuf, count, extent, dt, op);
     small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Scan and Exscan of two ranks on one node above a small-call entry: rank 0 streams its vector
+ * to rank 1 through the stream slots, which combines each piece as "piece op own" (rank order,
+ * so any operation) while the next is written: a reduce to rank 1. Point-to-point took the
+ * rendezvous path from 8 KiB and moved every byte twice. */
+int mf_coll_shm_pair_scan_ok(mf_comm_t *comm, size_t len, size_t extent)
+{
+    if (comm->size != 2 || len <= SMALL_PAYLOAD || extent > STREAM_CHUNK ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == 2;
+}
+
+mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t len = count * extent;
+    const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* Exscan: rank 1 just receives rank 0's vector (rank 0's result is undefined) */
+    stream_sink_t sink = {.buf = rbuf,
+                          .own = exclusive ? rbuf : own,
+                          .dt = dt,
+                          .extent = extent,
+                          .op = exclusive ? MPI_OP_NULL : op};
+    if (comm->rank == 0 && !exclusive && own != rbuf)
+        memcpy(rbuf, own, len);
+    node_stream(sh, comm, own, len, round_down(STREAM_CHUNK, extent), 0, &sink);
     return MF_OK;
 }
 
