@@ -37,7 +37,7 @@
  * bytes travels with its flag (one cache line up to 48 bytes). The ring lets a writer run
  * SMALL_SLOTS calls ahead before it needs to see that the readers are done with an entry. */
 #define SMALL_SLOTS   16
-#define SMALL_ENTRY   256
+#define SMALL_ENTRY   1088
 #define SMALL_HEAD    16 /* the stamp, padded so the payload keeps 16-byte alignment */
 #define SMALL_PAYLOAD (SMALL_ENTRY - SMALL_HEAD)
 /* Pieces of the two-rank reduce and the slots they go through (node_stream). */
