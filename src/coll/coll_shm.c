@@ -1154,6 +1154,55 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
     return MF_OK;
 }
 
+/* Small all-to-all: every rank publishes its whole send buffer (in place: the receive buffer,
+ * copied into the entry before any block is overwritten) and copies its block out of every
+ * other rank's entry. */
+mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int me = comm->rank, spins = 0, polls = 0;
+    char *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    small_publish(sh, comm, in, len * (size_t)sh->k, n);
+    if (in != out)
+        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+    for (int j = 1; j < sh->k; j++) {
+        int i = (me + j) % sh->k;
+        char *entry = small_ready(sh, comm, i, n, &spins, &polls);
+        memcpy(out + (size_t)i * len, entry + SMALL_HEAD + (size_t)me * len, len);
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Small reduce-scatter: every rank publishes its vector and combines its own block from all
+ * entries in rank order, `in[0] op (in[1] op ...)`, so any operation works. In place the
+ * vector is read from the entry, never from rbuf, which the result overwrites. */
+mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                       const size_t *counts, MPI_Datatype dt, size_t extent,
+                                       MPI_Op op)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int me = comm->rank, spins = 0, polls = 0;
+    size_t total = 0, first = 0;
+    for (int i = 0; i < sh->k; i++) {
+        first += i < me ? counts[i] : 0;
+        total += counts[i];
+    }
+    small_publish(sh, comm, src, total * extent, n);
+    if (counts[me] > 0) {
+        for (int i = 0; i < sh->k; i++)
+            if (i != me)
+                small_ready(sh, comm, i, n, &spins, &polls);
+        combine(small_entry(sh, 0, n) + SMALL_HEAD + first * extent,
+                (size_t)SMALL_SLOTS * SMALL_ENTRY, sh->k, rbuf, counts[me], extent, dt, op);
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
 /* Scan and Exscan of two ranks on one node above a small-call entry: rank 0 streams its vector
  * to rank 1 through the stream slots, which combines each piece as "piece op own" (rank order,
  * so any operation) while the next is written: a reduce to rank 1. Point-to-point took the
