@@ -798,6 +798,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
 {
     if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
+    if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
+        return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
     if (alg == MF_COLL_ALLTOALL_BRUCK && comm->size > 1)
         return alltoall_bruck(comm, sbuf, len, rbuf, TAG_ALLTOALL);

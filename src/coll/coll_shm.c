@@ -1363,6 +1363,42 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
     return MF_OK;
 }
 
+/* Two-rank all-to-all of medium blocks: the medium Allgather's rounds (below), each rank's
+ * piece taken from its block for the other rank instead of its own block. In place, a round
+ * copies my piece of the peer's block out before the peer's piece overwrites it. */
+int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
+{
+    if (comm->size != 2 || len * 2 <= SMALL_PAYLOAD || len > MEDIUM_MAX ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == 2 && sh->roomy;
+}
+
+mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t piece = medium_piece(sh);
+    int me = sh->lrank, peer = me ^ 1, h = 0;
+    char *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (in != out)
+        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+    for (size_t off = 0; off < len; off += piece) {
+        size_t n = len - off < piece ? len - off : piece;
+        char *base = medium_half(sh, &h);
+        shm_wait_all(sh, comm, sh->free_at[h]);
+        memcpy(base + (size_t)me * piece, in + (size_t)peer * len + off, n);
+        shm_signal(sh);
+        sh->free_at[h] = sh->seq + 1; /* my next signal comes after I read this half */
+        shm_wait_all(sh, comm, sh->seq);
+        memcpy(out + (size_t)peer * len + off, base + (size_t)peer * piece, n);
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
+    return MF_OK;
+}
+
 /* Every rank copies its piece in, signals, waits for all and copies the others' pieces out.
  * A rank's next signal says it finished reading, so round r's half is free after round r+1's
  * signals; one last signal frees the final round's half for the next collective. */
