@@ -155,6 +155,12 @@ static int finish(const char *func, mf_comm_t *c, mf_status_t status)
     return mf_err_from_status(c, status, func, "the collective failed");
 }
 
+static int predefined(MPI_Datatype dt)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    return info != NULL && info->size > 0;
+}
+
 /* The blocks of one side, one per rank, from counts[] and displs[] (in units of the type's extent,
  * or bytes when `types` gives a type per rank: Alltoallw); displs NULL means the uniform layout
  * (ucount items per rank, back to back). The types are checked. */
@@ -280,6 +286,8 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         rc = check_data(func, c, "buffer", buf, "count", count, "datatype", dt, &bytes);
     if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_bcast(func, c, dt, count, root);
+    if (rc == MPI_SUCCESS && !inter && nb == NULL && predefined(dt))
+        return finish(func, c, mf_coll_bcast(c, buf, bytes, root));
     mf_cbuf_t cb;
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&cb, func, c, buf, idle ? 0 : count, dt);
@@ -358,7 +366,9 @@ static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, voi
         rc = mf_check_buffer(func, c, "recvbuf", rbuf, bytes);
     if (rc == MPI_SUCCESS && sends && receives)
         rc = check_alias(func, c, sbuf, rbuf, bytes);
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&sb, func, c, sbuf, sends ? count : 0, dt);
     if (rc == MPI_SUCCESS)
@@ -415,8 +425,20 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
         rc = check_reduction(func, c, kind == RED_REDUCE ? root : -1, op, dt, count, 0);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* Derived types: the algorithms combine packed items (see mf_cbuf_red_type). */
     int in_place = sbuf == MPI_IN_PLACE;
+    if (nb == NULL && predefined(dt)) {
+        /* the user's buffers as they are: no collective buffers to lay out */
+        mf_status_t status;
+        const void *src = in_place ? rbuf : sbuf;
+        size_t n = (size_t)count;
+        switch (kind) {
+        case RED_REDUCE: status = mf_coll_reduce(c, src, rbuf, n, dt, extent, op, root); break;
+        case RED_ALLREDUCE: status = mf_coll_allreduce(c, src, rbuf, n, dt, extent, op); break;
+        default: status = mf_coll_scan(c, sbuf, rbuf, n, dt, extent, op, kind == RED_EXSCAN); break;
+        }
+        return finish(func, c, status);
+    }
+    /* Derived types: the algorithms combine packed items (see mf_cbuf_red_type). */
     mf_cbuf_t sb, rb;
     rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : count, dt);
     if (rc == MPI_SUCCESS) {
@@ -559,7 +581,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
                              counts.p != NULL ? counts_hash(items, c->size) : 0);
     /* In place the whole input is in recvbuf; only this process's block comes back. */
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_one(&sb, func, c, in_place ? NULL : sbuf, in_place ? 0 : total, dt);
     if (rc == MPI_SUCCESS)
@@ -756,7 +780,9 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
     int all_side = kind == MOVE_ALLGATHER || root == MPI_ROOT;
     int one_side = kind == MOVE_ALLGATHER || (root != MPI_ROOT && root != MPI_PROC_NULL);
     size_t one_bytes = 0;
-    mf_cbuf_t one = {0}, all = {0};
+    mf_cbuf_t one, all;
+    mf_cbuf_clear(&one);
+    mf_cbuf_clear(&all);
     int rc = MPI_SUCCESS;
     if (one_side) {
         const char *one_name = kind == MOVE_SCATTER ? "recvbuf" : "sendbuf";
@@ -793,12 +819,63 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
     return sched_end(func, c, nb, s);
 }
 
+/* The root's own block: what it sends itself must fit what it expects (mine bytes). */
+static int check_own_block(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
+                           size_t one_bytes, size_t mine)
+{
+    if (a->one_buf != MPI_IN_PLACE && one_bytes != mine &&
+        (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))
+        return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
+                                           "the root's own block is %zu bytes but %zu bytes are "
+                                           "expected",
+                                           kind == MOVE_SCATTER ? mine : one_bytes,
+                                           kind == MOVE_SCATTER ? one_bytes : mine));
+    return check_alias(func, c, a->one_buf, a->all_buf, mine);
+}
+
+/* Blocking MPI_Gather/MPI_Scatter with predefined types (the one side checked): the blocks lie
+ * back to back in the user's buffers, so the collective buffers and their layout, which cost
+ * as much as a small call on one node, are skipped. The root's checks are move_all_layout's. */
+static int move_direct(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                       mf_comm_t *c, size_t one_bytes)
+{
+    const void *one_buf = a->one_buf;
+    char *all_buf = NULL;
+    size_t block = one_bytes;
+    int rc = MPI_SUCCESS;
+    if (c->rank == root) {
+        const char *cname = kind == MOVE_SCATTER ? "sendcount" : "recvcount";
+        rc = mf_check_count(func, c, cname, a->all_count);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype",
+                                   a->all_type, a->all_count, &block);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (a->all_buf == MPI_IN_PLACE)
+            return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
+                                      "which is not allowed there");
+        rc = mf_check_buffer(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf", a->all_buf,
+                             block * (size_t)c->size);
+        if (rc == MPI_SUCCESS)
+            rc = check_own_block(func, c, kind, a, one_bytes, block);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        all_buf = a->all_buf;
+    }
+    mf_status_t status = kind == MOVE_GATHER
+                             ? mf_coll_gather(c, one_buf, block, all_buf, root)
+                             : mf_coll_scatter(c, all_buf, block, (void *)one_buf, root);
+    return finish(func, c, status);
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
     size_t one_bytes = 0;
-    mf_cbuf_t one = {0}, all = {0};
+    mf_cbuf_t one, all;
+    mf_cbuf_clear(&one);
+    mf_cbuf_clear(&all);
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
@@ -820,20 +897,14 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         if (rc != MPI_SUCCESS)
             return rc;
     }
+    if (nb == NULL && kind != MOVE_ALLGATHER && a->counts.p == NULL && !coll_checking(c) &&
+        (one_in_place || predefined(a->one_type)) && (!is_root || predefined(a->all_type)))
+        return move_direct(func, kind, a, root, c, one_in_place ? 0 : one_bytes);
     if (is_root) {
         rc = move_all_layout(func, c, kind, a, &all);
         if (rc != MPI_SUCCESS)
             return rc;
-        size_t mine = all.lens[c->rank];
-        if (!one_in_place && one_bytes != mine &&
-            (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))
-            rc = mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
-                                             "the root's own block is %zu bytes but %zu bytes are "
-                                             "expected",
-                                             kind == MOVE_SCATTER ? mine : one_bytes,
-                                             kind == MOVE_SCATTER ? one_bytes : mine));
-        if (rc == MPI_SUCCESS)
-            rc = check_alias(func, c, a->one_buf, a->all_buf, mine);
+        rc = check_own_block(func, c, kind, a, one_bytes, all.lens[c->rank]);
         if (rc != MPI_SUCCESS) {
             mf_cbuf_free(&all);
             return rc;
@@ -1068,7 +1139,9 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
                            MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);

@@ -13,16 +13,22 @@
 
 #include "coll.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user, int n,
                  MPI_Datatype type, const MPI_Datatype *types)
 {
-    memset(cb, 0, sizeof(*cb));
-    size_t m = (size_t)(n > 0 ? n : 1);
-    /* One allocation: counts, byte displacements in the user buffer, lengths, offsets. */
-    char *mem = mf_calloc(m, 2 * sizeof(MPI_Count) + 2 * sizeof(size_t), "collective buffer");
+    mf_cbuf_clear(cb);
+    size_t m = (size_t)(n > 0 ? n : 1), per = 2 * sizeof(MPI_Count) + 2 * sizeof(size_t);
+    /* One block of memory: counts, byte displacements in the user buffer, lengths, offsets;
+     * inside cb for a few blocks (the malloc and free cost as much as a small collective). */
+    char *mem = (char *)cb->inl;
+    if (m <= MF_CBUF_INLINE)
+        memset(mem, 0, m * per);
+    else
+        mem = mf_calloc(m, per, "collective buffer");
     if (mem == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the buffer layout");
     cb->counts = (MPI_Count *)mem;
@@ -42,32 +48,49 @@ static MPI_Datatype block_type(const mf_cbuf_t *cb, int i)
     return cb->types != NULL ? cb->types[i] : cb->type;
 }
 
-static size_t block_bytes(const mf_cbuf_t *cb, int i, MPI_Count count)
+/* What a block of `count` items of one type looks like; mf_cbuf_layout asks once per type and
+ * count, not once per block (it runs at every collective call). */
+typedef struct block_shape {
+    MPI_Datatype type;
+    MPI_Count count;
+    size_t bytes;   /* packed */
+    int contiguous; /* one run of memory, starting `off` bytes into the block */
+    MPI_Aint off;
+} block_shape_t;
+
+static const block_shape_t *shape_of(block_shape_t *sh, MPI_Datatype type, MPI_Count count)
 {
+    if (sh->type == type && sh->count == count)
+        return sh;
     mf_dtype_props_t p = {0};
-    if (count <= 0 || mf_dtype_props(block_type(cb, i), &p) != MF_OK)
-        return 0;
-    return (size_t)count * (size_t)p.psize;
+    sh->type = type;
+    sh->count = count;
+    sh->bytes = 0;
+    if (count > 0 && mf_dtype_props(type, &p) == MF_OK)
+        sh->bytes = (size_t)count * (size_t)p.psize;
+    sh->contiguous = mf_dtype_contiguous(type, count, &sh->off);
+    return sh;
 }
 
-/* Where block i's run of memory starts in the user buffer (its type and count are contiguous). */
-static MPI_Aint run_start(const mf_cbuf_t *cb, int i)
+static size_t block_bytes(const mf_cbuf_t *cb, int i, MPI_Count count)
 {
-    MPI_Aint off = 0;
-    mf_dtype_contiguous(block_type(cb, i), cb->counts[i], &off);
-    return cb->udispls[i] + off;
+    block_shape_t sh = {.count = -1};
+    return shape_of(&sh, block_type(cb, i), count)->bytes;
 }
 
 int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c)
 {
     int direct = 1;
     size_t total = 0;
+    block_shape_t sh = {.count = -1};
     for (int i = 0; i < cb->n; i++) {
-        MPI_Aint off;
-        cb->lens[i] = block_bytes(cb, i, cb->counts[i]);
-        total += cb->lens[i];
-        if (cb->lens[i] > 0 && !mf_dtype_contiguous(block_type(cb, i), cb->counts[i], &off))
+        const block_shape_t *b = shape_of(&sh, block_type(cb, i), cb->counts[i]);
+        cb->lens[i] = b->bytes;
+        total += b->bytes;
+        if (b->bytes > 0 && !b->contiguous)
             direct = 0;
+        /* where the block's run starts in the user buffer, for now (direct case) */
+        cb->displs[i] = (size_t)(cb->udispls[i] + (b->contiguous ? b->off : 0));
     }
     cb->total = total;
     if (direct) {
@@ -76,13 +99,13 @@ int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c)
         MPI_Aint lo = 0;
         int first = 1;
         for (int i = 0; i < cb->n; i++)
-            if (cb->lens[i] > 0 && (first || run_start(cb, i) < lo)) {
-                lo = run_start(cb, i);
+            if (cb->lens[i] > 0 && (first || (MPI_Aint)cb->displs[i] < lo)) {
+                lo = (MPI_Aint)cb->displs[i];
                 first = 0;
             }
         cb->buf = cb->user != NULL ? cb->user + lo : NULL;
         for (int i = 0; i < cb->n; i++)
-            cb->displs[i] = cb->lens[i] > 0 ? (size_t)(run_start(cb, i) - lo) : 0;
+            cb->displs[i] = cb->lens[i] > 0 ? (size_t)((MPI_Aint)cb->displs[i] - lo) : 0;
         return MPI_SUCCESS;
     }
     cb->tmp = mf_malloc(total > 0 ? total : 1, "collective packing buffer");
@@ -158,7 +181,8 @@ void mf_cbuf_done(mf_cbuf_t *cb, mf_sched_t *s)
 void mf_cbuf_free(mf_cbuf_t *cb)
 {
     free(cb->tmp);
-    free(cb->counts);
+    if ((void *)cb->counts != (void *)cb->inl)
+        free(cb->counts);
     cb->tmp = NULL;
     cb->counts = NULL;
     cb->udispls = NULL;

@@ -180,7 +180,9 @@ static int neighbor_common(const char *func, const nside_t *snd, const nside_t *
     mf_status_t status = mf_neighbor_lists(c, &indeg, &in, &outdeg, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot list the neighbours");
-    mf_cbuf_t sb = {0}, rb = {0};
+    mf_cbuf_t sb, rb;
+    mf_cbuf_clear(&sb);
+    mf_cbuf_clear(&rb);
     rc = side_layout(func, c, snd, 1, outdeg, &sb);
     if (rc == MPI_SUCCESS)
         rc = side_layout(func, c, rcv, 0, indeg, &rb);

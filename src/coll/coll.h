@@ -173,6 +173,21 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
                                 int root);
 mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                           const size_t *rdispls);
+/* Small Alltoall (all blocks of a rank in one entry) and Reduce_scatter (the whole vector in
+ * one entry) on one node: mf_coll_shm_small of the bytes a rank publishes; any operation. */
+mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
+mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                       const size_t *counts, MPI_Datatype dt, size_t extent,
+                                       MPI_Op op);
+/* Alltoall of a two-rank communicator on one node, blocks above a small-call entry and up to
+ * the medium limit (with a core per rank), through the data area. */
+int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
+/* Scan/Exscan of a two-rank communicator on one node above a small-call entry (any operation;
+ * items up to 8 KiB): rank 0 streams its vector to rank 1. */
+int mf_coll_shm_pair_scan_ok(mf_comm_t *comm, size_t len, size_t extent);
+mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                              MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 void mf_coll_shm_free(mf_comm_t *comm);

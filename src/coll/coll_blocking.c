@@ -796,6 +796,10 @@ static mf_status_t alltoall_bruck(mf_comm_t *comm, const void *sbuf, size_t len,
 
 mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
 {
+    if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
+        return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
+    if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
+        return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
     if (alg == MF_COLL_ALLTOALL_BRUCK && comm->size > 1)
         return alltoall_bruck(comm, sbuf, len, rbuf, TAG_ALLTOALL);
@@ -910,6 +914,12 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
                                    const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
     int size = comm->size;
+    size_t items = 0;
+    for (int i = 0; i < size; i++)
+        items += counts[i];
+    if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
+        return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
+                                          dt, extent, op);
     size_t *lens = mf_malloc(2 * (size_t)size * sizeof(size_t), "reduce-scatter counts");
     if (lens == NULL)
         return MF_ERR_NO_MEMORY;
@@ -1013,6 +1023,8 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
+    if (!mf_params.coll_scan && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))
+        return mf_coll_shm_pair_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     int alg = mf_coll_select(MF_COLL_SCAN, comm->size, count * extent);
     if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)
         return scan_recursive_doubling(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);

@@ -37,7 +37,7 @@
  * bytes travels with its flag (one cache line up to 48 bytes). The ring lets a writer run
  * SMALL_SLOTS calls ahead before it needs to see that the readers are done with an entry. */
 #define SMALL_SLOTS   16
-#define SMALL_ENTRY   256
+#define SMALL_ENTRY   1088
 #define SMALL_HEAD    16 /* the stamp, padded so the payload keeps 16-byte alignment */
 #define SMALL_PAYLOAD (SMALL_ENTRY - SMALL_HEAD)
 /* Pieces of the two-rank reduce and the slots they go through (node_stream). */
@@ -459,9 +459,24 @@ static _Atomic uint64_t *small_stamp(char *entry)
     return (_Atomic uint64_t *)(void *)entry;
 }
 
+/* Wait for local rank i's entry of small call n and return it. In a series of calls the
+ * writer is usually ahead, so the next call's entry is fetched early: the reader's miss on it
+ * overlaps this call's work (Gather 8 B on two ranks: 0.097 -> 0.082 us). */
+static char *small_ready(mf_coll_shm_t *sh, mf_comm_t *comm, int i, uint64_t n, int *spins,
+                         int *polls)
+{
+    char *entry = small_entry(sh, i, n);
+    __builtin_prefetch(small_entry(sh, i, n + 1));
+    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    return entry;
+}
+
 /* Before writing small call n's entry: every rank must have finished call n - SMALL_SLOTS,
  * the last to use it. The counters are read only when the cached minimum is too low, so a
- * writer that stays less than a ring ahead touches no other rank's line. */
+ * writer that stays less than a ring ahead touches no other rank's line. A writer that caught
+ * up with the ring waits until half of it is free (the others have finished call n -
+ * SMALL_SLOTS / 2, which needs nothing from this rank's later calls): claiming one entry per
+ * call would pull the readers' `done` lines over at every call of a series. */
 static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
 {
     if (n < SMALL_SLOTS || sh->small_free >= n + 1 - SMALL_SLOTS)
@@ -469,7 +484,7 @@ static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
     int spins = 0, polls = 0;
     uint64_t low = UINT64_MAX;
     for (int i = 0; i < sh->k; i++) {
-        uint64_t v = wait_ge(comm, &sh->done[i].value, n + 1 - SMALL_SLOTS, &spins, &polls);
+        uint64_t v = wait_ge(comm, &sh->done[i].value, n + 1 - SMALL_SLOTS / 2, &spins, &polls);
         low = v < low ? v : low;
     }
     sh->small_free = low;
@@ -496,8 +511,7 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
         small_publish(sh, comm, buf, len, n);
     } else {
         int spins = 0, polls = 0;
-        char *entry = small_entry(sh, sh->lrank_of[root], n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, sh->lrank_of[root], n, &spins, &polls);
         memcpy(buf, entry + SMALL_HEAD, len);
     }
     small_finish(sh, n);
@@ -605,7 +619,10 @@ static void sink_prepare(const stream_sink_t *sink, size_t off, size_t n)
 
 static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
 {
-    mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
+    if (sink->op == MPI_OP_NULL) /* a plain transfer (Exscan) */
+        memcpy(sink->buf + off, slot, n);
+    else
+        mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
 }
 
 /* Two-rank reduce: local rank `writer` streams `len` bytes of `src` through STREAM_SLOTS slots
@@ -707,7 +724,7 @@ static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf
         int spins = 0, polls = 0;
         for (int i = 0; i < sh->k; i++)
             if (i != sh->lrank)
-                wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+                small_ready(sh, comm, i, n, &spins, &polls);
         combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, sh->k, rbuf,
                 count, extent, dt, op);
     }
@@ -1086,8 +1103,7 @@ mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rl
     for (int i = 0; i < sh->k; i++) {
         if (i == comm->rank || rlens[i] == 0)
             continue;
-        char *entry = small_entry(sh, i, n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, i, n, &spins, &polls);
         memcpy(out + rdispls[i], entry + SMALL_HEAD, rlens[i]);
     }
     small_finish(sh, n);
@@ -1108,8 +1124,7 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
         for (int i = 0; i < sh->k; i++) {
             if (i == root)
                 continue;
-            char *entry = small_entry(sh, i, n);
-            wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+            char *entry = small_ready(sh, comm, i, n, &spins, &polls);
             memcpy(out + (size_t)i * len, entry + SMALL_HEAD, len);
         }
     }
@@ -1133,11 +1148,91 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
     size_t len = count * extent;
     small_publish(sh, comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len, n);
     for (int i = 0; i < rank; i++)
-        wait_ge(comm, small_stamp(small_entry(sh, i, n)), n + 1, &spins, &polls);
+        small_ready(sh, comm, i, n, &spins, &polls);
     if (last >= 0)
         combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS * SMALL_ENTRY, last + 1,
                 rbuf, count, extent, dt, op);
     small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Small all-to-all: every rank publishes its whole send buffer (in place: the receive buffer,
+ * copied into the entry before any block is overwritten) and copies its block out of every
+ * other rank's entry. */
+mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int me = comm->rank, spins = 0, polls = 0;
+    char *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    small_publish(sh, comm, in, len * (size_t)sh->k, n);
+    if (in != out)
+        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+    for (int j = 1; j < sh->k; j++) {
+        int i = (me + j) % sh->k;
+        char *entry = small_ready(sh, comm, i, n, &spins, &polls);
+        memcpy(out + (size_t)i * len, entry + SMALL_HEAD + (size_t)me * len, len);
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Small reduce-scatter: every rank publishes its vector and combines its own block from all
+ * entries in rank order, `in[0] op (in[1] op ...)`, so any operation works. In place the
+ * vector is read from the entry, never from rbuf, which the result overwrites. */
+mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                       const size_t *counts, MPI_Datatype dt, size_t extent,
+                                       MPI_Op op)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int me = comm->rank, spins = 0, polls = 0;
+    size_t total = 0, first = 0;
+    for (int i = 0; i < sh->k; i++) {
+        first += i < me ? counts[i] : 0;
+        total += counts[i];
+    }
+    small_publish(sh, comm, src, total * extent, n);
+    if (counts[me] > 0) {
+        for (int i = 0; i < sh->k; i++)
+            if (i != me)
+                small_ready(sh, comm, i, n, &spins, &polls);
+        combine(small_entry(sh, 0, n) + SMALL_HEAD + first * extent,
+                (size_t)SMALL_SLOTS * SMALL_ENTRY, sh->k, rbuf, counts[me], extent, dt, op);
+    }
+    small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Scan and Exscan of two ranks on one node above a small-call entry: rank 0 streams its vector
+ * to rank 1 through the stream slots, which combines each piece as "piece op own" (rank order,
+ * so any operation) while the next is written: a reduce to rank 1. Point-to-point took the
+ * rendezvous path from 8 KiB and moved every byte twice. */
+int mf_coll_shm_pair_scan_ok(mf_comm_t *comm, size_t len, size_t extent)
+{
+    if (comm->size != 2 || len <= SMALL_PAYLOAD || extent > STREAM_CHUNK ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == 2;
+}
+
+mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t len = count * extent;
+    const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    /* Exscan: rank 1 just receives rank 0's vector (rank 0's result is undefined) */
+    stream_sink_t sink = {.buf = rbuf,
+                          .own = exclusive ? rbuf : own,
+                          .dt = dt,
+                          .extent = extent,
+                          .op = exclusive ? MPI_OP_NULL : op};
+    if (comm->rank == 0 && !exclusive && own != rbuf)
+        memcpy(rbuf, own, len);
+    node_stream(sh, comm, own, len, round_down(STREAM_CHUNK, extent), 0, &sink);
     return MF_OK;
 }
 
@@ -1244,8 +1339,7 @@ static void small_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, 
         small_publish(sh, comm, sbuf, len * (size_t)sh->k, n);
     } else {
         int spins = 0, polls = 0;
-        char *entry = small_entry(sh, root, n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        char *entry = small_ready(sh, comm, root, n, &spins, &polls);
         memcpy(rbuf, entry + SMALL_HEAD + (size_t)comm->rank * len, len);
     }
     small_finish(sh, n);
@@ -1268,6 +1362,42 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
         small_scatter(sh, comm, sbuf, len, rbuf, root);
     else
         medium_scatter(sh, comm, sbuf, len, rbuf, root);
+    return MF_OK;
+}
+
+/* Two-rank all-to-all of medium blocks: the medium Allgather's rounds (below), each rank's
+ * piece taken from its block for the other rank instead of its own block. In place, a round
+ * copies my piece of the peer's block out before the peer's piece overwrites it. */
+int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
+{
+    if (comm->size != 2 || len * 2 <= SMALL_PAYLOAD || len > MEDIUM_MAX ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == 2 && sh->roomy;
+}
+
+mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t piece = medium_piece(sh);
+    int me = sh->lrank, peer = me ^ 1, h = 0;
+    char *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (in != out)
+        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+    for (size_t off = 0; off < len; off += piece) {
+        size_t n = len - off < piece ? len - off : piece;
+        char *base = medium_half(sh, &h);
+        shm_wait_all(sh, comm, sh->free_at[h]);
+        memcpy(base + (size_t)me * piece, in + (size_t)peer * len + off, n);
+        shm_signal(sh);
+        sh->free_at[h] = sh->seq + 1; /* my next signal comes after I read this half */
+        shm_wait_all(sh, comm, sh->seq);
+        memcpy(out + (size_t)peer * len + off, base + (size_t)peer * piece, n);
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
     return MF_OK;
 }
 

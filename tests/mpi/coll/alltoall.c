@@ -28,8 +28,9 @@ int main(int argc, char **argv)
     MPI_Aint *csd = mtest_calloc(sz, sizeof(MPI_Aint)), *crd = mtest_calloc(sz, sizeof(MPI_Aint));
     MPI_Datatype *st = mtest_calloc(sz, sizeof(MPI_Datatype)),
                  *rt = mtest_calloc(sz, sizeof(MPI_Datatype));
-    const int ns[] = {0, 1, 7, 20000};
-    for (int ni = 0; ni < 4; ni++) {
+    /* 300 ints: above a small-call entry on two ranks, one round of the data area */
+    const int ns[] = {0, 1, 7, 300, 20000};
+    for (int ni = 0; ni < 5; ni++) {
         int n = ns[ni];
         int *sbuf = mtest_calloc((size_t)(n + size) * sz + 1, sizeof(int));
         int *rbuf = mtest_calloc((size_t)(n + size) * sz + 1, sizeof(int));

@@ -37,29 +37,36 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Op cat;
     MPI_Op_create(concat, 0, &cat);
-    const int ns[] = {0, 1, 9};
-    for (int ni = 0; ni < 3; ni++) {
+    /* 2500 items (20000 bytes) take the streamed two-rank path on one node */
+    const int ns[] = {0, 1, 9, 2500};
+    for (int ni = 0; ni < 4; ni++) {
         int n = ns[ni];
         long long *in = mtest_calloc((size_t)(n * size) + 1, sizeof(long long));
         long long *out = mtest_calloc((size_t)(n * size) + 1, sizeof(long long));
         for (int in_place = 0; in_place < 2; in_place++) {
             for (int opi = 0; opi < 2; opi++) {
                 MPI_Op op = opi ? cat : MPI_SUM;
-                for (int i = 0; i < n; i++)
-                    in[i] = rank + 1, out[i] = in_place ? rank + 1 : -1;
+                /* sums vary along the vector, so a misplaced piece shows */
+                for (int i = 0; i < n; i++) {
+                    in[i] = rank + 1 + (opi ? 0 : 10 * (i % 5));
+                    out[i] = in_place ? in[i] : -1;
+                }
                 int rc = MPI_Scan(in_place ? MPI_IN_PLACE : in, out, n, MPI_LONG_LONG, op,
                                   MPI_COMM_WORLD);
                 MTEST_CHECK(rc == MPI_SUCCESS, "scan rc %d", rc);
-                long long want = opi ? digits(0, rank) : (long long)(rank + 1) * (rank + 2) / 2;
-                for (int i = 0; i < n; i++)
+                for (int i = 0; i < n; i++) {
+                    long long want = opi ? digits(0, rank)
+                                         : (long long)(rank + 1) * (rank + 2) / 2 +
+                                               (long long)(rank + 1) * 10 * (i % 5);
                     MTEST_CHECK(out[i] == want, "scan op %d ip %d [%d]=%lld want %lld", opi,
                                 in_place, i, out[i], want);
+                }
                 for (int i = 0; i < n; i++)
                     in[i] = rank + 1, out[i] = in_place ? rank + 1 : -1;
                 rc = MPI_Exscan_c(in_place ? MPI_IN_PLACE : in, out, n, MPI_LONG_LONG, op,
                                   MPI_COMM_WORLD);
                 MTEST_CHECK(rc == MPI_SUCCESS, "exscan rc %d", rc);
-                want = opi ? digits(0, rank - 1) : (long long)rank * (rank + 1) / 2;
+                long long want = opi ? digits(0, rank - 1) : (long long)rank * (rank + 1) / 2;
                 if (rank > 0)
                     for (int i = 0; i < n; i++)
                         MTEST_CHECK(out[i] == want, "exscan op %d ip %d [%d]=%lld want %lld", opi,

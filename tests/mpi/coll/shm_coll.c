@@ -26,8 +26,8 @@
 #define NCOMMS 4
 #define ROUNDS 8
 
-/* 60 and 61 ints straddle the largest message that travels with its flag (240 bytes). */
-static const int counts[] = {0, 1, 7, 60, 61, 1001, 40000, 150001, 300000};
+/* 268 and 269 ints straddle the largest message that travels with its flag (1072 bytes). */
+static const int counts[] = {0, 1, 7, 60, 61, 268, 269, 1001, 40000, 150001, 300000};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 
 static int32_t value(int rank, int i, int round)
@@ -227,18 +227,18 @@ static void check_odd_items(MPI_Comm comm)
 }
 
 /* Allgather, gather, scan and exscan around the largest block that travels with its flag
- * (60 and 61 ints), back to back so that entries are reused. */
+ * (268 and 269 ints), back to back so that entries are reused. */
 static void check_small_gathers(MPI_Comm comm)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    static const int ns[] = {1, 7, 60, 61};
-    int32_t *one = mtest_calloc(61, sizeof(int32_t));
-    int32_t *all = mtest_calloc((size_t)size * 61, sizeof(int32_t));
-    int32_t *pre = mtest_calloc(61, sizeof(int32_t));
+    static const int ns[] = {1, 7, 60, 268, 269};
+    int32_t *one = mtest_calloc(269, sizeof(int32_t));
+    int32_t *all = mtest_calloc((size_t)size * 269, sizeof(int32_t));
+    int32_t *pre = mtest_calloc(269, sizeof(int32_t));
     for (int round = 0; round < 40; round++) {
-        int n = ns[round % 4], root = round % size;
+        int n = ns[round % 5], root = round % size;
         for (int i = 0; i < n; i++)
             one[i] = value(rank, i, round);
         MPI_Allgather(one, n, MPI_INT32_T, all, n, MPI_INT32_T, comm);
@@ -249,7 +249,7 @@ static void check_small_gathers(MPI_Comm comm)
                                 i, (int)all[r * n + i]);
                     r = size, i = n;
                 }
-        memset(all, 0xff, (size_t)size * 61 * sizeof(int32_t));
+        memset(all, 0xff, (size_t)size * 269 * sizeof(int32_t));
         MPI_Gather(one, n, MPI_INT32_T, all, n, MPI_INT32_T, root, comm);
         for (int r = 0; rank == root && r < size; r++)
             for (int i = 0; i < n; i++)

@@ -3,7 +3,7 @@
  * Medium MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Allgatherv on one node, which move
  * through the shared-memory data area in pieces, and small MPI_Scatter (all blocks in the
  * root's small-call entry, or the data area when they do not fit): block sizes around the
- * small-call entry (240 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd counts, every
+ * small-call entry (1072 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd counts, every
  * root, in place, rank-dependent Allgatherv lengths with empty blocks, a strided derived type
  * (packed before the collective), a reversed communicator, and bcasts and reduces in between that
  * reuse the same data area.
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int counts[] = {1,    7,    30,   60,   61,    62,    1000, 2047,
-                             2049, 8191, 8192, 8193, 20001, 65536, 65537};
+static const int counts[] = {1,    7,    30,   60,   61,   62,   134,   135,   268,  269,
+                             1000, 2047, 2049, 8191, 8192, 8193, 20001, 65536, 65537};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 
 static int32_t value(int rank, int i, int round)
