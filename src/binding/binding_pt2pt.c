@@ -268,8 +268,11 @@ static inline int recv_fast(const char *func, void *buf, size_t bytes, int sourc
     return MPI_SUCCESS;
 }
 
-/* Inlined into send_derived_blocking/recv_derived_blocking: a frame of its own would cost
- * a call and the arguments' shuffle on every small message. */
+/* A blocking call's packed copy of its own (on the stack up to MANIFOLD_DT_STACK_BYTES, else a
+ * temporary): the call waits for the transport, so the copy outlives the operation, and no
+ * request carries the type, the user's buffer or a type reference. Inlined into
+ * send_derived_blocking/recv_derived_blocking: a frame of its own would cost a call and the
+ * arguments' shuffle on every small message. */
 static inline __attribute__((always_inline)) int
 send_blocking_packed(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
                      MPI_Datatype dt, size_t bytes, int dest, int tag, mf_send_mode_t mode)

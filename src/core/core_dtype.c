@@ -508,11 +508,12 @@ static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off)
     }
 }
 
+/* Pick the whole-message copies of a type being committed (below, with the pack loops). */
+static void choose_copy(mf_dtype_t *d);
+
 /* Recognise an item of equal blocks at a fixed stride (vector, hvector, subarray rows,
  * indexed_block with even gaps ...), nested or not: the flattened segments already merged
  * whatever touches, so checking them catches every constructor that produces this shape. */
-static void choose_copy(mf_dtype_t *d);
-
 static void find_regular(mf_dtype_t *d)
 {
     d->vlen = 0;
