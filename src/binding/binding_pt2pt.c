@@ -199,17 +199,6 @@ static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, M
 /* The largest MANIFOLD_DT_STACK_BYTES: what a blocking call may put on its stack. */
 #define DT_STACK_CAP 4096
 
-/* Whether a blocking send or receive of a derived type uses a packed copy of its own (on the
- * stack up to MANIFOLD_DT_STACK_BYTES, else a temporary) instead of one the request owns: the
- * call waits for the transport, so the copy outlives the operation, and the request carries
- * neither the type, the user's buffer nor a type reference. */
-static inline int blocking_packed(MPI_Datatype dt, MPI_Count count, size_t bytes, int peer)
-{
-    MPI_Aint off;
-    return peer != MPI_PROC_NULL && mf_dtype_get(dt) != NULL && bytes > 0 &&
-           !mf_dtype_contiguous(dt, count, &off) && !stream_size(bytes);
-}
-
 /* A copy for `bytes` packed bytes: `stack` when they fit the tunable, else a temporary. */
 static void *blocking_buf(char *stack, size_t bytes)
 {
@@ -235,55 +224,6 @@ static int finish_local(const char *func, mf_comm_t *c, mf_request_t *local, MPI
     return MF_LIKELY(err == MPI_SUCCESS)
                ? MPI_SUCCESS
                : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
-}
-
-static __attribute__((noinline)) int send_blocking_packed(const char *func, mf_comm_t *c,
-                                                          const void *buf, MPI_Count count,
-                                                          MPI_Datatype dt, size_t bytes, int dest,
-                                                          int tag, mf_send_mode_t mode)
-{
-    _Alignas(64) char stack[DT_STACK_CAP];
-    void *packed = blocking_buf(stack, bytes);
-    if (packed == NULL)
-        return mf_err_raise(c,
-                            mf_err_code(MPI_ERR_NO_MEM, func,
-                                        "cannot allocate %zu bytes to pack the datatype", bytes));
-    mf_dtype_pack(dt, count, buf, packed, 0, (MPI_Count)bytes);
-    mf_request_t *req;
-    mf_status_t status =
-        mf_pt2pt_isend(packed, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
-    int rc = status == MF_OK ? finish_blocking(func, c, req, MPI_STATUS_IGNORE)
-                             : mf_err_from_status(c, status, func, "cannot start the send");
-    blocking_buf_free(stack, packed);
-    return rc;
-}
-
-static __attribute__((noinline)) int recv_blocking_packed(const char *func, mf_comm_t *c, void *buf,
-                                                          MPI_Count count, MPI_Datatype dt,
-                                                          size_t bytes, int source, int tag,
-                                                          MPI_Status *st)
-{
-    _Alignas(64) char stack[DT_STACK_CAP];
-    void *packed = blocking_buf(stack, bytes);
-    if (packed == NULL)
-        return mf_err_raise(c,
-                            mf_err_code(MPI_ERR_NO_MEM, func,
-                                        "cannot allocate %zu bytes to pack the datatype", bytes));
-    mf_request_t local;
-    mf_status_t status =
-        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
-    if (status != MF_OK) {
-        blocking_buf_free(stack, packed);
-        return mf_err_from_status(c, status, func, "cannot post the receive");
-    }
-    mf_request_wait_done(&local);
-    /* what arrived, as for a temporary unpacked at completion (mf_request_unpack) */
-    if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
-        size_t got = local.op.length < bytes ? local.op.length : bytes;
-        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
-    }
-    blocking_buf_free(stack, packed);
-    return finish_local(func, c, &local, st);
 }
 
 /* Predefined datatypes, immediate and blocking forms: straight to the protocol layer. */
@@ -332,23 +272,82 @@ static inline int recv_fast(const char *func, void *buf, size_t bytes, int sourc
     return MPI_SUCCESS;
 }
 
+/* A blocking call's packed copy of its own (on the stack up to MANIFOLD_DT_STACK_BYTES, else a
+ * temporary): the call waits for the transport, so the copy outlives the operation, and no
+ * request carries the type, the user's buffer or a type reference. Inlined into
+ * send_derived_blocking/recv_derived_blocking: a frame of its own would cost a call and the
+ * arguments' shuffle on every small message. */
+static inline __attribute__((always_inline)) int
+send_blocking_packed(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
+                     MPI_Datatype dt, size_t bytes, int dest, int tag, mf_send_mode_t mode)
+{
+    char stack[DT_STACK_CAP];
+    void *packed = blocking_buf(stack, bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_dtype_pack_all(dt, count, buf, packed);
+    /* then exactly what a contiguous MPI_Send does (no wait when the transport took the bytes) */
+    int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
+    blocking_buf_free(stack, packed);
+    return rc;
+}
+
+static inline __attribute__((always_inline)) int
+recv_blocking_packed(const char *func, mf_comm_t *c, void *buf, MPI_Count count, MPI_Datatype dt,
+                     size_t bytes, int source, int tag, MPI_Status *st)
+{
+    char stack[DT_STACK_CAP];
+    void *packed = blocking_buf(stack, bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_request_t local;
+    mf_status_t status =
+        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
+    if (status != MF_OK) {
+        blocking_buf_free(stack, packed);
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    }
+    mf_request_wait_done(&local);
+    /* what arrived, as for a temporary unpacked at completion (mf_request_unpack) */
+    if (MF_LIKELY(local.op.status == MF_OK && local.op.length == bytes)) {
+        mf_dtype_unpack_all(dt, count, buf, packed);
+    } else if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
+        size_t got = local.op.length < bytes ? local.op.length : bytes;
+        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
+    }
+    blocking_buf_free(stack, packed);
+    return finish_local(func, c, &local, st);
+}
+
+/* Where `count` items of a committed derived type that form one run start (the zero-copy
+ * path: the transport reads or writes the user's memory). */
+static inline void *run_start(const mf_dtype_t *d, MPI_Count count, const void *buf)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)(count > 0 && d->nsegs > 0 ? d->segs[0].off : 0));
+}
+
 /* Everything else, with every argument checked: out of line, so the fast path's callers stay
  * small. */
-static __attribute__((noinline)) int send_checked(const char *func, const void *buf,
-                                                  MPI_Count count, MPI_Datatype dt, int dest,
-                                                  int tag, MPI_Comm comm, mf_send_mode_t mode,
-                                                  op_form_t form, MPI_Request *request)
+static __attribute__((noinline)) int send_staged(const char *func, const void *buf, MPI_Count count,
+                                                 MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                                                 mf_send_mode_t mode, op_form_t form,
+                                                 MPI_Request *request)
 {
-    size_t bytes;
+    size_t bytes = 0;
     mf_comm_t *c = envelope_derived_fast(comm, count, dt, dest, tag, 1, &bytes);
+    if (c != NULL && form == OP_IMMEDIATE && mode != MF_SEND_BUFFERED && request != NULL &&
+        !mf_dtype_needs_pack(dt, count))
+        return send_fast(func, run_start(dt, count, buf), bytes, dest, tag, c, mode, form, request);
     int rc = c != NULL ? MPI_SUCCESS
                        : check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form == OP_BLOCKING && mode != MF_SEND_BUFFERED && blocking_packed(dt, count, bytes, dest))
-        return send_blocking_packed(func, c, buf, count, dt, bytes, dest, tag, mode);
     stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT,
                        mode != MF_SEND_BUFFERED, &sg);
@@ -384,21 +383,21 @@ static __attribute__((noinline)) int send_checked(const char *func, const void *
     return MPI_SUCCESS;
 }
 
-static __attribute__((noinline)) int recv_checked(const char *func, void *buf, MPI_Count count,
-                                                  MPI_Datatype dt, int source, int tag,
-                                                  MPI_Comm comm, op_form_t form,
-                                                  MPI_Request *request, MPI_Status *st)
+static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MPI_Count count,
+                                                 MPI_Datatype dt, int source, int tag,
+                                                 MPI_Comm comm, op_form_t form,
+                                                 MPI_Request *request, MPI_Status *st)
 {
-    size_t bytes;
+    size_t bytes = 0;
     mf_comm_t *c = envelope_derived_fast(comm, count, dt, source, tag, 0, &bytes);
+    if (c != NULL && form == OP_IMMEDIATE && request != NULL && !mf_dtype_needs_pack(dt, count))
+        return recv_fast(func, run_start(dt, count, buf), bytes, source, tag, c, form, request, st);
     int rc = c != NULL ? MPI_SUCCESS
                        : check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (form == OP_BLOCKING && blocking_packed(dt, count, bytes, source))
-        return recv_blocking_packed(func, c, buf, count, dt, bytes, source, tag, st);
     stage_t sg = {0};
     rc = stage_prepare(func, c, buf, count, dt, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)
@@ -423,6 +422,62 @@ static __attribute__((noinline)) int recv_checked(const char *func, void *buf, M
         return finish_blocking(func, c, req, st);
     *request = req;
     return MPI_SUCCESS;
+}
+
+/* Blocking calls with a committed derived type, checked in one pass: items that form one run
+ * take the predefined types' path at the run's start; a copy that fits the stack (or a cached
+ * temporary) is packed there and sent, or received there and unpacked, exactly as a
+ * contiguous message, so neither pays more frames or checks than that plus the copy. The rest
+ * (streamed sizes, and whatever fails the one-pass check) is staged with every argument
+ * checked. */
+static __attribute__((noinline)) int send_derived_blocking(const char *func, const void *buf,
+                                                           MPI_Count count, MPI_Datatype dt,
+                                                           int dest, int tag, MPI_Comm comm,
+                                                           mf_send_mode_t mode)
+{
+    size_t bytes = 0;
+    mf_comm_t *c = envelope_derived_fast(comm, count, dt, dest, tag, 1, &bytes);
+    if (c != NULL && !mf_dtype_needs_pack(dt, count))
+        return send_fast(func, run_start(dt, count, buf), bytes, dest, tag, c, mode, OP_BLOCKING,
+                         NULL);
+    if (c != NULL && !stream_size(bytes))
+        return send_blocking_packed(func, c, buf, count, dt, bytes, dest, tag, mode);
+    return send_staged(func, buf, count, dt, dest, tag, comm, mode, OP_BLOCKING, NULL);
+}
+
+static __attribute__((noinline)) int recv_derived_blocking(const char *func, void *buf,
+                                                           MPI_Count count, MPI_Datatype dt,
+                                                           int source, int tag, MPI_Comm comm,
+                                                           MPI_Status *st)
+{
+    size_t bytes = 0;
+    mf_comm_t *c = envelope_derived_fast(comm, count, dt, source, tag, 0, &bytes);
+    if (c != NULL && !mf_dtype_needs_pack(dt, count))
+        return recv_fast(func, run_start(dt, count, buf), bytes, source, tag, c, OP_BLOCKING, NULL,
+                         st);
+    if (c != NULL && !stream_size(bytes))
+        return recv_blocking_packed(func, c, buf, count, dt, bytes, source, tag, st);
+    return recv_staged(func, buf, count, dt, source, tag, comm, OP_BLOCKING, NULL, st);
+}
+
+/* Everything but a predefined type's fast path, split by the call's form (a constant in every
+ * entry point) so the other forms do not carry the blocking calls' stack copy. */
+static inline int send_checked(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
+                               int dest, int tag, MPI_Comm comm, mf_send_mode_t mode,
+                               op_form_t form, MPI_Request *request)
+{
+    if (form == OP_BLOCKING && mode != MF_SEND_BUFFERED)
+        return send_derived_blocking(func, buf, count, dt, dest, tag, comm, mode);
+    return send_staged(func, buf, count, dt, dest, tag, comm, mode, form, request);
+}
+
+static inline int recv_checked(const char *func, void *buf, MPI_Count count, MPI_Datatype dt,
+                               int source, int tag, MPI_Comm comm, op_form_t form,
+                               MPI_Request *request, MPI_Status *st)
+{
+    if (form == OP_BLOCKING)
+        return recv_derived_blocking(func, buf, count, dt, source, tag, comm, st);
+    return recv_staged(func, buf, count, dt, source, tag, comm, form, request, st);
 }
 
 /* The entry points' common bodies: predefined datatypes in the immediate and blocking forms go

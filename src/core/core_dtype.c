@@ -508,6 +508,9 @@ static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off)
     }
 }
 
+/* Pick the whole-message copies of a type being committed (below, with the pack loops). */
+static void choose_copy(mf_dtype_t *d);
+
 /* Recognise an item of equal blocks at a fixed stride (vector, hvector, subarray rows,
  * indexed_block with even gaps ...), nested or not: the flattened segments already merged
  * whatever touches, so checking them catches every constructor that produces this shape. */
@@ -548,6 +551,7 @@ mf_status_t mf_dtype_commit(mf_dtype_t *d)
             d->segs = f.segs;
             d->nsegs = f.n;
             find_regular(d);
+            choose_copy(d);
             atomic_store_explicit(&d->committed, 1, memory_order_release);
         }
     }
@@ -786,6 +790,353 @@ static void copy_segments(const mf_dtype_seg_t *segs, MPI_Count nsegs, MPI_Count
     }
 }
 
+/* ---- whole messages: the loop chosen at commit ------------------------------------------- */
+
+/* A message from packed offset 0 to its end needs none of the range bookkeeping above, so
+ * commit picks one function per direction and the message costs an indirect call and the loop.
+ * Each specialised function below is a separate instance of an always_inline body with a
+ * constant block size: link-time optimisation cannot fold them back into one loop taking the
+ * size as an argument (which it did to blocks_fixed once, tripling the cost per element). */
+
+/* Items of a regular layout that do not continue the stride, one at a time: out of line, so
+ * its registers do not weigh on the one-run loop below (an item of a vector sent with a
+ * count has many blocks, which pays for copy_blocks' switch). */
+static __attribute__((noinline)) void regular_items(const mf_dtype_t *d, MPI_Count count, char *mem,
+                                                    char *packed, int dir)
+{
+    MPI_Count nb = d->nsegs, len = d->vlen;
+    for (; count > 0; count--, mem += d->extent, packed += nb * len)
+        copy_blocks(mem, packed, nb, d->vstride, (MPI_Aint)len, len, dir);
+}
+
+/* Regular layouts: blocks of `len` bytes, d->vstride apart; one run over the whole message
+ * when it is one item or the items continue the stride, else item by item at the extent. */
+static inline __attribute__((always_inline)) void
+regular_all(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, size_t len, int dir)
+{
+    char *mem = (char *)(buf + (uintptr_t)d->segs[0].off);
+    MPI_Count nb = d->nsegs;
+    MPI_Aint stride = d->vstride;
+    if (count > 1) {
+        if (d->run_stride == 0) {
+            regular_items(d, count, mem, packed, dir);
+            return;
+        }
+        nb *= count;
+        stride = d->run_stride;
+    }
+    blocks_fixed(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
+}
+
+static void regular_pack_1(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 1, 0);
+}
+static void regular_pack_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 2, 0);
+}
+static void regular_pack_4(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 4, 0);
+}
+static void regular_pack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 8, 0);
+}
+static void regular_pack_16(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 16, 0);
+}
+static void regular_unpack_1(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 1, 1);
+}
+static void regular_unpack_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 2, 1);
+}
+static void regular_unpack_4(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 4, 1);
+}
+static void regular_unpack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 8, 1);
+}
+static void regular_unpack_16(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_all(d, count, buf, packed, 16, 1);
+}
+
+/* Other block sizes: copy_blocks' switch (12, 24, 32 bytes stay fixed-size moves). */
+static void regular_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
+{
+    char *mem = (char *)(buf + (uintptr_t)d->segs[0].off);
+    MPI_Count nb = d->nsegs, len = d->vlen;
+    MPI_Aint stride = d->vstride;
+    if (count > 1) {
+        if (d->run_stride == 0) {
+            regular_items(d, count, mem, packed, dir);
+            return;
+        }
+        nb *= count;
+        stride = d->run_stride;
+    }
+    copy_blocks(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
+}
+static void regular_pack_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_any(d, count, buf, packed, 0);
+}
+static void regular_unpack_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    regular_any(d, count, buf, packed, 1);
+}
+
+/* A dense type (count > 1 items of one run, as MPI_Pack may be given): one copy. */
+static void dense_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    memcpy(packed, (const char *)(buf + (uintptr_t)d->segs[0].off), (size_t)(count * d->psize));
+}
+static void dense_unpack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    memcpy((char *)(buf + (uintptr_t)d->segs[0].off), packed, (size_t)(count * d->psize));
+}
+
+/* Segment lists (struct, indexed): many items of few segments segment by segment over chunks
+ * of items, as copy_segments does; otherwise item by item, each segment of up to 16 bytes in
+ * two fixed-size moves. A strided pass costs about 50 instructions to set up, so a few items
+ * (an array of 4 small structs) are cheaper item by item. */
+#define SEGS_ITEMS_MIN 8
+static void segs_all(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
+{
+    const mf_dtype_seg_t *segs = d->segs;
+    MPI_Count nsegs = d->nsegs, psize = d->psize;
+    MPI_Aint extent = d->extent;
+    if (count >= SEGS_ITEMS_MIN && nsegs <= ITEM_SEGS_MAX) {
+        while (count > 0) {
+            MPI_Count n = count < ITEM_CHUNK ? count : ITEM_CHUNK;
+            for (MPI_Count j = 0; j < nsegs; j++)
+                copy_blocks((char *)(buf + (uintptr_t)segs[j].off), packed + segs[j].pos, n, extent,
+                            (MPI_Aint)psize, segs[j].len, dir);
+            count -= n;
+            packed += n * psize;
+            buf += (uintptr_t)(n * extent);
+        }
+        return;
+    }
+    for (; count > 0; count--, buf += (uintptr_t)extent) {
+        for (MPI_Count k = 0; k < nsegs; k++) {
+            copy_piece((char *)(buf + (uintptr_t)segs[k].off), packed, segs[k].len, dir);
+            packed += segs[k].len;
+        }
+    }
+}
+static void segs_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    segs_all(d, count, buf, packed, 0);
+}
+static void segs_unpack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    segs_all(d, count, buf, packed, 1);
+}
+
+/* Items of a few short segments (small structs, short vectors with a count): every segment
+ * of 8 to 32 bytes becomes 8-byte moves and a 4- or 8-byte move for its tail (overlapping the
+ * one before), one of 4 to 7 bytes one or two 4-byte moves, and all moves of an item are unrolled
+ * with their offsets in registers, so an item costs a load and a store per move, as the
+ * hand-written loop does. Overlapping moves stay inside their segment, so unpacking writes no byte
+ * outside the type map. n8 and n4 are constants in each caller; commit pads the lists to those
+ * sizes with repeated moves. */
+static inline __attribute__((always_inline)) void moves_all(const mf_dtype_t *d, MPI_Count count,
+                                                            uintptr_t buf, char *packed, int n8,
+                                                            int n4, int dir)
+{
+    MPI_Aint o8[4] = {0}, o4[2] = {0};
+    MPI_Count p8[4] = {0}, p4[2] = {0};
+    for (int j = 0; j < n8; j++) {
+        o8[j] = d->mv8[j].off;
+        p8[j] = d->mv8[j].pos;
+    }
+    for (int j = 0; j < n4; j++) {
+        o4[j] = d->mv4[j].off;
+        p4[j] = d->mv4[j].pos;
+    }
+    MPI_Aint extent = d->extent;
+    MPI_Count psize = d->psize;
+    for (; count > 0; count--, buf += (uintptr_t)extent, packed += psize) {
+        char *mem = (char *)buf;
+        for (int j = 0; j < n8; j++) {
+            if (dir == 0)
+                memcpy(packed + p8[j], mem + o8[j], 8);
+            else
+                memcpy(mem + o8[j], packed + p8[j], 8);
+        }
+        for (int j = 0; j < n4; j++) {
+            if (dir == 0)
+                memcpy(packed + p4[j], mem + o4[j], 4);
+            else
+                memcpy(mem + o4[j], packed + p4[j], 4);
+        }
+    }
+}
+
+static void moves_pack_2_0(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 2, 0, 0);
+}
+static void moves_pack_4_0(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 4, 0, 0);
+}
+static void moves_pack_0_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 0, 2, 0);
+}
+static void moves_pack_1_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 1, 2, 0);
+}
+static void moves_pack_2_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 2, 2, 0);
+}
+static void moves_pack_4_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 4, 2, 0);
+}
+static void moves_unpack_2_0(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 2, 0, 1);
+}
+static void moves_unpack_4_0(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 4, 0, 1);
+}
+static void moves_unpack_0_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 0, 2, 1);
+}
+static void moves_unpack_1_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 1, 2, 1);
+}
+static void moves_unpack_2_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 2, 2, 1);
+}
+static void moves_unpack_4_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    moves_all(d, count, buf, packed, 4, 2, 1);
+}
+
+/* The moves of one item, padded to 0, 1, 2 or 4 eight-byte moves and 0 or 2 four-byte ones
+ * (one 8-byte move alone is a single segment, which the regular loops take); 0 when the item
+ * does not fit (a segment under 4 or over 32 bytes, or too many moves). */
+static int plan_moves(mf_dtype_t *d, int *n8_p, int *n4_p)
+{
+    int n8 = 0, n4 = 0;
+    for (MPI_Count i = 0; i < d->nsegs; i++) {
+        const mf_dtype_seg_t *sg = &d->segs[i];
+        MPI_Count len = sg->len;
+        if (len >= 8 && len <= 32) {
+            /* whole 8-byte words, then a tail of up to 4 bytes as a 4-byte move and a longer
+             * one as an 8-byte move, both ending at the segment's end */
+            int k = (int)(len / 8), tail = (int)(len % 8);
+            if (n8 + k + (tail > 4) > 4 || n4 + (tail > 0 && tail <= 4) > 2)
+                return 0;
+            for (int j = 0; j < k; j++)
+                d->mv8[n8++] = (mf_dtype_move_t){sg->off + 8 * j, sg->pos + 8 * j};
+            if (tail > 4)
+                d->mv8[n8++] = (mf_dtype_move_t){sg->off + (MPI_Aint)(len - 8), sg->pos + len - 8};
+            else if (tail > 0)
+                d->mv4[n4++] = (mf_dtype_move_t){sg->off + (MPI_Aint)(len - 4), sg->pos + len - 4};
+        } else if (len >= 4 && len < 8) {
+            int k = len == 4 ? 1 : 2;
+            if (n4 + k > 2)
+                return 0;
+            d->mv4[n4++] = (mf_dtype_move_t){sg->off, sg->pos};
+            if (k == 2)
+                d->mv4[n4++] = (mf_dtype_move_t){sg->off + (MPI_Aint)(len - 4), sg->pos + len - 4};
+        } else {
+            return 0;
+        }
+    }
+    /* repeating a move copies the same bytes again */
+    if (n8 == 3)
+        d->mv8[n8++] = d->mv8[0];
+    if (n4 == 1)
+        d->mv4[n4++] = d->mv4[0];
+    *n8_p = n8;
+    *n4_p = n4;
+    return 1;
+}
+
+static int choose_moves(mf_dtype_t *d)
+{
+    int n8, n4;
+    if (!plan_moves(d, &n8, &n4))
+        return 0;
+    switch (n8 * 10 + n4) {
+    case 20: d->pack_all = moves_pack_2_0, d->unpack_all = moves_unpack_2_0; break;
+    case 40: d->pack_all = moves_pack_4_0, d->unpack_all = moves_unpack_4_0; break;
+    case 2: d->pack_all = moves_pack_0_2, d->unpack_all = moves_unpack_0_2; break;
+    case 12: d->pack_all = moves_pack_1_2, d->unpack_all = moves_unpack_1_2; break;
+    case 22: d->pack_all = moves_pack_2_2, d->unpack_all = moves_unpack_2_2; break;
+    case 42: d->pack_all = moves_pack_4_2, d->unpack_all = moves_unpack_4_2; break;
+    default: return 0;
+    }
+    return 1;
+}
+
+/* Nothing to copy (an empty type). */
+static void none_copy(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    (void)d;
+    (void)count;
+    (void)buf;
+    (void)packed;
+}
+
+/* Pick the whole-message copies of a type being committed (segments, vlen and vstride set). */
+static void choose_copy(mf_dtype_t *d)
+{
+    d->run_stride = 0;
+    d->dense = d->nsegs == 1 && d->segs[0].len == d->extent;
+    if (d->nsegs == 0) {
+        d->pack_all = none_copy;
+        d->unpack_all = none_copy;
+        return;
+    }
+    if (d->dense) {
+        d->pack_all = dense_pack;
+        d->unpack_all = dense_unpack;
+        return;
+    }
+    /* the items continue the blocks' stride: one item of one block, or a resized vector */
+    if (d->vlen > 0 && d->nsegs == 1)
+        d->run_stride = d->extent;
+    else if (d->vlen > 0 && d->vstride * (MPI_Aint)d->nsegs == d->extent)
+        d->run_stride = d->vstride;
+    /* one long run of blocks is the best loop there is; otherwise a small item is moves */
+    if (d->run_stride == 0 && choose_moves(d))
+        return;
+    if (d->vlen == 0) {
+        d->pack_all = segs_pack;
+        d->unpack_all = segs_unpack;
+        return;
+    }
+    switch (d->vlen) {
+    case 1: d->pack_all = regular_pack_1, d->unpack_all = regular_unpack_1; break;
+    case 2: d->pack_all = regular_pack_2, d->unpack_all = regular_unpack_2; break;
+    case 4: d->pack_all = regular_pack_4, d->unpack_all = regular_unpack_4; break;
+    case 8: d->pack_all = regular_pack_8, d->unpack_all = regular_unpack_8; break;
+    case 16: d->pack_all = regular_pack_16, d->unpack_all = regular_unpack_16; break;
+    default: d->pack_all = regular_pack_any, d->unpack_all = regular_unpack_any; break;
+    }
+}
+
 static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *packed,
                        MPI_Count start, MPI_Count end, int dir)
 {
@@ -800,6 +1151,10 @@ static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *pa
     if (d->psize == 0)
         return;
     MF_ASSERT(end <= count * d->psize);
+    if (start == 0 && end == count * d->psize) {
+        (dir == 0 ? d->pack_all : d->unpack_all)(d, count, buf, packed);
+        return;
+    }
     if (d->vlen > 0)
         copy_regular(d, count, buf, packed, start, end, dir);
     else

@@ -31,6 +31,17 @@ typedef enum {
     MF_DT_NODE_RESIZED,
 } mf_dt_node_t;
 
+struct MPI_ABI_Datatype;
+/* A whole-message copy: all `count` items at `buf` to or from `packed` (see copy_fn below). */
+typedef void (*mf_dtype_copy_fn_t)(const struct MPI_ABI_Datatype *dt, MPI_Count count,
+                                   uintptr_t buf, char *packed);
+
+/* A fixed-size copy of part of a segment: `off` in the item, `pos` in its packed form. */
+typedef struct mf_dtype_move {
+    MPI_Aint off;
+    MPI_Count pos;
+} mf_dtype_move_t;
+
 typedef struct mf_dtype_seg {
     MPI_Aint off;  /* byte offset from the item's start (its buffer address) */
     MPI_Count len; /* bytes */
@@ -64,6 +75,15 @@ struct MPI_ABI_Datatype {
      * the segments differ (then the pack loop walks them) */
     MPI_Count vlen;
     MPI_Aint vstride;
+    /* Whole-message copies chosen at commit for the layout (a loop specialised by block size,
+     * or the segment walk), so a message from packed offset 0 to its end costs one indirect
+     * call and that loop; set before `committed` is published and never changed. */
+    mf_dtype_copy_fn_t pack_all, unpack_all;
+    MPI_Aint run_stride; /* regular, and items continue the stride: the whole message is one
+                          * run of blocks this far apart; else 0 */
+    int dense;           /* one segment as long as the extent: any count is one run */
+    /* an item of a few short segments as 8-byte and 4-byte moves (the moves loop) */
+    mf_dtype_move_t mv8[4], mv4[2];
     /* what MPI_Type_get_contents returns */
     MPI_Count nints, naddrs, ncounts, ntypes;
     int *c_ints;
@@ -139,6 +159,23 @@ void mf_dtype_pack(MPI_Datatype dt, MPI_Count count, const void *buf, void *pack
                    MPI_Count end);
 void mf_dtype_unpack(MPI_Datatype dt, MPI_Count count, void *buf, const void *packed,
                      MPI_Count start, MPI_Count end);
+/* The whole message (bytes [0, count * psize)) of a committed derived type with psize > 0:
+ * the layout's own loop, with none of the range bookkeeping of mf_dtype_pack. */
+static inline void mf_dtype_pack_all(const mf_dtype_t *d, MPI_Count count, const void *buf,
+                                     void *packed)
+{
+    d->pack_all(d, count, (uintptr_t)buf, packed);
+}
+static inline void mf_dtype_unpack_all(const mf_dtype_t *d, MPI_Count count, void *buf,
+                                       const void *packed)
+{
+    d->unpack_all(d, count, (uintptr_t)buf, (char *)packed);
+}
+/* Whether `count` items of a committed derived type must be packed (are not one run). */
+static inline int mf_dtype_needs_pack(const mf_dtype_t *d, MPI_Count count)
+{
+    return count > 0 && (d->nsegs > 1 || (d->nsegs == 1 && count > 1 && !d->dense));
+}
 /* Staging temporaries (full packed copies of a message): record one of `bytes`; the largest
  * so far is the MPI_T performance variable dtype_temp_max (streamed messages have none). */
 void mf_dtype_temp_note(size_t bytes);

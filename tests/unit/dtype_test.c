@@ -246,9 +246,124 @@ static void check_external32(void)
     mf_dtype_release(t);
 }
 
+/* ---- the whole-message loops chosen at commit ---------------------------------------------- */
+
+/* One item as byte blocks (offset, length) and its extent: every shape commit specialises
+ * (regular runs of 1, 2, 4, 8, 16 and other block sizes, items that do not continue the
+ * stride, 8- and 4-byte move lists with overlapping tails and padding, segment lists that
+ * fit neither, dense items), with negative strides and offsets. */
+typedef struct shape {
+    const char *what;
+    int n;
+    MPI_Aint off[6];
+    MPI_Count len[6];
+    MPI_Aint extent;
+} shape_t;
+
+static const shape_t shapes[] = {
+    {"1-byte run", 3, {0, 3, 6}, {1, 1, 1}, 9},
+    {"2-byte run", 2, {0, 5}, {2, 2}, 10},
+    {"4-byte items", 3, {0, 8, 16}, {4, 4, 4}, 28},
+    {"8-byte negative stride", 3, {32, 16, 0}, {8, 8, 8}, 40},
+    {"16-byte run", 2, {0, 24}, {16, 16}, 48},
+    {"12-byte run", 3, {0, 20, 40}, {12, 12, 12}, 60},
+    {"dense", 1, {0}, {24}, 24},
+    {"one block, hole", 1, {4}, {8}, 16},
+    {"moves 2x8", 2, {0, 16}, {8, 8}, 40},
+    {"moves 4x8", 3, {0, 20, 40}, {16, 8, 8}, 56},
+    {"moves 2x4", 2, {0, 8}, {4, 4}, 20},
+    {"moves struct 4+12", 2, {0, 8}, {4, 12}, 32},
+    {"moves 7+8", 2, {0, 9}, {7, 8}, 24},
+    {"moves 6+16", 2, {0, 8}, {6, 16}, 32},
+    {"moves 30+4 padded", 2, {0, 40}, {30, 4}, 48},
+    {"moves 24+4 padded", 2, {0, 32}, {24, 4}, 40},
+    {"moves negative offsets", 2, {-24, -8}, {4, 12}, 32},
+    {"segments, short pieces", 3, {0, 4, 9}, {2, 2, 3}, 16},
+    {"segments, 7+4", 2, {0, 9}, {7, 4}, 16},
+    {"segments, long piece", 2, {0, 48}, {40, 8}, 64},
+    {"segments, too many moves", 5, {0, 10, 21, 33, 44}, {8, 8, 8, 8, 8}, 56},
+};
+
+/* hindexed bytes resized to the extent; `bottom`: displacements are absolute (from
+ * MPI_BOTTOM) by adding `base` */
+static mf_dtype_t *shape_type(const shape_t *sh, uintptr_t base, int bottom)
+{
+    MPI_Aint disp[6];
+    MPI_Datatype byte = MPI_BYTE;
+    for (int i = 0; i < sh->n; i++)
+        disp[i] = sh->off[i] + (bottom ? (MPI_Aint)base : 0);
+    mf_dtype_t *l, *r;
+    UNIT_CHECK(mf_dtype_create_list(sh->n, sh->len, disp, &byte, 1, MPI_COMBINER_HINDEXED, &l) ==
+                   MF_OK,
+               "%s: hindexed", sh->what);
+    UNIT_CHECK(mf_dtype_create_resized(l, l->lb, sh->extent, MPI_COMBINER_RESIZED, &r) == MF_OK,
+               "%s: resized", sh->what);
+    mf_dtype_release(l);
+    UNIT_CHECK(mf_dtype_commit(r) == MF_OK, "%s: commit", sh->what);
+    return r;
+}
+
+static void check_fast_paths(void)
+{
+    static const MPI_Count counts[] = {0, 1, 2, 3, 5, 9, 300};
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+        const shape_t *sh = &shapes[k];
+        for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+            MPI_Count count = counts[c], psize = 0;
+            for (int i = 0; i < sh->n; i++)
+                psize += sh->len[i];
+            /* 64 bytes of margin before (negative offsets) and after the items */
+            size_t span = (size_t)(count * sh->extent) + 128, bytes = (size_t)(count * psize);
+            char *mem = malloc(span), *out = malloc(span), *want = malloc(span);
+            char *packed = malloc(bytes + 1), *ref = malloc(bytes + 1);
+            uintptr_t base = (uintptr_t)mem + 64, obase = (uintptr_t)out + 64;
+            for (size_t i = 0; i < span; i++)
+                mem[i] = (char)(i * 13 + 5);
+            memset(want, 0x5a, span);
+            char *r = ref;
+            for (MPI_Count it = 0; it < count; it++) {
+                for (int i = 0; i < sh->n; i++) {
+                    size_t at = 64 + (size_t)(it * sh->extent + sh->off[i]);
+                    memcpy(r, mem + at, (size_t)sh->len[i]);
+                    memcpy(want + at, mem + at, (size_t)sh->len[i]);
+                    r += sh->len[i];
+                }
+            }
+            for (int bottom = 0; bottom < 2; bottom++) {
+                mf_dtype_t *t = shape_type(sh, bottom ? base : 0, bottom);
+                UNIT_CHECK(t->psize == psize, "%s: psize %lld", sh->what, (long long)t->psize);
+                uintptr_t at = bottom ? 0 : base;
+                memset(packed, 0, bytes + 1);
+                mf_dtype_pack(t, count, (void *)at, packed, 0, (MPI_Count)bytes);
+                UNIT_CHECK(memcmp(packed, ref, bytes) == 0, "%s: pack of %lld items%s differs",
+                           sh->what, (long long)count, bottom ? " from MPI_BOTTOM" : "");
+                if (bytes > 0) {
+                    mf_dtype_pack_all(t, count, (void *)at, packed);
+                    UNIT_CHECK(memcmp(packed, ref, bytes) == 0, "%s: pack_all differs", sh->what);
+                }
+                /* unpacking writes the type map and nothing else */
+                memset(out, 0x5a, span);
+                mf_dtype_t *u = bottom ? shape_type(sh, obase, 1) : t;
+                mf_dtype_unpack(u, count, bottom ? NULL : (void *)obase, ref, 0, (MPI_Count)bytes);
+                UNIT_CHECK(memcmp(out, want, span) == 0, "%s: unpack of %lld items%s differs",
+                           sh->what, (long long)count, bottom ? " to MPI_BOTTOM" : "");
+                if (u != t)
+                    mf_dtype_release(u);
+                mf_dtype_release(t);
+            }
+            free(mem);
+            free(out);
+            free(want);
+            free(packed);
+            free(ref);
+        }
+    }
+}
+
 int main(void)
 {
     check_contiguous();
+    check_fast_paths();
     check_external32();
     for (int iter = 0; iter < 3000; iter++) {
         MPI_Datatype t = make_type(3);
