@@ -30,11 +30,12 @@ typedef struct mf_worker {
     int index;
     int own_context;
     int neps;
-    /* Set by whoever progresses the worker for a request of its own or starts an operation on
-     * it, cleared by global sweeps, which then note the time in idle_since: a sweep leaves a
-     * worker alone until nobody has touched it for SWEEP_IDLE_NS (it needs no help, and taking
-     * its lock would only make its owner wait). */
-    atomic_int progressed;
+    /* The thread that last progressed the worker for a request of its own or started an
+     * operation on it (pthread_self), cleared by global sweeps of other threads, which then
+     * note the time in idle_since: a sweep leaves a worker another thread uses alone until
+     * nobody has touched it for SWEEP_IDLE_NS (it needs no help, and taking its lock would only
+     * make its owner wait). A thread sweeps the workers it used itself at once. */
+    atomic_uintptr_t user;
     atomic_uint_fast64_t idle_since;
 } __attribute__((aligned(MF_CACHE_LINE))) mf_worker_t;
 
@@ -405,8 +406,9 @@ static __attribute__((noinline)) ucp_ep_h ep_connect_locked(mf_worker_t *w, int 
  * call wait (par_comm threads then contend with sweepers). Same flag as a waiter's. */
 static inline void mark_in_use(mf_worker_t *w)
 {
-    if (!atomic_load_explicit(&w->progressed, memory_order_relaxed))
-        atomic_store_explicit(&w->progressed, 1, memory_order_relaxed);
+    uintptr_t me = (uintptr_t)pthread_self();
+    if (atomic_load_explicit(&w->user, memory_order_relaxed) != me)
+        atomic_store_explicit(&w->user, me, memory_order_relaxed);
 }
 
 static inline ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *status_p)
@@ -737,8 +739,7 @@ unsigned mf_vci_progress(mf_vci_t *vci)
     mf_vci_lock(vci);
     mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
     unsigned n = ucp_worker_progress(w->worker);
-    if (!atomic_load_explicit(&w->progressed, memory_order_relaxed))
-        atomic_store_explicit(&w->progressed, 1, memory_order_relaxed);
+    mark_in_use(w);
     mf_vci_unlock(vci);
     return n;
 }
@@ -757,18 +758,20 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
     uint64_t now = blocking ? 0 : now_ns();
+    uintptr_t me = (uintptr_t)pthread_self();
     mf_worker_t *mine = self != NULL ? vci_worker(self) : NULL;
     for (int i = 0; i < pool.nworkers_max; i++) {
         mf_vci_t *vci = pool.vcis[i];
         mf_worker_t *w = vci_worker(vci);
         if (w == NULL || w == mine)
             continue;
-        if (!blocking && atomic_load_explicit(&w->progressed, memory_order_relaxed)) {
-            atomic_store_explicit(&w->progressed, 0, memory_order_relaxed);
+        uintptr_t user = blocking ? me : atomic_load_explicit(&w->user, memory_order_relaxed);
+        if (user != me && user != 0) {
+            atomic_store_explicit(&w->user, 0, memory_order_relaxed);
             atomic_store_explicit(&w->idle_since, now, memory_order_relaxed);
             continue;
         }
-        if (!blocking &&
+        if (user != me &&
             now - atomic_load_explicit(&w->idle_since, memory_order_relaxed) < SWEEP_IDLE_NS)
             continue;
         if (blocking)
