@@ -62,45 +62,57 @@ static inline int library_ready(void)
     return atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
 
+/* Where envelope_fast sends a call. */
+typedef enum { ENV_CHECKED, ENV_PREDEFINED, ENV_DERIVED } env_route_t;
+
 /* The common case of a point-to-point envelope, checked in one pass with no calls: the library
  * is ready, a valid communicator, a predefined datatype, count >= 0, a buffer for the bytes,
- * and peer_tag_fast. Returns the communicator, or NULL to send the call through
- * check_envelope, which finds and reports whatever differs (MPI_PROC_NULL and derived
- * datatypes go that way too). */
-static inline __attribute__((always_inline)) mf_comm_t *
+ * and peer_tag_fast (ENV_PREDEFINED, with the communicator and the byte count). A datatype
+ * that is not predefined leaves at the very branch that rejects it, with the communicator
+ * already resolved (ENV_DERIVED: envelope_derived finishes the pass), so neither kind pays for
+ * the other. ENV_CHECKED sends the call through check_envelope, which finds and reports
+ * whatever differs (MPI_PROC_NULL goes that way too). Inlined, the route is a constant on each
+ * exit and the caller's switch on it compiles away. */
+static inline __attribute__((always_inline)) env_route_t
 envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, int rank, int tag,
-              int is_send, size_t *bytes_p)
+              int is_send, mf_comm_t **c_p, size_t *bytes_p)
 {
     if (MF_UNLIKELY(!library_ready()))
-        return NULL;
+        return ENV_CHECKED;
     mf_comm_t *c = mf_comm_get(comm);
     /* A predefined handle is 0x200-0x2ff; the table's unused slots have size 0. */
     uintptr_t v = (uintptr_t)dt;
     const mf_dtype_info_t *info = &mf_dtype_predefined_table[v & 0xff];
-    if (MF_UNLIKELY(c == NULL || v - 0x200 > 0xff || info->size <= 0 || count < 0))
-        return NULL;
+    if (MF_UNLIKELY(c == NULL))
+        return ENV_CHECKED;
+    if (MF_UNLIKELY(v - 0x200 > 0xff || info->size <= 0)) {
+        *c_p = c;
+        return ENV_DERIVED;
+    }
+    if (MF_UNLIKELY(count < 0))
+        return ENV_CHECKED;
     size_t bytes = (size_t)count * (size_t)info->extent;
     if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
-        return NULL;
+        return ENV_CHECKED;
+    *c_p = c;
     *bytes_p = bytes;
-    return c;
+    return ENV_PREDEFINED;
 }
 
-/* The same for a committed derived datatype (whose buffer may be MPI_BOTTOM), so the checked
- * path does not pay check_envelope's calls for a valid call either. */
-static inline mf_comm_t *envelope_derived_fast(MPI_Comm comm, MPI_Count count, MPI_Datatype dt,
-                                               int rank, int tag, int is_send, size_t *bytes_p)
+/* The rest of the pass for a datatype that is not predefined, on a communicator envelope_fast
+ * resolved: a committed derived type (whose buffer may be MPI_BOTTOM), count >= 0 and
+ * peer_tag_fast. Returns the type, or NULL for check_envelope. */
+static inline __attribute__((always_inline)) mf_dtype_t *
+envelope_derived(const mf_comm_t *c, MPI_Count count, MPI_Datatype dt, int rank, int tag,
+                 int is_send, size_t *bytes_p)
 {
-    if (MF_UNLIKELY(!library_ready()))
-        return NULL;
-    mf_comm_t *c = mf_comm_get(comm);
     mf_dtype_t *d = mf_dtype_get(dt);
-    if (c == NULL || d == NULL || count < 0 ||
-        !atomic_load_explicit(&d->committed, memory_order_acquire) ||
-        !peer_tag_fast(c, rank, tag, is_send))
+    if (MF_UNLIKELY(d == NULL || count < 0 ||
+                    !atomic_load_explicit(&d->committed, memory_order_acquire) ||
+                    !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;
     *bytes_p = (size_t)count * (size_t)d->psize;
-    return c;
+    return d;
 }
 
 /* How `count` items of a datatype reach the transport: the user's memory itself when they form
@@ -272,85 +284,15 @@ static inline int recv_fast(const char *func, void *buf, size_t bytes, int sourc
     return MPI_SUCCESS;
 }
 
-/* A blocking call's packed copy of its own (on the stack up to MANIFOLD_DT_STACK_BYTES, else a
- * temporary): the call waits for the transport, so the copy outlives the operation, and no
- * request carries the type, the user's buffer or a type reference. Inlined into
- * send_derived_blocking/recv_derived_blocking: a frame of its own would cost a call and the
- * arguments' shuffle on every small message. */
-static inline __attribute__((always_inline)) int
-send_blocking_packed(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
-                     MPI_Datatype dt, size_t bytes, int dest, int tag, mf_send_mode_t mode)
+/* Send `bytes` of a message whose envelope is checked: stage it (the user's memory, streamed,
+ * or a packed temporary) and start the send; the request owns what it needs. */
+static int send_issue(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
+                      MPI_Datatype dt, size_t bytes, int dest, int tag, mf_send_mode_t mode,
+                      op_form_t form, MPI_Request *request)
 {
-    char stack[DT_STACK_CAP];
-    void *packed = blocking_buf(stack, bytes);
-    if (packed == NULL)
-        return mf_err_raise(c,
-                            mf_err_code(MPI_ERR_NO_MEM, func,
-                                        "cannot allocate %zu bytes to pack the datatype", bytes));
-    mf_dtype_pack_all(dt, count, buf, packed);
-    /* then exactly what a contiguous MPI_Send does (no wait when the transport took the bytes) */
-    int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
-    blocking_buf_free(stack, packed);
-    return rc;
-}
-
-static inline __attribute__((always_inline)) int
-recv_blocking_packed(const char *func, mf_comm_t *c, void *buf, MPI_Count count, MPI_Datatype dt,
-                     size_t bytes, int source, int tag, MPI_Status *st)
-{
-    char stack[DT_STACK_CAP];
-    void *packed = blocking_buf(stack, bytes);
-    if (packed == NULL)
-        return mf_err_raise(c,
-                            mf_err_code(MPI_ERR_NO_MEM, func,
-                                        "cannot allocate %zu bytes to pack the datatype", bytes));
-    mf_request_t local;
-    mf_status_t status =
-        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
-    if (status != MF_OK) {
-        blocking_buf_free(stack, packed);
-        return mf_err_from_status(c, status, func, "cannot post the receive");
-    }
-    mf_request_wait_done(&local);
-    /* what arrived, as for a temporary unpacked at completion (mf_request_unpack) */
-    if (MF_LIKELY(local.op.status == MF_OK && local.op.length == bytes)) {
-        mf_dtype_unpack_all(dt, count, buf, packed);
-    } else if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
-        size_t got = local.op.length < bytes ? local.op.length : bytes;
-        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
-    }
-    blocking_buf_free(stack, packed);
-    return finish_local(func, c, &local, st);
-}
-
-/* Where `count` items of a committed derived type that form one run start (the zero-copy
- * path: the transport reads or writes the user's memory). */
-static inline void *run_start(const mf_dtype_t *d, MPI_Count count, const void *buf)
-{
-    return (void *)((uintptr_t)buf + (uintptr_t)(count > 0 && d->nsegs > 0 ? d->segs[0].off : 0));
-}
-
-/* Everything else, with every argument checked: out of line, so the fast path's callers stay
- * small. */
-static __attribute__((noinline)) int send_staged(const char *func, const void *buf, MPI_Count count,
-                                                 MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                                                 mf_send_mode_t mode, op_form_t form,
-                                                 MPI_Request *request)
-{
-    size_t bytes = 0;
-    mf_comm_t *c = envelope_derived_fast(comm, count, dt, dest, tag, 1, &bytes);
-    if (c != NULL && form == OP_IMMEDIATE && mode != MF_SEND_BUFFERED && request != NULL &&
-        !mf_dtype_needs_pack(dt, count))
-        return send_fast(func, run_start(dt, count, buf), bytes, dest, tag, c, mode, form, request);
-    int rc = c != NULL ? MPI_SUCCESS
-                       : check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
-    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
-        rc = mf_check_ptr(func, c, request, "request");
-    if (rc != MPI_SUCCESS)
-        return rc;
     stage_t sg = {0};
-    rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT,
-                       mode != MF_SEND_BUFFERED, &sg);
+    int rc = stage_prepare(func, c, buf, count, dt, bytes, form != OP_PERSISTENT,
+                           mode != MF_SEND_BUFFERED, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
@@ -383,23 +325,12 @@ static __attribute__((noinline)) int send_staged(const char *func, const void *b
     return MPI_SUCCESS;
 }
 
-static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MPI_Count count,
-                                                 MPI_Datatype dt, int source, int tag,
-                                                 MPI_Comm comm, op_form_t form,
-                                                 MPI_Request *request, MPI_Status *st)
+static int recv_issue(const char *func, mf_comm_t *c, void *buf, MPI_Count count, MPI_Datatype dt,
+                      size_t bytes, int source, int tag, op_form_t form, MPI_Request *request,
+                      MPI_Status *st)
 {
-    size_t bytes = 0;
-    mf_comm_t *c = envelope_derived_fast(comm, count, dt, source, tag, 0, &bytes);
-    if (c != NULL && form == OP_IMMEDIATE && request != NULL && !mf_dtype_needs_pack(dt, count))
-        return recv_fast(func, run_start(dt, count, buf), bytes, source, tag, c, form, request, st);
-    int rc = c != NULL ? MPI_SUCCESS
-                       : check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
-    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
-        rc = mf_check_ptr(func, c, request, "request");
-    if (rc != MPI_SUCCESS)
-        return rc;
     stage_t sg = {0};
-    rc = stage_prepare(func, c, buf, count, dt, bytes, 0, 1, &sg);
+    int rc = stage_prepare(func, c, buf, count, dt, bytes, 0, 1, &sg);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
@@ -424,86 +355,204 @@ static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MP
     return MPI_SUCCESS;
 }
 
-/* Blocking calls with a committed derived type, checked in one pass: items that form one run
- * take the predefined types' path at the run's start; a copy that fits the stack (or a cached
- * temporary) is packed there and sent, or received there and unpacked, exactly as a
- * contiguous message, so neither pays more frames or checks than that plus the copy. The rest
- * (streamed sizes, and whatever fails the one-pass check) is staged with every argument
- * checked. */
-static __attribute__((noinline)) int send_derived_blocking(const char *func, const void *buf,
-                                                           MPI_Count count, MPI_Datatype dt,
-                                                           int dest, int tag, MPI_Comm comm,
+/* Everything the one-pass envelope does not take (persistent and buffered forms, MPI_PROC_NULL,
+ * bad arguments), with every argument checked: out of line, so the fast path's callers stay
+ * small. */
+static __attribute__((noinline)) int send_staged(const char *func, const void *buf, MPI_Count count,
+                                                 MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                                                 mf_send_mode_t mode, op_form_t form,
+                                                 MPI_Request *request)
+{
+    size_t bytes = 0;
+    mf_comm_t *c = NULL;
+    int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
+    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, form, request);
+}
+
+static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MPI_Count count,
+                                                 MPI_Datatype dt, int source, int tag,
+                                                 MPI_Comm comm, op_form_t form,
+                                                 MPI_Request *request, MPI_Status *st)
+{
+    size_t bytes = 0;
+    mf_comm_t *c = NULL;
+    int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
+    if (rc == MPI_SUCCESS && form != OP_BLOCKING)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return recv_issue(func, c, buf, count, dt, bytes, source, tag, form, request, st);
+}
+
+/* ---- derived datatypes after the one-pass envelope ---------------------------------------- */
+
+/* envelope_fast has resolved the communicator and found a datatype that is not predefined;
+ * envelope_derived finishes the pass (anything it rejects is staged with every argument
+ * checked). Items that form one run take the predefined types' path at the run's start.
+ *
+ * A blocking call keeps its packed copy to itself: it waits for the transport anyway, so the
+ * copy lives in this frame, on the stack up to MANIFOLD_DT_STACK_BYTES (one comparison with a
+ * limit set at init, which also rules out the streamed sizes) and in a cached temporary above.
+ * The send packs and then does exactly what MPI_Send of bytes does (no wait when the transport
+ * took them at once); no request carries the type, the user's buffer or a type reference.
+ * Streamed sizes are staged. Out of line and apart from the immediate form, so neither
+ * MPI_Send's predefined path nor MPI_Isend carries the stack copy. */
+static __attribute__((noinline)) int send_derived_blocking(const char *func, mf_comm_t *c,
+                                                           const void *buf, MPI_Count count,
+                                                           MPI_Datatype dt, int dest, int tag,
                                                            mf_send_mode_t mode)
 {
-    size_t bytes = 0;
-    mf_comm_t *c = envelope_derived_fast(comm, count, dt, dest, tag, 1, &bytes);
-    if (c != NULL && !mf_dtype_needs_pack(dt, count))
-        return send_fast(func, run_start(dt, count, buf), bytes, dest, tag, c, mode, OP_BLOCKING,
-                         NULL);
-    if (c != NULL && !stream_size(bytes))
-        return send_blocking_packed(func, c, buf, count, dt, bytes, dest, tag, mode);
-    return send_staged(func, buf, count, dt, dest, tag, comm, mode, OP_BLOCKING, NULL);
+    size_t bytes;
+    mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
+    if (MF_UNLIKELY(d == NULL))
+        return send_staged(func, buf, count, dt, dest, tag, mf_comm_handle(c), mode, OP_BLOCKING,
+                           NULL);
+    if (!mf_dtype_needs_pack(d, count))
+        return send_fast(func, mf_dtype_run_start(d, count, buf), bytes, dest, tag, c, mode,
+                         OP_BLOCKING, NULL);
+    char stack[DT_STACK_CAP];
+    void *packed = stack;
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
+        if (stream_size(bytes))
+            return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_BLOCKING, NULL);
+        packed = blocking_buf(stack, bytes);
+        if (packed == NULL)
+            return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
+                                               "cannot allocate %zu bytes to pack the datatype",
+                                               bytes));
+    }
+    mf_dtype_pack_all(d, count, buf, packed);
+    int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
+    blocking_buf_free(stack, packed);
+    return rc;
 }
 
-static __attribute__((noinline)) int recv_derived_blocking(const char *func, void *buf,
-                                                           MPI_Count count, MPI_Datatype dt,
-                                                           int source, int tag, MPI_Comm comm,
+/* The receive: a request on this frame (mf_pt2pt_recv_local) and the whole-message unpack when
+ * the whole message arrived; a shorter or truncated one unpacks what arrived, as a temporary
+ * unpacked at completion does (mf_request_unpack). */
+static __attribute__((noinline)) int recv_derived_blocking(const char *func, mf_comm_t *c,
+                                                           void *buf, MPI_Count count,
+                                                           MPI_Datatype dt, int source, int tag,
                                                            MPI_Status *st)
 {
-    size_t bytes = 0;
-    mf_comm_t *c = envelope_derived_fast(comm, count, dt, source, tag, 0, &bytes);
-    if (c != NULL && !mf_dtype_needs_pack(dt, count))
-        return recv_fast(func, run_start(dt, count, buf), bytes, source, tag, c, OP_BLOCKING, NULL,
-                         st);
-    if (c != NULL && !stream_size(bytes))
-        return recv_blocking_packed(func, c, buf, count, dt, bytes, source, tag, st);
-    return recv_staged(func, buf, count, dt, source, tag, comm, OP_BLOCKING, NULL, st);
+    size_t bytes;
+    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
+    if (MF_UNLIKELY(d == NULL))
+        return recv_staged(func, buf, count, dt, source, tag, mf_comm_handle(c), OP_BLOCKING, NULL,
+                           st);
+    if (!mf_dtype_needs_pack(d, count))
+        return recv_blocking_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
+                                  st);
+    char stack[DT_STACK_CAP];
+    void *packed = stack;
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
+        if (stream_size(bytes))
+            return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_BLOCKING, NULL, st);
+        packed = blocking_buf(stack, bytes);
+        if (packed == NULL)
+            return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
+                                               "cannot allocate %zu bytes to pack the datatype",
+                                               bytes));
+    }
+    mf_request_t local;
+    mf_status_t status =
+        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
+    if (MF_UNLIKELY(status != MF_OK)) {
+        blocking_buf_free(stack, packed);
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    }
+    mf_request_wait_done(&local);
+    if (MF_LIKELY(local.op.status == MF_OK && local.op.length == bytes)) {
+        mf_dtype_unpack_all(d, count, buf, packed);
+    } else if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
+        size_t got = local.op.length < bytes ? local.op.length : bytes;
+        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
+    }
+    blocking_buf_free(stack, packed);
+    return finish_local(func, c, &local, st);
 }
 
-/* Everything but a predefined type's fast path, split by the call's form (a constant in every
- * entry point) so the other forms do not carry the blocking calls' stack copy. */
-static inline int send_checked(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
-                               int dest, int tag, MPI_Comm comm, mf_send_mode_t mode,
-                               op_form_t form, MPI_Request *request)
+/* The immediate forms: one run goes to the predefined path, anything else is staged (streamed
+ * or a packed temporary the request owns) without checking the envelope again. */
+static __attribute__((noinline)) int send_derived_immediate(const char *func, mf_comm_t *c,
+                                                            const void *buf, MPI_Count count,
+                                                            MPI_Datatype dt, int dest, int tag,
+                                                            mf_send_mode_t mode,
+                                                            MPI_Request *request)
 {
-    if (form == OP_BLOCKING && mode != MF_SEND_BUFFERED)
-        return send_derived_blocking(func, buf, count, dt, dest, tag, comm, mode);
-    return send_staged(func, buf, count, dt, dest, tag, comm, mode, form, request);
+    size_t bytes;
+    mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
+    if (MF_UNLIKELY(d == NULL))
+        return send_staged(func, buf, count, dt, dest, tag, mf_comm_handle(c), mode, OP_IMMEDIATE,
+                           request);
+    if (!mf_dtype_needs_pack(d, count))
+        return send_fast(func, mf_dtype_run_start(d, count, buf), bytes, dest, tag, c, mode,
+                         OP_IMMEDIATE, request);
+    return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_IMMEDIATE, request);
 }
 
-static inline int recv_checked(const char *func, void *buf, MPI_Count count, MPI_Datatype dt,
-                               int source, int tag, MPI_Comm comm, op_form_t form,
-                               MPI_Request *request, MPI_Status *st)
+static __attribute__((noinline)) int recv_derived_immediate(const char *func, mf_comm_t *c,
+                                                            void *buf, MPI_Count count,
+                                                            MPI_Datatype dt, int source, int tag,
+                                                            MPI_Request *request)
 {
-    if (form == OP_BLOCKING)
-        return recv_derived_blocking(func, buf, count, dt, source, tag, comm, st);
-    return recv_staged(func, buf, count, dt, source, tag, comm, form, request, st);
+    size_t bytes;
+    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
+    if (MF_UNLIKELY(d == NULL))
+        return recv_staged(func, buf, count, dt, source, tag, mf_comm_handle(c), OP_IMMEDIATE,
+                           request, MPI_STATUS_IGNORE);
+    if (!mf_dtype_needs_pack(d, count))
+        return recv_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
+                         OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+    return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_IMMEDIATE, request,
+                      MPI_STATUS_IGNORE);
 }
 
-/* The entry points' common bodies: predefined datatypes in the immediate and blocking forms go
- * straight to the protocol layer; everything else through the checked path. */
+/* The entry points' common body. The immediate and blocking forms check the envelope in one
+ * pass that accepts both kinds of datatype (envelope_fast): a predefined one goes straight to
+ * the protocol layer, a derived one to its own function with the communicator resolved. The
+ * persistent and buffered forms, and whatever the pass rejects, are staged with every argument
+ * checked. */
 static inline __attribute__((always_inline)) int
 send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
             MPI_Comm comm, mf_send_mode_t mode, op_form_t form, MPI_Request *request)
 {
-    size_t bytes;
-    mf_comm_t *c;
-    if (form != OP_PERSISTENT && mode != MF_SEND_BUFFERED && (form == OP_BLOCKING || request) &&
-        (c = envelope_fast(comm, buf, count, dt, dest, tag, 1, &bytes)) != NULL)
-        return send_fast(func, buf, bytes, dest, tag, c, mode, form, request);
-    return send_checked(func, buf, count, dt, dest, tag, comm, mode, form, request);
+    size_t bytes = 0;
+    mf_comm_t *c = NULL;
+    if (form != OP_PERSISTENT && mode != MF_SEND_BUFFERED && (form == OP_BLOCKING || request)) {
+        switch (envelope_fast(comm, buf, count, dt, dest, tag, 1, &c, &bytes)) {
+        case ENV_PREDEFINED: return send_fast(func, buf, bytes, dest, tag, c, mode, form, request);
+        case ENV_DERIVED:
+            return form == OP_BLOCKING
+                       ? send_derived_blocking(func, c, buf, count, dt, dest, tag, mode)
+                       : send_derived_immediate(func, c, buf, count, dt, dest, tag, mode, request);
+        case ENV_CHECKED: break;
+        }
+    }
+    return send_staged(func, buf, count, dt, dest, tag, comm, mode, form, request);
 }
 
 static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt,
                               int source, int tag, MPI_Comm comm, op_form_t form,
                               MPI_Request *request, MPI_Status *st)
 {
-    size_t bytes;
-    mf_comm_t *c;
-    if (form != OP_PERSISTENT && (form == OP_BLOCKING || request) &&
-        (c = envelope_fast(comm, buf, count, dt, source, tag, 0, &bytes)) != NULL)
-        return recv_fast(func, buf, bytes, source, tag, c, form, request, st);
-    return recv_checked(func, buf, count, dt, source, tag, comm, form, request, st);
+    size_t bytes = 0;
+    mf_comm_t *c = NULL;
+    if (form != OP_PERSISTENT && (form == OP_BLOCKING || request)) {
+        switch (envelope_fast(comm, buf, count, dt, source, tag, 0, &c, &bytes)) {
+        case ENV_PREDEFINED: return recv_fast(func, buf, bytes, source, tag, c, form, request, st);
+        case ENV_DERIVED:
+            return form == OP_BLOCKING
+                       ? recv_derived_blocking(func, c, buf, count, dt, source, tag, st)
+                       : recv_derived_immediate(func, c, buf, count, dt, source, tag, request);
+        case ENV_CHECKED: break;
+        }
+    }
+    return recv_staged(func, buf, count, dt, source, tag, comm, form, request, st);
 }
 
 /* ---- sends ------------------------------------------------------------------------------- */

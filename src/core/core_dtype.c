@@ -1104,6 +1104,8 @@ static void choose_copy(mf_dtype_t *d)
 {
     d->run_stride = 0;
     d->dense = d->nsegs == 1 && d->segs[0].len == d->extent;
+    d->run_max = d->nsegs == 0 || d->dense ? INT64_MAX : d->nsegs == 1 ? 1 : 0;
+    d->run_off = d->nsegs > 0 ? d->segs[0].off : 0;
     if (d->nsegs == 0) {
         d->pack_all = none_copy;
         d->unpack_all = none_copy;

@@ -82,6 +82,11 @@ struct MPI_ABI_Datatype {
     MPI_Aint run_stride; /* regular, and items continue the stride: the whole message is one
                           * run of blocks this far apart; else 0 */
     int dense;           /* one segment as long as the extent: any count is one run */
+    /* what a message needs, known at commit so a send or receive reads it rather than derive
+     * it: up to run_max items form one run (0: none does, INT64_MAX: any count), which starts
+     * run_off bytes from the buffer */
+    MPI_Count run_max;
+    MPI_Aint run_off;
     /* an item of a few short segments as 8-byte and 4-byte moves (the moves loop) */
     mf_dtype_move_t mv8[4], mv4[2];
     /* what MPI_Type_get_contents returns */
@@ -174,7 +179,12 @@ static inline void mf_dtype_unpack_all(const mf_dtype_t *d, MPI_Count count, voi
 /* Whether `count` items of a committed derived type must be packed (are not one run). */
 static inline int mf_dtype_needs_pack(const mf_dtype_t *d, MPI_Count count)
 {
-    return count > 0 && (d->nsegs > 1 || (d->nsegs == 1 && count > 1 && !d->dense));
+    return count > d->run_max;
+}
+/* Where `count` items of a committed derived type that form one run start. */
+static inline void *mf_dtype_run_start(const mf_dtype_t *d, MPI_Count count, const void *buf)
+{
+    return (void *)((uintptr_t)buf + (uintptr_t)(count > 0 ? d->run_off : 0));
 }
 /* Staging temporaries (full packed copies of a message): record one of `bytes`; the largest
  * so far is the MPI_T performance variable dtype_temp_max (streamed messages have none). */

@@ -234,6 +234,12 @@ mf_status_t mf_params_load(void)
         if (def->value != NULL && param_parse(def, eq + 1) != MF_OK)
             status = MF_ERR_INVALID;
     }
+    int direct = mf_params.dt_stack_bytes;
+    if (mf_params.dt_stream_bytes > 0 && direct >= mf_params.dt_stream_bytes)
+        direct = mf_params.dt_stream_bytes - 1;
+    if (mf_params.dt_stream_eager_max > 0 && direct >= mf_params.dt_stream_eager_min)
+        direct = mf_params.dt_stream_eager_min - 1;
+    mf_params.dt_stack_direct = direct > 0 ? direct : 0;
     return status;
 }
 

@@ -2,7 +2,7 @@
 /*
  * Unit test of the tunables table: defaults, a valid value, values out of range or not numbers
  * (errors), enumerations by name (and by number for collective algorithms), and an unknown
- * MANIFOLD_ variable (a warning, not an error).
+ * MANIFOLD_ variable (a warning, not an error), and the stack limit derived from the DT_ values.
  */
 #include "unit.h"
 #include "util.h"
@@ -54,6 +54,29 @@ int main(void)
     setenv("MANIFOLD_PROGRESS_SWEEP_POLLS", "", 1);
     UNIT_CHECK(mf_params_load() == MF_ERR_INVALID, "empty value is an error");
     unsetenv("MANIFOLD_PROGRESS_SWEEP_POLLS");
+
+    /* the stack limit of blocking derived-type calls never reaches a streamed size */
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 2048,
+               "stack limit: default 2048, got %d", mf_params.dt_stack_direct);
+    setenv("MANIFOLD_DT_STACK_BYTES", "4096", 1);
+    setenv("MANIFOLD_DT_STREAM_EAGER_MIN", "1000", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 999,
+               "stack limit below the eager streaming range: got %d", mf_params.dt_stack_direct);
+    setenv("MANIFOLD_DT_STREAM_EAGER_MAX", "0", 1);
+    setenv("MANIFOLD_DT_STREAM_BYTES", "3000", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 2999,
+               "stack limit below the streaming threshold: got %d", mf_params.dt_stack_direct);
+    setenv("MANIFOLD_DT_STREAM_BYTES", "0", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 4096,
+               "stack limit with streaming off: got %d", mf_params.dt_stack_direct);
+    setenv("MANIFOLD_DT_STREAM_EAGER_MAX", "8192", 1);
+    setenv("MANIFOLD_DT_STREAM_EAGER_MIN", "0", 1);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 0,
+               "stack limit when everything streams: got %d", mf_params.dt_stack_direct);
+    unsetenv("MANIFOLD_DT_STACK_BYTES");
+    unsetenv("MANIFOLD_DT_STREAM_EAGER_MIN");
+    unsetenv("MANIFOLD_DT_STREAM_EAGER_MAX");
+    unsetenv("MANIFOLD_DT_STREAM_BYTES");
 
     setenv("MANIFOLD_NO_SUCH_KNOB", "1", 1);
     UNIT_CHECK(mf_params_load() == MF_OK, "an unknown variable only warns");

@@ -191,6 +191,32 @@ static void errors(void)
     MPI_Get_count(&st, vec, &cnt);
     MTEST_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && cnt == 0, "proc null: source %d count %d",
                 st.MPI_SOURCE, cnt);
+    /* The same through the immediate forms and blocking ones on a communicator of its own:
+     * the error goes to that communicator's handler (MPI_COMM_WORLD's would abort). */
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Request req = MPI_REQUEST_NULL;
+    rc = MPI_Isend(src, 1, open, 0, 50, dup, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Isend");
+    rc = MPI_Irecv(dst, 1, vec, size, 50, dup, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_RANK, "MPI_Irecv");
+    rc = MPI_Isend(src, -2, vec, 0, 50, dup, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Isend");
+    rc = MPI_Irecv(dst, 1, vec, 0, -7, dup, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TAG, "MPI_Irecv");
+    rc = MPI_Send(src, 1, vec, 0, -7, dup);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TAG, "MPI_Send");
+    rc = MPI_Recv(dst, 1, open, 0, 50, dup, MPI_STATUS_IGNORE);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Recv");
+    rc = MPI_Isend(src, 1, vec, MPI_PROC_NULL, 50, dup, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Isend to MPI_PROC_NULL: %d", rc);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    rc = MPI_Irecv(dst, 1, vec, MPI_PROC_NULL, 50, dup, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Irecv from MPI_PROC_NULL: %d", rc);
+    MPI_Wait(&req, &st);
+    MTEST_CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "proc null: source %d", st.MPI_SOURCE);
+    MPI_Comm_free(&dup);
     MPI_Type_free(&vec);
     MPI_Type_free(&open);
 }
