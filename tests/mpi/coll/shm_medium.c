@@ -6,8 +6,8 @@
  * small-call entry (1072 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd counts, every
  * root, in place, rank-dependent Allgatherv lengths with empty blocks, a strided derived type
  * (packed before the collective), a reversed communicator, and bcasts and reduces in between that
- * reuse the same data area. Reduce_scatter(_block) of those sizes, which two ranks stream
- * through shared memory.
+ * reuse the same data area. Alltoall and Reduce_scatter(_block) of those sizes, which two
+ * ranks stream through shared memory.
  */
 #include "mtest.h"
 
@@ -173,6 +173,30 @@ static void check_strided_gather(MPI_Comm comm, int n, int root, int round)
     free(all);
 }
 
+/* Block r of rank q's send buffer holds value(q * size + r, i): rank r must receive, as its
+ * block q, value(q * size + r, i). Two ranks stream their blocks through shared memory. */
+static void check_alltoall(MPI_Comm comm, int n, int in_place, int round)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    size_t all = (size_t)size * (size_t)n;
+    int32_t *sb = mtest_calloc(1, all * sizeof(int32_t) + 1);
+    int32_t *rb = mtest_calloc(1, all * sizeof(int32_t) + 1);
+    for (int r = 0; r < size; r++)
+        fill((in_place ? rb : sb) + (size_t)r * (size_t)n, n, rank * size + r, round);
+    if (!in_place)
+        memset(rb, 0xee, all * sizeof(int32_t));
+    MPI_Alltoall(in_place ? MPI_IN_PLACE : sb, n, MPI_INT32_T, rb, n, MPI_INT32_T, comm);
+    for (int q = 0; q < size; q++) {
+        int bad = first_bad(rb + (size_t)q * (size_t)n, n, q * size + rank, round);
+        MTEST_CHECK(bad < 0, "alltoall n %d in place %d: block %d item %d wrong", n, in_place, q,
+                    bad);
+    }
+    free(sb);
+    free(rb);
+}
+
 /* A commutative user operation (the library's own combining loop is not used). */
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
@@ -265,6 +289,7 @@ int main(int argc, char **argv)
             check_allgather(comms[c], n, j % 2, round);
             check_allgatherv(comms[c], n, round);
             check_strided_gather(comms[c], n, j % size, round);
+            check_alltoall(comms[c], n, (j + 1) % 2, round);
             check_reduce_scatter(comms[c], n, j % 2, 1, j % 3 ? MPI_SUM : usum, round);
             check_reduce_scatter(comms[c], n, (j + 1) % 2, 0, j % 3 ? usum : MPI_SUM, round);
             check_mixed(comms[c], n, round);
