@@ -928,21 +928,21 @@ static void pair_exchange(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, 
         sh->free_at[0] = sh->free_at[1] = sh->seq;
 }
 
+/* Two-rank Allgather and Alltoall blocks up to this size: pair_swap. It took 1.16 us at 8 KiB
+ * against 1.39 in the medium rounds, but was 3-10 % slower at 16 KiB and the same above (with
+ * 8, 16 or 32 KiB pieces), where the cross-core copy bounds both. */
+#define PAIR_SWAP_MAX STREAM_CHUNK
+
 /* Two ranks on one node swap `len` bytes: each streams `send` through its own ring of stream
  * slots (the allgather phase of pair_exchange alone) and copies the peer's pieces to `recv`.
  * A rank overwrites a slot once the peer has consumed the piece it put there two steps
- * earlier, so the copies into the two rings overlap with the copies out. `send` may be `recv`
- * (in place): each step copies its piece out of `recv` before the peer's lands there. */
+ * earlier. `send` may be `recv` (in place): each step copies its piece out of `recv` before
+ * the peer's lands there. */
 static void pair_swap(mf_coll_shm_t *sh, mf_comm_t *comm, const char *send, char *recv, size_t len)
 {
     int me = sh->lrank, peer = me ^ 1, spins = 0, polls = 0;
     size_t chunk = STREAM_CHUNK;
     char *rings = sh->ring;
-    if (len >= PAIR_BIG_MIN) { /* 16 and 32 KiB pieces from 16 KiB measured the same */
-        chunk = PAIR_BIG_PIECE;
-        rings = sh->data;
-        shm_wait_all(sh, comm, max_u64(sh->free_at[0], sh->free_at[1]));
-    }
     char *mine = rings + (size_t)me * STREAM_SLOTS * chunk;
     const char *theirs = rings + (size_t)peer * STREAM_SLOTS * chunk;
     _Atomic uint64_t *pflag = &sh->flags[peer].value;
@@ -960,8 +960,6 @@ static void pair_swap(mf_coll_shm_t *sh, mf_comm_t *comm, const char *send, char
         shm_signal(sh);
     }
     sh->ring_free[0] = sh->ring_free[1] = sh->seq;
-    if (rings == sh->data)
-        sh->free_at[0] = sh->free_at[1] = sh->seq;
 }
 
 /* Allreduce on one node of two ranks: local rank 0 owns the lower half of the items, rank 1
@@ -1259,10 +1257,13 @@ mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *r
 /* Reduce_scatter(_block) of two ranks on one node above a small-call entry (commutative
  * operations, items up to a stream piece): the first phase of the two-rank Allreduce with each
  * rank's block as its range. Point-to-point sent each block through UCX's rendezvous from
- * 8 KiB and copied it again into a temporary before combining. */
+ * 8 KiB and copied it again into a temporary before combining; from 256 KiB vectors (UCX's
+ * single copy) it was 10-20 % faster again, so it keeps those. */
+#define PAIR_RS_MAX ((size_t)128 * 1024)
+
 int mf_coll_shm_pair_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op)
 {
-    if (comm->size != 2 || len <= SMALL_PAYLOAD || extent > STREAM_CHUNK ||
+    if (comm->size != 2 || len <= SMALL_PAYLOAD || len > PAIR_RS_MAX || extent > STREAM_CHUNK ||
         !mf_coll_shm_usable(comm, op))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
@@ -1438,10 +1439,10 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
     return MF_OK;
 }
 
-/* Two-rank all-to-all of medium blocks: each rank streams its block for the other rank
- * (pair_swap), which lands in the other's block of mine; in place works as pair_swap copies a
- * piece out before the peer's piece overwrites it. Streaming measured faster than the medium
- * Allgather's rounds at 8 KiB (1.16 us against 1.39 on two bound ranks) and the same above. */
+/* Two-rank all-to-all of medium blocks: up to one stream piece each rank streams its block
+ * for the other rank (pair_swap); above, the medium Allgather's rounds (below), each rank's
+ * piece taken from its block for the other rank instead of its own block. In place, a round
+ * copies my piece of the peer's block out before the peer's piece overwrites it. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
 {
     if (comm->size != 2 || len * 2 <= SMALL_PAYLOAD || len > MEDIUM_MAX ||
@@ -1454,12 +1455,28 @@ int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
 mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
 {
     mf_coll_shm_t *sh = comm->shm;
-    int me = sh->lrank, peer = me ^ 1;
+    size_t piece = medium_piece(sh);
+    int me = sh->lrank, peer = me ^ 1, h = 0;
     char *out = rbuf;
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (in != out)
         memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
-    pair_swap(sh, comm, in + (size_t)peer * len, out + (size_t)peer * len, len);
+    if (len <= PAIR_SWAP_MAX) {
+        pair_swap(sh, comm, in + (size_t)peer * len, out + (size_t)peer * len, len);
+        return MF_OK;
+    }
+    for (size_t off = 0; off < len; off += piece) {
+        size_t n = len - off < piece ? len - off : piece;
+        char *base = medium_half(sh, &h);
+        shm_wait_all(sh, comm, sh->free_at[h]);
+        memcpy(base + (size_t)me * piece, in + (size_t)peer * len + off, n);
+        shm_signal(sh);
+        sh->free_at[h] = sh->seq + 1; /* my next signal comes after I read this half */
+        shm_wait_all(sh, comm, sh->seq);
+        memcpy(out + (size_t)peer * len + off, base + (size_t)peer * piece, n);
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
     return MF_OK;
 }
 
@@ -1472,7 +1489,7 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
     mf_coll_shm_t *sh = comm->shm;
     size_t piece = medium_piece(sh), most = 0;
     char *out = rbuf;
-    if (sh->k == 2 && rlens[0] == rlens[1]) { /* two ranks: stream, as the Alltoall */
+    if (sh->k == 2 && rlens[0] == rlens[1] && rlens[0] <= PAIR_SWAP_MAX) {
         int me = comm->rank, peer = me ^ 1;
         pair_swap(sh, comm, out + rdispls[me], out + rdispls[peer], rlens[me]);
         return MF_OK;
