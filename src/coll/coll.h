@@ -183,6 +183,13 @@ mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *r
  * the medium limit (with a core per rank), through the data area. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
+/* Reduce_scatter(_block) of a two-rank communicator on one node, vector above a small-call
+ * entry and up to 128 KiB, commutative operations, items up to 8 KiB: each rank streams the
+ * other's block. */
+int mf_coll_shm_pair_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op);
+mf_status_t mf_coll_shm_pair_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                            const size_t *counts, MPI_Datatype dt, size_t extent,
+                                            MPI_Op op);
 /* Scan/Exscan of a two-rank communicator on one node above a small-call entry (any operation;
  * items up to 8 KiB): rank 0 streams its vector to rank 1. */
 int mf_coll_shm_pair_scan_ok(mf_comm_t *comm, size_t len, size_t extent);

@@ -920,6 +920,10 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
+    if (!mf_params.coll_reduce_scatter &&
+        mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))
+        return mf_coll_shm_pair_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
+                                               counts, dt, extent, op);
     size_t *lens = mf_malloc(2 * (size_t)size * sizeof(size_t), "reduce-scatter counts");
     if (lens == NULL)
         return MF_ERR_NO_MEMORY;

@@ -43,7 +43,7 @@
 /* Pieces of the two-rank reduce and the slots they go through (node_stream). */
 #define STREAM_CHUNK ((size_t)8 * 1024)
 #define STREAM_SLOTS 2
-/* Two rings of STREAM_SLOTS slots: node_stream uses the first, pair_allreduce one per rank. */
+/* Two rings of STREAM_SLOTS slots: node_stream uses the first, pair_exchange one per rank. */
 #define STREAM_RINGS 2
 /* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
 #define SPIN_LIMIT 256
@@ -610,7 +610,9 @@ typedef struct stream_sink {
 } stream_sink_t;
 
 /* The root's own part of the piece goes into the result while the writer is still filling
- * the slot. */
+ * the slot. (Combining "piece op own" into the result in one pass after the wait measured no
+ * faster on two ranks, nor did it in the two-rank Allreduce: the copy costs nothing, as the
+ * root would otherwise only wait, and leaves the result in cache for the combine.) */
 static void sink_prepare(const stream_sink_t *sink, size_t off, size_t n)
 {
     if (sink->own != sink->buf)
@@ -864,51 +866,55 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
 #define PAIR_BIG_MIN   ((size_t)32 * 1024)
 #define PAIR_BIG_PIECE ((size_t)32 * 1024)
 
-/* Allreduce on one node of two ranks: local rank 0 owns the lower half of the items, rank 1
- * the upper half. Each streams the other's half of its vector through its own ring of stream
- * slots while combining the pieces the other sends into its own half of the result (a
- * reduce-scatter), then each streams its finished half and copies the other's (an
- * allgather). Both directions run at once, one piece per step and two signals per step, so
- * each rank moves and combines half the vector instead of copying all of it in and out.
- * Each half is combined by one rank, so both get the same bits; in place works because a
- * rank writes the other's half of its buffer only in the second phase. */
-static void pair_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
-                           size_t count, MPI_Datatype dt, size_t extent, MPI_Op op)
+/* A reduce-scatter of two ranks on one node, optionally followed by an allgather: local rank
+ * r owns items lo[r] .. lo[r] + len[r] - 1 of the vector and combines them into rbuf +
+ * out[r] items. Each streams the other's range of its vector through its own ring of stream
+ * slots while combining the pieces the other sends into its own range (commutative operations
+ * only: the piece goes on the left for both ranks). With `allgather`, each then streams its
+ * finished range and copies the other's into rbuf + out[peer]. Both directions run at once,
+ * one piece per step and two signals per step, so each rank moves and combines half the data
+ * instead of copying all of it in and out. Each range is combined by one rank, so both get the
+ * same bits. In place (sbuf == rbuf) a step sends its piece before it writes any result, and a
+ * result range never reaches a part of the vector a later step still reads: the Allreduce
+ * writes the other's range only in the second phase, the reduce-scatter writes its block at
+ * the start of rbuf, at or below the items it reads. */
+static void pair_exchange(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                          const size_t lo[2], const size_t len[2], const size_t out[2],
+                          int allgather, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
     int me = sh->lrank, peer = me ^ 1, spins = 0, polls = 0;
-    size_t h = count / 2, chunk = STREAM_CHUNK;
+    size_t chunk = STREAM_CHUNK;
     char *rings = sh->ring;
     /* large vectors: bigger pieces in the data area, fewer handshakes */
-    if (count * extent >= PAIR_BIG_MIN && extent <= PAIR_BIG_PIECE) {
+    if ((len[0] + len[1]) * extent >= PAIR_BIG_MIN && extent <= PAIR_BIG_PIECE) {
         chunk = PAIR_BIG_PIECE;
         rings = sh->data;
         shm_wait_all(sh, comm, max_u64(sh->free_at[0], sh->free_at[1]));
     }
-    size_t per = chunk / extent;
-    size_t lo[2] = {0, h}, len[2] = {h, count - h}; /* each rank's range of items */
-    size_t steps = (count - h + per - 1) / per;     /* pieces of the larger half */
+    size_t per = chunk / extent, most = len[0] > len[1] ? len[0] : len[1];
+    size_t steps = (most + per - 1) / per; /* pieces of the larger range */
     char *mine = rings + (size_t)me * STREAM_SLOTS * chunk;
     char *theirs = rings + (size_t)peer * STREAM_SLOTS * chunk;
     _Atomic uint64_t *pflag = &sh->flags[peer].value;
     /* the slots may still be read by a stream of an earlier call */
     shm_wait_all(sh, comm, max_u64(sh->ring_free[0], sh->ring_free[1]));
     uint64_t base = sh->seq;
-    for (size_t s = 0; s < 2 * steps; s++) {
+    for (size_t s = 0; s < (allgather ? 2 : 1) * steps; s++) {
         int gather = s >= steps; /* second phase */
-        size_t p = gather ? s - steps : s, i = s % STREAM_SLOTS;
+        size_t p = gather ? s - steps : s, i = s % STREAM_SLOTS, first = p * per;
         /* what I send: the peer's range of my vector, then my finished range */
         int sr = gather ? me : peer, rr = gather ? peer : me;
-        size_t sfirst = p * per, rfirst = p * per;
-        size_t sn = sfirst < len[sr] ? (len[sr] - sfirst < per ? len[sr] - sfirst : per) : 0;
-        size_t rn = rfirst < len[rr] ? (len[rr] - rfirst < per ? len[rr] - rfirst : per) : 0;
+        size_t sn = first < len[sr] ? (len[sr] - first < per ? len[sr] - first : per) : 0;
+        size_t rn = first < len[rr] ? (len[rr] - first < per ? len[rr] - first : per) : 0;
         if (s >= STREAM_SLOTS) /* the peer has read what I put in slot i two steps ago */
             wait_ge(comm, pflag, base + 2 * s - 2, &spins, &polls);
-        const char *src = gather ? rbuf : sbuf;
-        memcpy(mine + i * chunk, src + (lo[sr] + sfirst) * extent, sn * extent);
+        const char *src = gather ? rbuf + out[sr] * extent : sbuf + lo[sr] * extent;
+        memcpy(mine + i * chunk, src + first * extent, sn * extent);
         shm_signal(sh);
-        char *dst = rbuf + (lo[rr] + rfirst) * extent;
-        if (!gather && sbuf != rbuf)
-            memcpy(dst, sbuf + (lo[rr] + rfirst) * extent, rn * extent);
+        char *dst = rbuf + (out[rr] + first) * extent;
+        const char *own = sbuf + (lo[rr] + first) * extent;
+        if (!gather && own != dst)
+            memmove(dst, own, rn * extent); /* in place the block may move down */
         wait_ge(comm, pflag, base + 2 * s + 1, &spins, &polls);
         const char *slot = theirs + i * chunk;
         if (gather)
@@ -920,6 +926,49 @@ static void pair_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf,
     sh->ring_free[0] = sh->ring_free[1] = sh->seq;
     if (rings == sh->data)
         sh->free_at[0] = sh->free_at[1] = sh->seq;
+}
+
+/* Two-rank Allgather and Alltoall blocks up to this size: pair_swap. It took 1.16 us at 8 KiB
+ * against 1.39 in the medium rounds, but was 3-10 % slower at 16 KiB and the same above (with
+ * 8, 16 or 32 KiB pieces), where the cross-core copy bounds both. */
+#define PAIR_SWAP_MAX STREAM_CHUNK
+
+/* Two ranks on one node swap `len` bytes: each streams `send` through its own ring of stream
+ * slots (the allgather phase of pair_exchange alone) and copies the peer's pieces to `recv`.
+ * A rank overwrites a slot once the peer has consumed the piece it put there two steps
+ * earlier. `send` may be `recv` (in place): each step copies its piece out of `recv` before
+ * the peer's lands there. */
+static void pair_swap(mf_coll_shm_t *sh, mf_comm_t *comm, const char *send, char *recv, size_t len)
+{
+    int me = sh->lrank, peer = me ^ 1, spins = 0, polls = 0;
+    size_t chunk = STREAM_CHUNK;
+    char *rings = sh->ring;
+    char *mine = rings + (size_t)me * STREAM_SLOTS * chunk;
+    const char *theirs = rings + (size_t)peer * STREAM_SLOTS * chunk;
+    _Atomic uint64_t *pflag = &sh->flags[peer].value;
+    shm_wait_all(sh, comm, max_u64(sh->ring_free[0], sh->ring_free[1]));
+    uint64_t base = sh->seq;
+    size_t s = 0;
+    for (size_t off = 0; off < len; off += chunk, s++) {
+        size_t n = len - off < chunk ? len - off : chunk, i = s % STREAM_SLOTS;
+        if (s >= STREAM_SLOTS) /* the peer has read what I put in slot i two steps ago */
+            wait_ge(comm, pflag, base + 2 * s - 2, &spins, &polls);
+        memcpy(mine + i * chunk, send + off, n);
+        shm_signal(sh);
+        wait_ge(comm, pflag, base + 2 * s + 1, &spins, &polls);
+        memcpy(recv + off, theirs + i * chunk, n);
+        shm_signal(sh);
+    }
+    sh->ring_free[0] = sh->ring_free[1] = sh->seq;
+}
+
+/* Allreduce on one node of two ranks: local rank 0 owns the lower half of the items, rank 1
+ * the upper half; a reduce-scatter then an allgather (pair_exchange). */
+static void pair_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                           size_t count, MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    size_t h = count / 2, lo[2] = {0, h}, len[2] = {h, count - h};
+    pair_exchange(sh, comm, sbuf, rbuf, lo, len, lo, 1, dt, extent, op);
 }
 
 /* Allreduce from this size on one node goes through cross-process copies (cma_allreduce). */
@@ -1205,6 +1254,31 @@ mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *r
     return MF_OK;
 }
 
+/* Reduce_scatter(_block) of two ranks on one node above a small-call entry (commutative
+ * operations, items up to a stream piece): the first phase of the two-rank Allreduce with each
+ * rank's block as its range. Point-to-point sent each block through UCX's rendezvous from
+ * 8 KiB and copied it again into a temporary before combining; from 256 KiB vectors (UCX's
+ * single copy) it was 10-20 % faster again, so it keeps those. */
+#define PAIR_RS_MAX ((size_t)128 * 1024)
+
+int mf_coll_shm_pair_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op)
+{
+    if (comm->size != 2 || len <= SMALL_PAYLOAD || len > PAIR_RS_MAX || extent > STREAM_CHUNK ||
+        !mf_coll_shm_usable(comm, op))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == 2;
+}
+
+mf_status_t mf_coll_shm_pair_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                            const size_t *counts, MPI_Datatype dt, size_t extent,
+                                            MPI_Op op)
+{
+    size_t lo[2] = {0, counts[0]}, out[2] = {0, 0};
+    pair_exchange(comm->shm, comm, src, rbuf, lo, counts, out, 0, dt, extent, op);
+    return MF_OK;
+}
+
 /* Scan and Exscan of two ranks on one node above a small-call entry: rank 0 streams its vector
  * to rank 1 through the stream slots, which combines each piece as "piece op own" (rank order,
  * so any operation) while the next is written: a reduce to rank 1. Point-to-point took the
@@ -1365,7 +1439,8 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
     return MF_OK;
 }
 
-/* Two-rank all-to-all of medium blocks: the medium Allgather's rounds (below), each rank's
+/* Two-rank all-to-all of medium blocks: up to one stream piece each rank streams its block
+ * for the other rank (pair_swap); above, the medium Allgather's rounds (below), each rank's
  * piece taken from its block for the other rank instead of its own block. In place, a round
  * copies my piece of the peer's block out before the peer's piece overwrites it. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
@@ -1386,6 +1461,10 @@ mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (in != out)
         memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+    if (len <= PAIR_SWAP_MAX) {
+        pair_swap(sh, comm, in + (size_t)peer * len, out + (size_t)peer * len, len);
+        return MF_OK;
+    }
     for (size_t off = 0; off < len; off += piece) {
         size_t n = len - off < piece ? len - off : piece;
         char *base = medium_half(sh, &h);
@@ -1410,6 +1489,11 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
     mf_coll_shm_t *sh = comm->shm;
     size_t piece = medium_piece(sh), most = 0;
     char *out = rbuf;
+    if (sh->k == 2 && rlens[0] == rlens[1] && rlens[0] <= PAIR_SWAP_MAX) {
+        int me = comm->rank, peer = me ^ 1;
+        pair_swap(sh, comm, out + rdispls[me], out + rdispls[peer], rlens[me]);
+        return MF_OK;
+    }
     for (int i = 0; i < sh->k; i++)
         most = rlens[i] > most ? rlens[i] : most;
     int h = 0;

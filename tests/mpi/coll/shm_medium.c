@@ -6,7 +6,8 @@
  * small-call entry (1072 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd counts, every
  * root, in place, rank-dependent Allgatherv lengths with empty blocks, a strided derived type
  * (packed before the collective), a reversed communicator, and bcasts and reduces in between that
- * reuse the same data area.
+ * reuse the same data area. Alltoall and Reduce_scatter(_block) of those sizes, which two
+ * ranks stream through shared memory.
  */
 #include "mtest.h"
 
@@ -172,6 +173,82 @@ static void check_strided_gather(MPI_Comm comm, int n, int root, int round)
     free(all);
 }
 
+/* Block r of rank q's send buffer holds value(q * size + r, i): rank r must receive, as its
+ * block q, value(q * size + r, i). Two ranks stream their blocks through shared memory. */
+static void check_alltoall(MPI_Comm comm, int n, int in_place, int round)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    size_t all = (size_t)size * (size_t)n;
+    int32_t *sb = mtest_calloc(1, all * sizeof(int32_t) + 1);
+    int32_t *rb = mtest_calloc(1, all * sizeof(int32_t) + 1);
+    for (int r = 0; r < size; r++)
+        fill((in_place ? rb : sb) + (size_t)r * (size_t)n, n, rank * size + r, round);
+    if (!in_place)
+        memset(rb, 0xee, all * sizeof(int32_t));
+    MPI_Alltoall(in_place ? MPI_IN_PLACE : sb, n, MPI_INT32_T, rb, n, MPI_INT32_T, comm);
+    for (int q = 0; q < size; q++) {
+        int bad = first_bad(rb + (size_t)q * (size_t)n, n, q * size + rank, round);
+        MTEST_CHECK(bad < 0, "alltoall n %d in place %d: block %d item %d wrong", n, in_place, q,
+                    bad);
+    }
+    free(sb);
+    free(rb);
+}
+
+/* A commutative user operation (the library's own combining loop is not used). */
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        ((int32_t *)inout)[i] += ((const int32_t *)in)[i];
+}
+
+/* Reduce_scatter_block (n items each) and Reduce_scatter (rank r gets n + r * n / 3 items, the
+ * last rank none when n is odd), in place or not, MPI_SUM or a commutative user operation; on
+ * two ranks they stream each other's block through shared memory. Item i of the vector is
+ * value(rank, i), so block item j of rank r must be the sum over ranks of value(q, start + j). */
+static void check_reduce_scatter(MPI_Comm comm, int n, int in_place, int block, MPI_Op op,
+                                 int round)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *rc = mtest_calloc(1, (size_t)size * sizeof(int));
+    int total = 0, start = 0;
+    for (int r = 0; r < size; r++) {
+        rc[r] = block ? n : n + r * n / 3;
+        if (!block && r == size - 1 && n % 2)
+            rc[r] = 0;
+        start += r < rank ? rc[r] : 0;
+        total += rc[r];
+    }
+    int32_t *in = mtest_calloc(1, (size_t)total * sizeof(int32_t) + 1);
+    int32_t *out = mtest_calloc(1, (size_t)total * sizeof(int32_t) + 1);
+    fill(in_place ? out : in, total, rank, round);
+    if (!in_place)
+        memset(out, 0xee, (size_t)rc[rank] * sizeof(int32_t));
+    const void *sbuf = in_place ? MPI_IN_PLACE : in;
+    if (block)
+        MPI_Reduce_scatter_block(sbuf, out, n, MPI_INT32_T, op, comm);
+    else
+        MPI_Reduce_scatter(sbuf, out, rc, MPI_INT32_T, op, comm);
+    int bad = -1;
+    for (int j = 0; j < rc[rank] && bad < 0; j++) {
+        int32_t want = 0;
+        for (int q = 0; q < size; q++)
+            want += value(q, start + j, round);
+        if (out[j] != want)
+            bad = j;
+    }
+    MTEST_CHECK(bad < 0, "reduce_scatter%s n %d in place %d user op %d: item %d of %d wrong",
+                block ? "_block" : "", n, in_place, op != MPI_SUM, bad, rc[rank]);
+    free(rc);
+    free(in);
+    free(out);
+}
+
 /* A bcast and a reduce that use the same data area halves right after a gather. */
 static void check_mixed(MPI_Comm comm, int n, int round)
 {
@@ -196,6 +273,8 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Op usum;
+    MPI_Op_create(user_sum, 1, &usum);
     MPI_Comm comms[2];
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed order */
@@ -210,6 +289,9 @@ int main(int argc, char **argv)
             check_allgather(comms[c], n, j % 2, round);
             check_allgatherv(comms[c], n, round);
             check_strided_gather(comms[c], n, j % size, round);
+            check_alltoall(comms[c], n, (j + 1) % 2, round);
+            check_reduce_scatter(comms[c], n, j % 2, 1, j % 3 ? MPI_SUM : usum, round);
+            check_reduce_scatter(comms[c], n, (j + 1) % 2, 0, j % 3 ? usum : MPI_SUM, round);
             check_mixed(comms[c], n, round);
             round++;
         }
@@ -220,7 +302,9 @@ int main(int argc, char **argv)
         check_gather(MPI_COMM_WORLD, n, i % size, 0, round);
         check_allgather(MPI_COMM_WORLD, n, 0, round);
         check_scatter(MPI_COMM_WORLD, n, (i + 1) % size, 0, round);
+        check_reduce_scatter(MPI_COMM_WORLD, n, i % 2, 1, MPI_SUM, round);
     }
     MPI_Comm_free(&comms[1]);
+    MPI_Op_free(&usum);
     return mtest_finalize(0);
 }
