@@ -226,27 +226,42 @@ void mf_mt_init(int *argc, char ***argv, const mf_mt_opts_t *opts)
     }
 }
 
-int mf_mt_pin(const mf_mt_opts_t *opts, int index)
+/* Fills cores[] with the cores pinning counts over; returns their number. */
+static int pin_cores(const mf_mt_opts_t *opts, int cores[MF_MT_MAX_CPUS])
 {
     cpu_set_t set;
-    int core;
+    int n = 0;
 
     if (!opts->pin)
-        return -1;
+        return 0;
     if (opts->ncpus > 0) {
-        core = opts->cpus[index % opts->ncpus];
-    } else {
-        int allowed[MF_MT_MAX_CPUS], n = 0;
-        if (sched_getaffinity(0, sizeof(set), &set) != 0)
-            return -1;
-        for (int c = 0; c < CPU_SETSIZE && n < MF_MT_MAX_CPUS; c++) {
-            if (CPU_ISSET(c, &set))
-                allowed[n++] = c;
-        }
-        if (n == 0)
-            return -1;
-        core = allowed[index % n];
+        memcpy(cores, opts->cpus, (size_t)opts->ncpus * sizeof(int));
+        return opts->ncpus;
     }
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < MF_MT_MAX_CPUS; c++) {
+        if (CPU_ISSET(c, &set))
+            cores[n++] = c;
+    }
+    return n;
+}
+
+int mf_mt_ncores(const mf_mt_opts_t *opts)
+{
+    int cores[MF_MT_MAX_CPUS];
+    return pin_cores(opts, cores);
+}
+
+int mf_mt_pin(const mf_mt_opts_t *opts, int index)
+{
+    int cores[MF_MT_MAX_CPUS];
+    int n = pin_cores(opts, cores);
+    cpu_set_t set;
+
+    if (n == 0)
+        return -1;
+    int core = cores[index % n];
     CPU_ZERO(&set);
     CPU_SET(core, &set);
     if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) {

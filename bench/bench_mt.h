@@ -58,6 +58,9 @@ void mf_mt_ok(int rc, const char *call);
  * core, or -1 when not pinned. */
 int mf_mt_pin(const mf_mt_opts_t *opts, int index);
 
+/* How many cores mf_mt_pin counts over (0 without --pin or --cpus). */
+int mf_mt_ncores(const mf_mt_opts_t *opts);
+
 /* Median (sorts in place) and extremes of n > 0 values. */
 void mf_mt_summarize(double *values, int n, double *median, double *min, double *max);
 

@@ -28,7 +28,8 @@ static const char usage[] =
     "  --seconds S        instead of --iters: windows chosen so a loop lasts about S s\n"
     "  --reps N           timed loops per size; the median is printed (default 5)\n"
     "  --warmup N         untimed windows per size (default 50)\n"
-    "  --pin [0|1]        bind thread t of rank r to core r*T+t of the allowed ones\n"
+    "  --pin [0|1]        bind thread t of rank r to core r*T+t of the allowed ones (with more\n"
+    "                     threads than cores, each rank's threads share a block of cores)\n"
     "  --cpus LIST        bind to these cores instead, e.g. 0,1 or 0-3 (implies --pin 1)\n"
     "  --thread-level L   multiple (default) | single (needs --threads 1)\n";
 
@@ -100,12 +101,26 @@ static double timed_loop(worker_t *w, size_t size, int windows)
     return slowest;
 }
 
+/* The core slot of thread tid: r*T+t for thread t of rank r, wrapping around the cores. When the
+ * threads of all ranks outnumber the cores but the ranks do not, each rank keeps a block of
+ * cores instead, so that a sender thread and its receiver run on different cores, as the
+ * processes of `everywhere` do (plain wrapping would put both threads of pair t on one core,
+ * where every window waits for the scheduler to switch between them). */
+static int pin_slot(int tid)
+{
+    int ncores = mf_mt_ncores(&opts);
+    if (nprocs * opts.threads <= ncores || nprocs > ncores)
+        return rank * opts.threads + tid;
+    int per_rank = ncores / nprocs;
+    return rank * per_rank + tid % per_rank;
+}
+
 static void *worker_main(void *arg)
 {
     worker_t *w = arg;
     int npairs = nprocs / 2;
 
-    mf_mt_pin(&opts, rank * opts.threads + w->tid);
+    mf_mt_pin(&opts, pin_slot(w->tid));
     for (int s = 0; s < opts.nsizes; s++) {
         size_t size = opts.sizes[s];
         int iters = opts.iters;

@@ -260,6 +260,36 @@ int mf_request_is_complete(mf_request_t *req)
     return mf_vci_op_is_done(&req->op);
 }
 
+/* How many empty polls a waiting thread makes before it yields the CPU, chosen per thread from
+ * how its recent waits ended, since whether spinning or yielding pays depends on where the
+ * threads that will send to us run:
+ * - something arrived while we spun: the sender runs on another core. Yielding would hand our
+ *   core to a thread whose own peer may not be running, so keep spinning (SPIN_LONG polls).
+ * - a yield gave the core to another thread (it lasted much longer than a lone yield): the
+ *   sender may be that thread, descheduled while we spin, so yield early (SPIN_SHORT polls).
+ * `spin_doubt` (0-256) weighs the second outcome against the first. An arrival counts eight times
+ * a handover (1/4 against 1/32): where both happen, the sender mostly runs elsewhere and the
+ * handovers come from the scheduler's time slices, which spinning on survives; a waiter whose
+ * sender shares its core sees no arrival at all. A lone yield (nobody else wanted the core)
+ * counts for neither. Other VCIs are swept every
+ * MANIFOLD_PROGRESS_SWEEP_POLLS empty polls and before every yield (MPI's progress rule). */
+enum { SPIN_SHORT = 4, SPIN_LONG = 1024, DOUBT_MAX = 256, HANDOVER_FACTOR = 4 };
+static _Thread_local int spin_doubt;
+/* The shortest yield seen in this process: the cost of a lone yield on this machine. */
+static _Atomic uint64_t lone_yield_ns = UINT64_MAX;
+
+static void yield_and_learn(void)
+{
+    uint64_t start = mf_now_ns();
+    sched_yield();
+    uint64_t took = mf_now_ns() - start;
+    uint64_t lone = atomic_load_explicit(&lone_yield_ns, memory_order_relaxed);
+    if (took < lone)
+        atomic_store_explicit(&lone_yield_ns, took, memory_order_relaxed);
+    else if (took > HANDOVER_FACTOR * lone)
+        spin_doubt += (DOUBT_MAX - spin_doubt) >> 5;
+}
+
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 {
     mf_sched_progress_all();
@@ -270,16 +300,18 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
         return;
     }
     if (mf_vci_progress(vci) > 0) {
+        if (*polls_p > 0)
+            spin_doubt -= spin_doubt >> 2;
         *polls_p = 0;
         return;
     }
-    if (++*polls_p >= mf_global.sweep_polls) {
-        /* Nothing moved on our own VCI for a while: the message we wait for may depend on
-         * traffic on another VCI (MPI's progress rule). Sweep once, then let other threads run:
-         * with more threads than cores the one that can make progress needs the CPU. */
+    int polls = ++*polls_p;
+    int budget = spin_doubt < DOUBT_MAX / 2 ? SPIN_LONG : SPIN_SHORT;
+    if (polls % mf_global.sweep_polls == 0 || polls >= budget)
         mf_vci_progress_others(vci);
+    if (polls >= budget) {
         *polls_p = 0;
-        sched_yield();
+        yield_and_learn();
     }
 }
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Internal status codes: 0 is success, errors are negative. The binding layer is the only
  * place that turns them into MPI error classes. Keep this set small and documented. */
@@ -79,6 +80,15 @@ static inline void mf_cpu_relax(void)
     __asm__ __volatile__("yield");
 #endif
 }
+
+/* Monotonic time in nanoseconds. */
+static inline uint64_t mf_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 #define MF_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define MF_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -747,17 +747,11 @@ unsigned mf_vci_progress(mf_vci_t *vci)
 /* Progress each active worker once, through the VCI that owns it (the first VCI mapped to it,
  * whose lock all VCIs sharing the worker use). `self`'s worker is skipped; with `blocking`
  * the locks are taken, otherwise busy workers are skipped. */
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
-    uint64_t now = blocking ? 0 : now_ns();
+    uint64_t now = blocking ? 0 : mf_now_ns();
     uintptr_t me = (uintptr_t)pthread_self();
     mf_worker_t *mine = self != NULL ? vci_worker(self) : NULL;
     for (int i = 0; i < pool.nworkers_max; i++) {
