@@ -271,8 +271,8 @@ int mf_request_is_complete(mf_request_t *req)
  * a handover (1/4 against 1/32): where both happen, the sender mostly runs elsewhere and the
  * handovers come from the scheduler's time slices, which spinning on survives; a waiter whose
  * sender shares its core sees no arrival at all. A lone yield (nobody else wanted the core)
- * counts for neither. Other VCIs are swept every
- * MANIFOLD_PROGRESS_SWEEP_POLLS empty polls and before every yield (MPI's progress rule). */
+ * counts for neither. Other VCIs are swept every MANIFOLD_PROGRESS_SWEEP_POLLS empty polls and
+ * before every yield (MPI's progress rule). */
 enum { SPIN_SHORT = 4, SPIN_LONG = 1024, DOUBT_MAX = 256, HANDOVER_FACTOR = 4 };
 static _Thread_local int spin_doubt;
 /* The shortest yield seen in this process: the cost of a lone yield on this machine. */

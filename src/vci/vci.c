@@ -747,7 +747,6 @@ unsigned mf_vci_progress(mf_vci_t *vci)
 /* Progress each active worker once, through the VCI that owns it (the first VCI mapped to it,
  * whose lock all VCIs sharing the worker use). `self`'s worker is skipped; with `blocking`
  * the locks are taken, otherwise busy workers are skipped. */
-
 static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
