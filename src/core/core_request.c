@@ -198,41 +198,64 @@ static mf_request_t *cache_head_locked(request_cache_t *cache, mf_vci_t *vci)
     return cache->free_list;
 }
 
-mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+static inline mf_request_t *take_locked(request_cache_t *cache, mf_request_t *req, mf_vci_t *vci,
+                                        mf_req_type_t type, mf_comm_t *comm)
 {
-    request_cache_t *cache = cache_of(vci);
-    shared_lock();
-    mf_request_t *req = cache_head_locked(cache, vci);
-    if (req != NULL) {
-        cache->free_list = req->next_free;
-        cache->allocated++;
-    }
-    shared_unlock();
-    if (req == NULL)
-        return NULL;
+    cache->free_list = req->next_free;
+    cache->allocated++;
     request_init(req, vci, type, comm);
     if (comm != NULL)
         comm_ref_locked(req);
     return req;
 }
 
-void mf_request_release_locked(mf_request_t *req)
+/* An empty cache or the shared-cache ablation. Out of line: inline, the refill's calls made
+ * every allocation save and restore registers. */
+static __attribute__((noinline, cold)) mf_request_t *alloc_slow(mf_vci_t *vci, mf_req_type_t type,
+                                                                mf_comm_t *comm)
 {
-    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
-        return;
-    request_cache_t *cache = cache_of(req->vci);
-    mf_comm_t *comm = req->comm;
-    int home_ref = req->home_ref; /* read before the request goes back to the cache */
-    if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL)) {
-        free(req->bsend_copy);
-        mf_dtype_temp_free(req->pack_buf);
-    }
+    request_cache_t *cache = cache_of(vci);
+    shared_lock();
+    mf_request_t *req = cache_head_locked(cache, vci);
+    if (req != NULL)
+        take_locked(cache, req, vci, type, comm);
+    shared_unlock();
+    return req;
+}
+
+mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+{
+    request_cache_t *cache = cache_of(vci);
+    mf_request_t *req = cache->free_list;
+    if (MF_UNLIKELY(req == NULL || shared_cache))
+        return alloc_slow(vci, type, comm);
+    return take_locked(cache, req, vci, type, comm);
+}
+
+/* What only buffered sends, derived datatypes and collectives attach; out of line so that the
+ * common release makes no call. */
+static __attribute__((noinline)) void release_extras(mf_request_t *req)
+{
+    free(req->bsend_copy);
+    mf_dtype_temp_free(req->pack_buf);
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
     if (req->sched != NULL) {
         mf_sched_free(req->sched);
         req->sched = NULL;
     }
+}
+
+void mf_request_release_locked(mf_request_t *req)
+{
+    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
+        return;
+    if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL || req->dtype != NULL ||
+                    req->sched != NULL))
+        release_extras(req);
+    request_cache_t *cache = cache_of(req->vci);
+    mf_comm_t *comm = req->comm;
+    int home_ref = req->home_ref; /* read before the request goes back to the cache */
     req->kind = MF_KIND_FREED;
     shared_lock();
     req->next_free = cache->free_list;
@@ -274,7 +297,8 @@ int mf_request_is_complete(mf_request_t *req)
  * counts for neither. Other VCIs are swept every MANIFOLD_PROGRESS_SWEEP_POLLS empty polls and
  * before every yield (MPI's progress rule). */
 enum { SPIN_SHORT = 4, SPIN_LONG = 1024, DOUBT_MAX = 256, HANDOVER_FACTOR = 4 };
-static _Thread_local int spin_doubt;
+/* initial-exec: read on every poll, so no __tls_get_addr call (a few bytes of static TLS) */
+static _Thread_local int spin_doubt __attribute__((tls_model("initial-exec")));
 /* The shortest yield seen in this process: the cost of a lone yield on this machine. */
 static _Atomic uint64_t lone_yield_ns = UINT64_MAX;
 
@@ -317,7 +341,7 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 
 /* Calls that only test (MPI_Test*, MPI_Iprobe ...) count their unsuccessful polls per thread,
  * so a program polling in a loop gets the global sweep too. */
-static _Thread_local int test_polls;
+static _Thread_local int test_polls __attribute__((tls_model("initial-exec")));
 
 int *mf_progress_test_counter(void)
 {

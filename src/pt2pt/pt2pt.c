@@ -115,6 +115,16 @@ static inline mf_vci_t *msg_vci(mf_comm_t *comm, unsigned ctx, int rank, int tag
 
 /* Runs inside progress with the VCI lock held. Library-owned requests (buffered sends) and
  * requests the user already freed are released here; nobody else will look at them. */
+static __attribute__((noinline)) int req_release_on_complete(mf_request_t *req)
+{
+    if (req->internal)
+        bsend_unreserve(req->buf_len);
+    if (req->user_freed)
+        mf_request_unpack(req); /* nobody will wait for it: the data must land now */
+    mf_request_release_locked(req);
+    return 1;
+}
+
 static int req_on_complete(mf_vci_op_t *op)
 {
     mf_request_t *req = req_of_op(op);
@@ -124,14 +134,8 @@ static int req_on_complete(mf_vci_op_t *op)
         if (op->status == MF_OK || op->status == MF_ERR_TRUNCATE)
             req->comm->unmatched--;
     }
-    if (req->internal)
-        bsend_unreserve(req->buf_len);
-    if (req->user_freed)
-        mf_request_unpack(req); /* nobody will wait for it: the data must land now */
-    if (req->internal || req->user_freed) {
-        mf_request_release_locked(req);
-        return 1;
-    }
+    if (MF_UNLIKELY(req->internal || req->user_freed))
+        return req_release_on_complete(req); /* out of line: the common case saves no registers */
     return 0;
 }
 
