@@ -302,7 +302,7 @@ static _Thread_local int spin_doubt __attribute__((tls_model("initial-exec")));
 /* The shortest yield seen in this process: the cost of a lone yield on this machine. */
 static _Atomic uint64_t lone_yield_ns = UINT64_MAX;
 
-static void yield_and_learn(void)
+static __attribute__((noinline)) void yield_and_learn(void)
 {
     uint64_t start = mf_now_ns();
     sched_yield();
