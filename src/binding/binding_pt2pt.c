@@ -388,7 +388,7 @@ static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MP
     return recv_issue(func, c, buf, count, dt, bytes, source, tag, form, request, st);
 }
 
-/* ---- derived datatypes after the one-pass envelope ---------------------------------------- */
+/* ---- derived datatypes --------------------------------------------------------------------- */
 
 /* envelope_fast has resolved the communicator and found a datatype that is not predefined;
  * envelope_derived finishes the pass (anything it rejects is staged with every argument
@@ -397,14 +397,13 @@ static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MP
  * A blocking call keeps its packed copy to itself: it waits for the transport anyway, so the
  * copy lives in this frame, on the stack up to MANIFOLD_DT_STACK_BYTES (one comparison with a
  * limit set at init, which also rules out the streamed sizes) and in a cached temporary above.
- * The send packs and then does exactly what MPI_Send of bytes does (no wait when the transport
- * took them at once); no request carries the type, the user's buffer or a type reference.
- * Streamed sizes are staged. Out of line and apart from the immediate form, so neither
- * MPI_Send's predefined path nor MPI_Isend carries the stack copy. */
-static __attribute__((noinline)) int send_derived_blocking(const char *func, mf_comm_t *c,
-                                                           const void *buf, MPI_Count count,
-                                                           MPI_Datatype dt, int dest, int tag,
-                                                           mf_send_mode_t mode)
+ * The copies of the commonest layouts are inlined (mf_dtype_copy_inline). The send packs and
+ * then does exactly what MPI_Send of bytes does (no wait when the transport took them at
+ * once); no request carries the type, the user's buffer or a type reference. Streamed sizes
+ * are staged. */
+static inline __attribute__((always_inline)) int
+send_derived_blocking(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
+                      int tag, mf_comm_t *c, mf_send_mode_t mode)
 {
     size_t bytes;
     mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
@@ -415,7 +414,7 @@ static __attribute__((noinline)) int send_derived_blocking(const char *func, mf_
         return send_fast(func, mf_dtype_run_start(d, count, buf), bytes, dest, tag, c, mode,
                          OP_BLOCKING, NULL);
     char stack[DT_STACK_CAP];
-    void *packed = stack;
+    char *packed = stack;
     if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
         if (stream_size(bytes))
             return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_BLOCKING, NULL);
@@ -425,7 +424,7 @@ static __attribute__((noinline)) int send_derived_blocking(const char *func, mf_
                                                "cannot allocate %zu bytes to pack the datatype",
                                                bytes));
     }
-    mf_dtype_pack_all(d, count, buf, packed);
+    mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 0);
     int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
     blocking_buf_free(stack, packed);
     return rc;
@@ -434,10 +433,9 @@ static __attribute__((noinline)) int send_derived_blocking(const char *func, mf_
 /* The receive: a request on this frame (mf_pt2pt_recv_local) and the whole-message unpack when
  * the whole message arrived; a shorter or truncated one unpacks what arrived, as a temporary
  * unpacked at completion does (mf_request_unpack). */
-static __attribute__((noinline)) int recv_derived_blocking(const char *func, mf_comm_t *c,
-                                                           void *buf, MPI_Count count,
-                                                           MPI_Datatype dt, int source, int tag,
-                                                           MPI_Status *st)
+static inline __attribute__((always_inline)) int
+recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+                      int tag, mf_comm_t *c, MPI_Status *st)
 {
     size_t bytes;
     mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
@@ -448,7 +446,7 @@ static __attribute__((noinline)) int recv_derived_blocking(const char *func, mf_
         return recv_blocking_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
                                   st);
     char stack[DT_STACK_CAP];
-    void *packed = stack;
+    char *packed = stack;
     if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
         if (stream_size(bytes))
             return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_BLOCKING, NULL, st);
@@ -467,7 +465,7 @@ static __attribute__((noinline)) int recv_derived_blocking(const char *func, mf_
     }
     mf_request_wait_done(&local);
     if (MF_LIKELY(local.op.status == MF_OK && local.op.length == bytes)) {
-        mf_dtype_unpack_all(d, count, buf, packed);
+        mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
     } else if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
         size_t got = local.op.length < bytes ? local.op.length : bytes;
         mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
@@ -478,11 +476,9 @@ static __attribute__((noinline)) int recv_derived_blocking(const char *func, mf_
 
 /* The immediate forms: one run goes to the predefined path, anything else is staged (streamed
  * or a packed temporary the request owns) without checking the envelope again. */
-static __attribute__((noinline)) int send_derived_immediate(const char *func, mf_comm_t *c,
-                                                            const void *buf, MPI_Count count,
-                                                            MPI_Datatype dt, int dest, int tag,
-                                                            mf_send_mode_t mode,
-                                                            MPI_Request *request)
+static inline __attribute__((always_inline)) int
+send_derived_immediate(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
+                       int dest, int tag, mf_comm_t *c, mf_send_mode_t mode, MPI_Request *request)
 {
     size_t bytes;
     mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
@@ -495,10 +491,9 @@ static __attribute__((noinline)) int send_derived_immediate(const char *func, mf
     return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_IMMEDIATE, request);
 }
 
-static __attribute__((noinline)) int recv_derived_immediate(const char *func, mf_comm_t *c,
-                                                            void *buf, MPI_Count count,
-                                                            MPI_Datatype dt, int source, int tag,
-                                                            MPI_Request *request)
+static inline __attribute__((always_inline)) int
+recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+                       int tag, mf_comm_t *c, MPI_Request *request)
 {
     size_t bytes;
     mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
@@ -512,14 +507,64 @@ static __attribute__((noinline)) int recv_derived_immediate(const char *func, mf
                       MPI_STATUS_IGNORE);
 }
 
+/* One out-of-line instance per entry point: its name and mode are constants and it takes six
+ * arguments (receives: the entry point's seventh, the status or request, where the entry point
+ * received it), so the entry point reaches it by a jump, passing nothing on the stack. */
+#define SEND_DERIVED_BLOCKING(name, mode)                                                          \
+    static __attribute__((noinline)) int send_derived_##name(                                      \
+        const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, mf_comm_t *c)        \
+    {                                                                                              \
+        return send_derived_blocking("MPI_" #name, buf, count, dt, dest, tag, c, mode);            \
+    }
+#define SEND_DERIVED_IMMEDIATE(name, mode)                                                         \
+    static __attribute__((noinline)) int send_derived_##name(const void *buf, MPI_Count count,     \
+                                                             MPI_Datatype dt, int dest, int tag,   \
+                                                             mf_comm_t *c, MPI_Request *request)   \
+    {                                                                                              \
+        return send_derived_immediate("MPI_" #name, buf, count, dt, dest, tag, c, mode, request);  \
+    }
+SEND_DERIVED_BLOCKING(Send, MF_SEND_STANDARD)
+SEND_DERIVED_BLOCKING(Send_c, MF_SEND_STANDARD)
+SEND_DERIVED_BLOCKING(Ssend, MF_SEND_SYNC)
+SEND_DERIVED_BLOCKING(Ssend_c, MF_SEND_SYNC)
+SEND_DERIVED_BLOCKING(Rsend, MF_SEND_READY)
+SEND_DERIVED_BLOCKING(Rsend_c, MF_SEND_READY)
+SEND_DERIVED_IMMEDIATE(Isend, MF_SEND_STANDARD)
+SEND_DERIVED_IMMEDIATE(Isend_c, MF_SEND_STANDARD)
+SEND_DERIVED_IMMEDIATE(Issend, MF_SEND_SYNC)
+SEND_DERIVED_IMMEDIATE(Issend_c, MF_SEND_SYNC)
+SEND_DERIVED_IMMEDIATE(Irsend, MF_SEND_READY)
+SEND_DERIVED_IMMEDIATE(Irsend_c, MF_SEND_READY)
+
+#define RECV_DERIVED(name, body, last_t)                                                           \
+    static __attribute__((noinline)) int recv_derived_##name(void *buf, MPI_Count count,           \
+                                                             MPI_Datatype dt, int source, int tag, \
+                                                             mf_comm_t *c, last_t last)            \
+    {                                                                                              \
+        return body("MPI_" #name, buf, count, dt, source, tag, c, last);                           \
+    }
+RECV_DERIVED(Recv, recv_derived_blocking, MPI_Status *)
+RECV_DERIVED(Recv_c, recv_derived_blocking, MPI_Status *)
+RECV_DERIVED(Irecv, recv_derived_immediate, MPI_Request *)
+RECV_DERIVED(Irecv_c, recv_derived_immediate, MPI_Request *)
+
 /* The entry points' common body. The immediate and blocking forms check the envelope in one
  * pass that accepts both kinds of datatype (envelope_fast): a predefined one goes straight to
  * the protocol layer, a derived one to its own function with the communicator resolved. The
  * persistent and buffered forms, and whatever the pass rejects, are staged with every argument
  * checked. */
+typedef int (*send_derived_b_t)(const void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *);
+typedef int (*send_derived_i_t)(const void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *,
+                                MPI_Request *);
+typedef int (*recv_derived_b_t)(void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *,
+                                MPI_Status *);
+typedef int (*recv_derived_i_t)(void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *,
+                                MPI_Request *);
+
 static inline __attribute__((always_inline)) int
 send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
-            MPI_Comm comm, mf_send_mode_t mode, op_form_t form, MPI_Request *request)
+            MPI_Comm comm, mf_send_mode_t mode, op_form_t form, MPI_Request *request,
+            send_derived_b_t derived_b, send_derived_i_t derived_i)
 {
     size_t bytes = 0;
     mf_comm_t *c = NULL;
@@ -527,9 +572,8 @@ send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
         switch (envelope_fast(comm, buf, count, dt, dest, tag, 1, &c, &bytes)) {
         case ENV_PREDEFINED: return send_fast(func, buf, bytes, dest, tag, c, mode, form, request);
         case ENV_DERIVED:
-            return form == OP_BLOCKING
-                       ? send_derived_blocking(func, c, buf, count, dt, dest, tag, mode)
-                       : send_derived_immediate(func, c, buf, count, dt, dest, tag, mode, request);
+            return form == OP_BLOCKING ? derived_b(buf, count, dt, dest, tag, c)
+                                       : derived_i(buf, count, dt, dest, tag, c, request);
         case ENV_CHECKED: break;
         }
     }
@@ -538,7 +582,8 @@ send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
 
 static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype dt,
                               int source, int tag, MPI_Comm comm, op_form_t form,
-                              MPI_Request *request, MPI_Status *st)
+                              MPI_Request *request, MPI_Status *st, recv_derived_b_t derived_b,
+                              recv_derived_i_t derived_i)
 {
     size_t bytes = 0;
     mf_comm_t *c = NULL;
@@ -546,9 +591,8 @@ static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_
         switch (envelope_fast(comm, buf, count, dt, source, tag, 0, &c, &bytes)) {
         case ENV_PREDEFINED: return recv_fast(func, buf, bytes, source, tag, c, form, request, st);
         case ENV_DERIVED:
-            return form == OP_BLOCKING
-                       ? recv_derived_blocking(func, c, buf, count, dt, source, tag, st)
-                       : recv_derived_immediate(func, c, buf, count, dt, source, tag, request);
+            return form == OP_BLOCKING ? derived_b(buf, count, dt, source, tag, c, st)
+                                       : derived_i(buf, count, dt, source, tag, c, request);
         case ENV_CHECKED: break;
         }
     }
@@ -566,122 +610,144 @@ static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_
 #pragma weak MPI_Send = PMPI_Send
 int PMPI_Send(SEND_ARGS)
 {
-    return send_common("MPI_Send", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL);
+    return send_common("MPI_Send", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL,
+                       send_derived_Send, NULL);
 }
 #pragma weak MPI_Send_c = PMPI_Send_c
 int PMPI_Send_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Send_c", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL);
+    return send_common("MPI_Send_c", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL,
+                       send_derived_Send_c, NULL);
 }
 #pragma weak MPI_Ssend = PMPI_Ssend
 int PMPI_Ssend(SEND_ARGS)
 {
-    return send_common("MPI_Ssend", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL);
+    return send_common("MPI_Ssend", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL, send_derived_Ssend,
+                       NULL);
 }
 #pragma weak MPI_Ssend_c = PMPI_Ssend_c
 int PMPI_Ssend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Ssend_c", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL);
+    return send_common("MPI_Ssend_c", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL,
+                       send_derived_Ssend_c, NULL);
 }
 #pragma weak MPI_Bsend = PMPI_Bsend
 int PMPI_Bsend(SEND_ARGS)
 {
-    return send_common("MPI_Bsend", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL);
+    return send_common("MPI_Bsend", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL, NULL);
 }
 #pragma weak MPI_Bsend_c = PMPI_Bsend_c
 int PMPI_Bsend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Bsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL);
+    return send_common("MPI_Bsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL, NULL);
 }
 #pragma weak MPI_Rsend = PMPI_Rsend
 int PMPI_Rsend(SEND_ARGS)
 {
-    return send_common("MPI_Rsend", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL);
+    return send_common("MPI_Rsend", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL, send_derived_Rsend,
+                       NULL);
 }
 #pragma weak MPI_Rsend_c = PMPI_Rsend_c
 int PMPI_Rsend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Rsend_c", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL);
+    return send_common("MPI_Rsend_c", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL,
+                       send_derived_Rsend_c, NULL);
 }
 #pragma weak MPI_Isend = PMPI_Isend
 int PMPI_Isend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Isend", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request);
+    return send_common("MPI_Isend", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request, NULL,
+                       send_derived_Isend);
 }
 #pragma weak MPI_Isend_c = PMPI_Isend_c
 int PMPI_Isend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Isend_c", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request);
+    return send_common("MPI_Isend_c", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request, NULL,
+                       send_derived_Isend_c);
 }
 #pragma weak MPI_Issend = PMPI_Issend
 int PMPI_Issend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Issend", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request);
+    return send_common("MPI_Issend", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request, NULL,
+                       send_derived_Issend);
 }
 #pragma weak MPI_Issend_c = PMPI_Issend_c
 int PMPI_Issend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Issend_c", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request);
+    return send_common("MPI_Issend_c", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request, NULL,
+                       send_derived_Issend_c);
 }
 #pragma weak MPI_Ibsend = PMPI_Ibsend
 int PMPI_Ibsend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Ibsend", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request);
+    return send_common("MPI_Ibsend", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
 int PMPI_Ibsend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Ibsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request);
+    return send_common("MPI_Ibsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Irsend = PMPI_Irsend
 int PMPI_Irsend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Irsend", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request);
+    return send_common("MPI_Irsend", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request, NULL,
+                       send_derived_Irsend);
 }
 #pragma weak MPI_Irsend_c = PMPI_Irsend_c
 int PMPI_Irsend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Irsend_c", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request);
+    return send_common("MPI_Irsend_c", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request, NULL,
+                       send_derived_Irsend_c);
 }
 #pragma weak MPI_Send_init = PMPI_Send_init
 int PMPI_Send_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Send_init", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request);
+    return send_common("MPI_Send_init", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Send_init_c = PMPI_Send_init_c
 int PMPI_Send_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Send_init_c", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request);
+    return send_common("MPI_Send_init_c", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Ssend_init = PMPI_Ssend_init
 int PMPI_Ssend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Ssend_init", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request);
+    return send_common("MPI_Ssend_init", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
 int PMPI_Ssend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Ssend_init_c", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request);
+    return send_common("MPI_Ssend_init_c", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Bsend_init = PMPI_Bsend_init
 int PMPI_Bsend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Bsend_init", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request);
+    return send_common("MPI_Bsend_init", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
 int PMPI_Bsend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Bsend_init_c", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request);
+    return send_common("MPI_Bsend_init_c", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request,
+                       NULL, NULL);
 }
 #pragma weak MPI_Rsend_init = PMPI_Rsend_init
 int PMPI_Rsend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Rsend_init", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request);
+    return send_common("MPI_Rsend_init", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 #pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
 int PMPI_Rsend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Rsend_init_c", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request);
+    return send_common("MPI_Rsend_init_c", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL,
+                       NULL);
 }
 
 /* ---- receives ---------------------------------------------------------------------------- */
@@ -694,32 +760,37 @@ int PMPI_Rsend_init_c(SEND_ARGS_C, MPI_Request *request)
 #pragma weak MPI_Recv = PMPI_Recv
 int PMPI_Recv(RECV_ARGS, MPI_Status *status)
 {
-    return recv_common("MPI_Recv", RECV_PASS, OP_BLOCKING, NULL, status);
+    return recv_common("MPI_Recv", RECV_PASS, OP_BLOCKING, NULL, status, recv_derived_Recv, NULL);
 }
 #pragma weak MPI_Recv_c = PMPI_Recv_c
 int PMPI_Recv_c(RECV_ARGS_C, MPI_Status *status)
 {
-    return recv_common("MPI_Recv_c", RECV_PASS, OP_BLOCKING, NULL, status);
+    return recv_common("MPI_Recv_c", RECV_PASS, OP_BLOCKING, NULL, status, recv_derived_Recv_c,
+                       NULL);
 }
 #pragma weak MPI_Irecv = PMPI_Irecv
 int PMPI_Irecv(RECV_ARGS, MPI_Request *request)
 {
-    return recv_common("MPI_Irecv", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+    return recv_common("MPI_Irecv", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE, NULL,
+                       recv_derived_Irecv);
 }
 #pragma weak MPI_Irecv_c = PMPI_Irecv_c
 int PMPI_Irecv_c(RECV_ARGS_C, MPI_Request *request)
 {
-    return recv_common("MPI_Irecv_c", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+    return recv_common("MPI_Irecv_c", RECV_PASS, OP_IMMEDIATE, request, MPI_STATUS_IGNORE, NULL,
+                       recv_derived_Irecv_c);
 }
 #pragma weak MPI_Recv_init = PMPI_Recv_init
 int PMPI_Recv_init(RECV_ARGS, MPI_Request *request)
 {
-    return recv_common("MPI_Recv_init", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE);
+    return recv_common("MPI_Recv_init", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE, NULL,
+                       NULL);
 }
 #pragma weak MPI_Recv_init_c = PMPI_Recv_init_c
 int PMPI_Recv_init_c(RECV_ARGS_C, MPI_Request *request)
 {
-    return recv_common("MPI_Recv_init_c", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE);
+    return recv_common("MPI_Recv_init_c", RECV_PASS, OP_PERSISTENT, request, MPI_STATUS_IGNORE,
+                       NULL, NULL);
 }
 
 /* ---- sendrecv ---------------------------------------------------------------------------- */

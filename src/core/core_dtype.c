@@ -1082,7 +1082,10 @@ static int choose_moves(mf_dtype_t *d)
     case 20: d->pack_all = moves_pack_2_0, d->unpack_all = moves_unpack_2_0; break;
     case 40: d->pack_all = moves_pack_4_0, d->unpack_all = moves_unpack_4_0; break;
     case 2: d->pack_all = moves_pack_0_2, d->unpack_all = moves_unpack_0_2; break;
-    case 12: d->pack_all = moves_pack_1_2, d->unpack_all = moves_unpack_1_2; break;
+    case 12:
+        d->pack_all = moves_pack_1_2, d->unpack_all = moves_unpack_1_2;
+        d->copy_kind = MF_DT_COPY_MOVES_1_2;
+        break;
     case 22: d->pack_all = moves_pack_2_2, d->unpack_all = moves_unpack_2_2; break;
     case 42: d->pack_all = moves_pack_4_2, d->unpack_all = moves_unpack_4_2; break;
     default: return 0;
@@ -1103,6 +1106,7 @@ static void none_copy(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char 
 static void choose_copy(mf_dtype_t *d)
 {
     d->run_stride = 0;
+    d->copy_kind = MF_DT_COPY_CALL;
     d->dense = d->nsegs == 1 && d->segs[0].len == d->extent;
     d->run_max = d->nsegs == 0 || d->dense ? INT64_MAX : d->nsegs == 1 ? 1 : 0;
     d->run_off = d->nsegs > 0 ? d->segs[0].off : 0;
@@ -1133,7 +1137,15 @@ static void choose_copy(mf_dtype_t *d)
     case 1: d->pack_all = regular_pack_1, d->unpack_all = regular_unpack_1; break;
     case 2: d->pack_all = regular_pack_2, d->unpack_all = regular_unpack_2; break;
     case 4: d->pack_all = regular_pack_4, d->unpack_all = regular_unpack_4; break;
-    case 8: d->pack_all = regular_pack_8, d->unpack_all = regular_unpack_8; break;
+    case 8:
+        d->pack_all = regular_pack_8, d->unpack_all = regular_unpack_8;
+        /* what regular_all does, set out for mf_dtype_copy_inline: one item (nsegs blocks
+         * vstride apart), or any count when the items continue the stride */
+        d->copy_kind = MF_DT_COPY_RUN8;
+        d->copy_off = d->segs[0].off;
+        d->copy_stride = d->run_stride != 0 ? d->run_stride : d->vstride;
+        d->copy_max = d->run_stride != 0 ? INT64_MAX : 1;
+        break;
     case 16: d->pack_all = regular_pack_16, d->unpack_all = regular_unpack_16; break;
     default: d->pack_all = regular_pack_any, d->unpack_all = regular_unpack_any; break;
     }

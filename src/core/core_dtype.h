@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <string.h>
 
 #define MF_KIND_DATATYPE 0x6672ee06u
 
@@ -30,6 +31,12 @@ typedef enum {
     MF_DT_NODE_LIST,
     MF_DT_NODE_RESIZED,
 } mf_dt_node_t;
+
+typedef enum {
+    MF_DT_COPY_CALL = 0,
+    MF_DT_COPY_RUN8,
+    MF_DT_COPY_MOVES_1_2,
+} mf_dtype_copy_kind_t;
 
 struct MPI_ABI_Datatype;
 /* A whole-message copy: all `count` items at `buf` to or from `packed` (see copy_fn below). */
@@ -89,6 +96,14 @@ struct MPI_ABI_Datatype {
     MPI_Aint run_off;
     /* an item of a few short segments as 8-byte and 4-byte moves (the moves loop) */
     mf_dtype_move_t mv8[4], mv4[2];
+    /* The commonest whole-message copies, which the blocking calls inline instead of calling
+     * pack_all/unpack_all (mf_dtype_copy_kind_t; MF_DT_COPY_CALL: through the pointers).
+     * RUN8: blocks of 8 bytes, copy_stride apart from copy_off, nsegs per item, for up to
+     * copy_max items (1, or any when the items continue the stride); MOVES_1_2: one 8-byte and
+     * two 4-byte moves per item. */
+    int copy_kind;
+    MPI_Aint copy_off, copy_stride;
+    MPI_Count copy_max;
     /* what MPI_Type_get_contents returns */
     MPI_Count nints, naddrs, ncounts, ntypes;
     int *c_ints;
@@ -175,6 +190,42 @@ static inline void mf_dtype_unpack_all(const mf_dtype_t *d, MPI_Count count, voi
                                        const void *packed)
 {
     d->unpack_all(d, count, (uintptr_t)buf, (char *)packed);
+}
+/* The same, with the commonest layouts' loops (copy_kind) inlined into the caller: no call,
+ * no frame, no set-up beyond reading the type. For the blocking calls, whose small messages
+ * cost little more than the copy. */
+static inline __attribute__((always_inline)) void
+mf_dtype_copy_inline(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
+{
+    if (d->copy_kind == MF_DT_COPY_RUN8 && count <= d->copy_max) {
+        char *mem = (char *)(buf + (uintptr_t)d->copy_off);
+        MPI_Aint st = d->copy_stride;
+        MPI_Count nb = d->nsegs * count, i = 0;
+        /* four blocks per iteration, as blocks_fixed in core_dtype.c */
+        for (; i + 4 <= nb; i += 4, mem += 4 * st, packed += 32) {
+            memcpy(dir == 0 ? packed : mem, dir == 0 ? mem : packed, 8);
+            memcpy(dir == 0 ? packed + 8 : mem + st, dir == 0 ? mem + st : packed + 8, 8);
+            memcpy(dir == 0 ? packed + 16 : mem + 2 * st, dir == 0 ? mem + 2 * st : packed + 16, 8);
+            memcpy(dir == 0 ? packed + 24 : mem + 3 * st, dir == 0 ? mem + 3 * st : packed + 24, 8);
+        }
+        for (; i < nb; i++, mem += st, packed += 8)
+            memcpy(dir == 0 ? packed : mem, dir == 0 ? mem : packed, 8);
+        return;
+    }
+    if (d->copy_kind == MF_DT_COPY_MOVES_1_2) {
+        MPI_Aint o8 = d->mv8[0].off, o4a = d->mv4[0].off, o4b = d->mv4[1].off;
+        MPI_Count p8 = d->mv8[0].pos, p4a = d->mv4[0].pos, p4b = d->mv4[1].pos;
+        MPI_Aint extent = d->extent;
+        MPI_Count psize = d->psize;
+        for (; count > 0; count--, buf += (uintptr_t)extent, packed += psize) {
+            char *mem = (char *)buf;
+            memcpy(dir == 0 ? packed + p8 : mem + o8, dir == 0 ? mem + o8 : packed + p8, 8);
+            memcpy(dir == 0 ? packed + p4a : mem + o4a, dir == 0 ? mem + o4a : packed + p4a, 4);
+            memcpy(dir == 0 ? packed + p4b : mem + o4b, dir == 0 ? mem + o4b : packed + p4b, 4);
+        }
+        return;
+    }
+    (dir == 0 ? d->pack_all : d->unpack_all)(d, count, buf, packed);
 }
 /* Whether `count` items of a committed derived type must be packed (are not one run). */
 static inline int mf_dtype_needs_pack(const mf_dtype_t *d, MPI_Count count)

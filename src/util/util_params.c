@@ -131,7 +131,7 @@ static const param_def_t param_table[] = {
      "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
      "most this many bytes; 0: every partition is its own message",
      NULL},
-    {"DT_STREAM_BYTES", &mf_params.dt_stream_bytes, 65536, 0, INT_MAX,
+    {"DT_STREAM_BYTES", &mf_params.dt_stream_bytes, 8192, 0, INT_MAX,
      "non-contiguous datatype messages of at least this many bytes are packed piece by piece "
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
