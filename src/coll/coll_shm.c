@@ -523,10 +523,14 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
  * data publish its address through their small-call entry, the readers copy straight from
  * there with process_vm_readv (one copy instead of two through the segment), and an owner
  * returns once every reader's `done` says it has finished. */
+static int cma_from(const mf_coll_shm_t *sh, size_t len, int min)
+{
+    return sh->cma && sh->nnodes == 1 && min > 0 && len >= (size_t)min;
+}
+
 static int cma_call(const mf_coll_shm_t *sh, size_t len)
 {
-    return sh->cma && sh->nnodes == 1 && mf_params.coll_cma_bytes > 0 &&
-           len >= (size_t)mf_params.coll_cma_bytes;
+    return cma_from(sh, len, mf_params.coll_cma_bytes);
 }
 
 static void cma_publish(mf_coll_shm_t *sh, mf_comm_t *comm, const void *addr, uint64_t n)
@@ -690,7 +694,9 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
         small_bcast(sh, comm, buf, len, root);
         return MF_OK;
     }
-    if (cma_call(sh, len))
+    /* Bcast has its own threshold, on by default: the segment's halves copy a message
+     * twice, one after the other, where each reader's single copy runs on its own core. */
+    if (cma_from(sh, len, mf_params.coll_cma_bcast_bytes))
         return cma_bcast(sh, comm, buf, len, root);
     /* On the root's node the root writes and its leader reads like the others, then passes
      * the data on to the other leaders, which then write on their nodes. */
@@ -1442,10 +1448,14 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
 /* Two-rank all-to-all of medium blocks: up to one stream piece each rank streams its block
  * for the other rank (pair_swap); above, the medium Allgather's rounds (below), each rank's
  * piece taken from its block for the other rank instead of its own block. In place, a round
- * copies my piece of the peer's block out before the peer's piece overwrites it. */
+ * copies my piece of the peer's block out before the peer's piece overwrites it. From 32 KiB
+ * blocks point-to-point wins: both ranks fetch the other's block at once with UCX's single
+ * copy, where the rounds copy every byte twice. */
+#define ALLTOALL_MEDIUM_MAX ((size_t)32 * 1024)
+
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len)
 {
-    if (comm->size != 2 || len * 2 <= SMALL_PAYLOAD || len > MEDIUM_MAX ||
+    if (comm->size != 2 || len * 2 <= SMALL_PAYLOAD || len >= ALLTOALL_MEDIUM_MAX ||
         !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
