@@ -171,6 +171,9 @@ mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t 
 int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                 int root);
+/* Allgather(v) through the medium rounds: mf_coll_shm_medium, except the larger blocks of
+ * two ranks, which point-to-point moves faster. */
+int mf_coll_shm_medium_allgather_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                           const size_t *rdispls);
 /* Small Alltoall (all blocks of a rank in one entry) and Reduce_scatter (the whole vector in
