@@ -513,7 +513,7 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
 {
     if (!mf_params.coll_gather && mf_coll_shm_small(comm, len))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len))
+    if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
@@ -706,6 +706,9 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
         memcpy((char *)rbuf + rdispls[rank], sbuf, slen);
     if (size == 1)
         return MF_OK;
+    /* Others read the own block from the send buffer, not from its copy in rbuf (see
+     * allgatherv_ring), when it holds the whole block. */
+    const void *own = sbuf != MPI_IN_PLACE && slen == rlens[rank] ? sbuf : NULL;
     size_t total = 0, most = 0;
     for (int i = 0; i < size; i++) {
         total += rlens[i];
@@ -713,13 +716,13 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_cma(comm, most))
-        return mf_coll_shm_cma_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather &&
+        mf_coll_shm_cma(comm, most, mf_params.coll_cma_allgather_bytes))
+        return mf_coll_shm_cma_allgatherv(comm, own, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_medium_allgather_ok(comm, most))
         return mf_coll_shm_medium_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
-    const void *own = sbuf == MPI_IN_PLACE ? NULL : sbuf;
     if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING && (size & (size - 1)) == 0)
         return allgatherv_recursive_doubling(comm, own, rbuf, rlens, rdispls, TAG_ALLGATHER);
     if (alg == MF_COLL_ALLGATHER_RECURSIVE_DOUBLING || alg == MF_COLL_ALLGATHER_BRUCK)

@@ -1075,26 +1075,25 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
 /* Scans combine every lower rank's entry, so their cost grows with the rank: only this many. */
 #define SMALL_SCAN_RANKS 8
 
-int mf_coll_shm_cma(mf_comm_t *comm, size_t len)
+int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min)
 {
-    if (mf_params.coll_cma_bytes <= 0 || len < (size_t)mf_params.coll_cma_bytes ||
-        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (min <= 0 || len < (size_t)min || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
-    return cma_call(sh, len) && sh->k == comm->size;
+    return cma_from(sh, len, min) && sh->k == comm->size;
 }
 
 /* Every rank publishes where its own block lies in its receive buffer (displacements may
  * differ between ranks) and copies the others' blocks from theirs. */
-mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
-                                       const size_t *rdispls)
+mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
+                                       const size_t *rlens, const size_t *rdispls)
 {
     mf_coll_shm_t *sh = comm->shm;
     uint64_t n = sh->small_n++;
     int spins = 0, polls = 0;
     char *out = rbuf;
     mf_status_t status = MF_OK;
-    cma_publish(sh, comm, out + rdispls[comm->rank], n);
+    cma_publish(sh, comm, own != NULL ? own : out + rdispls[comm->rank], n);
     /* start with the next rank so that readers spread over the owners */
     for (int j = 1; j < sh->k; j++) {
         int i = (comm->rank + j) % sh->k;

@@ -126,8 +126,13 @@ static const param_def_t param_table[] = {
      "root's buffer (process_vm_readv) when the kernel allows it; 0: never, the data goes "
      "through the shared segment",
      NULL},
+    {"COLL_CMA_ALLGATHER_BYTES", &mf_params.coll_cma_allgather_bytes, 32768, 0, INT_MAX,
+     "allgather(v) with a (largest) block of at least this many bytes on one node: every rank "
+     "copies the others' blocks straight from their buffers (process_vm_readv) when the "
+     "kernel allows it; 0: never",
+     NULL},
     {"COLL_CMA_BYTES", &mf_params.coll_cma_bytes, 0, 0, INT_MAX,
-     "allgather and gather of at least this many bytes (per block; allreduce from "
+     "gather of at least this many bytes (per block; allreduce from "
      "16 KiB or this, whichever is lower) on one node copy straight from the other process's "
      "buffer (process_vm_readv) when the kernel allows it; 0 (default): never, the data goes "
      "through the shared segment",
