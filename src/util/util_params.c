@@ -121,7 +121,7 @@ static const param_def_t param_table[] = {
      "gather, scatter and allgather blocks up to 256 KiB on one node through shared memory "
      "(auto: only with a core for every rank of the node; off; on)",
      coll_shm_medium_choices},
-    {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 16384, 0, INT_MAX,
+    {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node: the readers copy straight from the "
      "root's buffer (process_vm_readv) when the kernel allows it; 0: never, the data goes "
      "through the shared segment",
