@@ -122,9 +122,9 @@ static const param_def_t param_table[] = {
      "(auto: only with a core for every rank of the node; off; on)",
      coll_shm_medium_choices},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
-     "bcast of at least this many bytes on one node: the readers copy straight from the "
-     "root's buffer (process_vm_readv) when the kernel allows it; 0: never, the data goes "
-     "through the shared segment",
+     "bcast of at least this many bytes on one node with a core for every rank (see "
+     "COLL_SHM_MEDIUM): the readers copy straight from the root's buffer (process_vm_readv) "
+     "when the kernel allows it; 0: never, the data goes through the shared segment",
      NULL},
     {"COLL_CMA_ALLGATHER_BYTES", &mf_params.coll_cma_allgather_bytes, 32768, 0, INT_MAX,
      "allgather(v) with a (largest) block of at least this many bytes on one node: every rank "
