@@ -154,10 +154,11 @@ mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rl
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
 /* Large blocks on one node copied straight from the owner's buffer (process_vm_readv), when
- * every local rank can read the others and the size reaches MANIFOLD_COLL_CMA_BYTES. */
-int mf_coll_shm_cma(mf_comm_t *comm, size_t len);
-mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
-                                       const size_t *rdispls);
+ * every local rank can read the others and the size reaches `min` (a MANIFOLD_COLL_CMA_*
+ * tunable; 0: never). `own` (NULL: rbuf's copy) is where the others read this rank's block. */
+int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min);
+mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
+                                       const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
@@ -171,6 +172,9 @@ mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t 
 int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                 int root);
+/* Allgather(v) through the medium rounds: mf_coll_shm_medium, except the larger blocks of
+ * two ranks, which point-to-point moves faster. */
+int mf_coll_shm_medium_allgather_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                           const size_t *rdispls);
 /* Small Alltoall (all blocks of a rank in one entry) and Reduce_scatter (the whole vector in

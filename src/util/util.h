@@ -132,6 +132,9 @@ typedef struct mf_params {
     int coll_shm;        /* MANIFOLD_COLL_SHM */
     int coll_shm_medium; /* MANIFOLD_COLL_SHM_MEDIUM: 0 auto, 1 off, 2 on */
     int coll_cma_bytes;  /* MANIFOLD_COLL_CMA_BYTES (0: never copy across processes) */
+    /* MANIFOLD_COLL_CMA_BCAST_BYTES, MANIFOLD_COLL_CMA_ALLGATHER_BYTES (0: never) */
+    int coll_cma_bcast_bytes;
+    int coll_cma_allgather_bytes;
     int part_aggr_bytes; /* MANIFOLD_PART_AGGR_BYTES (0: off) */
     int dt_stream_bytes; /* MANIFOLD_DT_STREAM_BYTES (0: never stream) */
     /* MANIFOLD_DT_TEMP_CACHE (bytes of pack temporaries a thread keeps) and

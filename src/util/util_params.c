@@ -121,8 +121,18 @@ static const param_def_t param_table[] = {
      "gather, scatter and allgather blocks up to 256 KiB on one node through shared memory "
      "(auto: only with a core for every rank of the node; off; on)",
      coll_shm_medium_choices},
+    {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
+     "bcast of at least this many bytes on one node with a core for every rank (see "
+     "COLL_SHM_MEDIUM): the readers copy straight from the root's buffer (process_vm_readv) "
+     "when the kernel allows it; 0: never, the data goes through the shared segment",
+     NULL},
+    {"COLL_CMA_ALLGATHER_BYTES", &mf_params.coll_cma_allgather_bytes, 32768, 0, INT_MAX,
+     "allgather(v) with a (largest) block of at least this many bytes on one node: every rank "
+     "copies the others' blocks straight from their buffers (process_vm_readv) when the "
+     "kernel allows it; 0: never",
+     NULL},
     {"COLL_CMA_BYTES", &mf_params.coll_cma_bytes, 0, 0, INT_MAX,
-     "bcast, allgather and gather of at least this many bytes (per block; allreduce from "
+     "gather of at least this many bytes (per block; allreduce from "
      "16 KiB or this, whichever is lower) on one node copy straight from the other process's "
      "buffer (process_vm_readv) when the kernel allows it; 0 (default): never, the data goes "
      "through the shared segment",
