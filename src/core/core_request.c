@@ -228,9 +228,11 @@ static __attribute__((noinline, cold)) mf_request_t *alloc_slow(mf_vci_t *vci, m
 
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
+    if (MF_UNLIKELY(shared_cache)) /* the shared cache is read only under its own lock */
+        return alloc_slow(vci, type, comm);
     request_cache_t *cache = cache_of(vci);
     mf_request_t *req = cache->free_list;
-    if (MF_UNLIKELY(req == NULL || shared_cache))
+    if (MF_UNLIKELY(req == NULL))
         return alloc_slow(vci, type, comm);
     return take_locked(cache, req, vci, type, comm);
 }
