@@ -245,7 +245,8 @@ static inline __attribute__((always_inline)) int send_fast(const char *func, con
                                                            op_form_t form, MPI_Request *request)
 {
     mf_request_t *req;
-    mf_status_t status = mf_pt2pt_isend(buf, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+    mf_status_t status = mf_pt2pt_isend(buf, bytes, dest, tag, c, mf_comm_ctx_user(c), mode,
+                                        form == OP_BLOCKING, &req);
     if (MF_UNLIKELY(status != MF_OK))
         return mf_err_from_status(c, status, func, "cannot start the send");
     if (form == OP_BLOCKING)
@@ -302,7 +303,8 @@ static int send_issue(const char *func, mf_comm_t *c, const void *buf, MPI_Count
     else if (sg.stream)
         status = mf_pt2pt_isend_stream(dt, buf, count, bytes, dest, tag, c, mode, &req);
     else
-        status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, &req);
+        status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode,
+                                form == OP_BLOCKING, &req);
     if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
         mf_pt2pt_stream_attach(req, dt, buf, count);
     else if (status == MF_OK)
@@ -832,7 +834,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
     st = ss.stream ? mf_pt2pt_isend_stream(sendtype, sendbuf, sendcount, sbytes, dest, sendtag, c,
                                            MF_SEND_STANDARD, &sreq)
                    : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
-                                    MF_SEND_STANDARD, &sreq);
+                                    MF_SEND_STANDARD, 1, &sreq);
     if (st != MF_OK) {
         mf_dtype_temp_free(ss.tmp);
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
@@ -906,7 +908,8 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
     stage_attach(rreq, &rs, buf, count);
-    st = mf_pt2pt_isend(out, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, &sreq);
+    st = mf_pt2pt_isend(out, bytes, dest, sendtag, c, mf_comm_ctx_user(c), MF_SEND_STANDARD, 1,
+                        &sreq);
     if (st != MF_OK) {
         finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
         mf_dtype_temp_free(out);

@@ -300,7 +300,7 @@ static void post_round(mf_sched_t *s, int end)
         st->req = NULL;
         if (st->kind == STEP_SEND)
             status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, st->comm, ctx,
-                                    MF_SEND_STANDARD, &st->req);
+                                    MF_SEND_STANDARD, 0, &st->req);
         else if (st->kind == STEP_RECV)
             status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, st->comm, ctx, &st->req);
         if (status != MF_OK) {

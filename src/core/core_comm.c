@@ -932,7 +932,7 @@ static mf_status_t link_sendrecv(const inter_link_t *link, const void *sbuf, siz
     if (status != MF_OK)
         return status;
     status = mf_pt2pt_isend(sbuf, slen, link->remote, link->tag, link->comm, link->ctx,
-                            MF_SEND_STANDARD, &sreq);
+                            MF_SEND_STANDARD, 1, &sreq);
     if (status != MF_OK) {
         req_finish(rreq); /* a posted receive cannot be abandoned */
         return status;

@@ -491,7 +491,7 @@ mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int ta
 {
     mf_request_t *req;
     mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
-                                        MF_SEND_STANDARD, &req);
+                                        MF_SEND_STANDARD, 1, &req);
     return status != MF_OK ? status : wait_and_release(req);
 }
 
@@ -512,7 +512,7 @@ mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, 
     if (status != MF_OK)
         return status;
     status = mf_pt2pt_isend(sbuf, slen, dest, tag, comm, mf_comm_ctx_internal(comm),
-                            MF_SEND_STANDARD, &sreq);
+                            MF_SEND_STANDARD, 1, &sreq);
     if (status != MF_OK) {
         /* The receive cannot be abandoned safely: wait for it. */
         wait_and_release(rreq);

@@ -62,10 +62,12 @@ static inline void mf_pt2pt_match(unsigned ctx, int src, int tag, uint64_t *tag_
 /* Start a send/receive of `len` contiguous bytes. `ctx` is mf_comm_ctx_user(comm) for user
  * traffic or mf_comm_ctx_internal(comm) for the library's own. dest/source are ranks in comm
  * (source may be MPI_ANY_SOURCE, tag MPI_ANY_TAG; MPI_PROC_NULL completes at once).
- * On success *req_p is a request to wait on (possibly a shared pre-completed one). */
+ * On success *req_p is a request to wait on (possibly a shared pre-completed one). A send with
+ * `waits` set is waited for at once by its caller (blocking calls; see
+ * mf_vci_tag_send_try_locked). */
 static inline mf_status_t mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag,
                                          mf_comm_t *comm, unsigned ctx, mf_send_mode_t mode,
-                                         mf_request_t **req_p);
+                                         int waits, mf_request_t **req_p);
 /* mf_pt2pt_isend's out-of-line parts: MPI_PROC_NULL, buffered and synchronous sends, and a
  * request for a send the transport kept (VCI lock held; NULL when out of memory, after the
  * send was finished here). */
@@ -126,7 +128,7 @@ mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p);
  * at all (it returns the VCI's shared completed one). */
 static inline __attribute__((always_inline)) mf_status_t
 mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm, unsigned ctx,
-               mf_send_mode_t mode, mf_request_t **req_p)
+               mf_send_mode_t mode, int waits, mf_request_t **req_p)
 {
     if (MF_UNLIKELY(dest == MPI_PROC_NULL || mode == MF_SEND_BUFFERED || mode == MF_SEND_SYNC))
         return mf_pt2pt_isend_other(buf, len, dest, tag, comm, ctx, mode, req_p);
@@ -136,7 +138,7 @@ mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm, 
     mf_vci_lock(vci);
     mf_status_t status =
         mf_vci_tag_send_try_locked(vci, mf_comm_peer_world_rank(comm, dest), buf, len,
-                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), &pending);
+                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), waits, &pending);
     if (MF_LIKELY(status == MF_OK)) {
         /* Messages on the home VCI (whose lock this is), for the hint agreement (hints_apply
          * in core_comm.c). A spread communicator's counter is not touched: its lock is another. */

@@ -513,7 +513,7 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
 }
 
 mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
-                                       uint64_t tag, void **pending_p)
+                                       uint64_t tag, int waits, void **pending_p)
 {
     mf_status_t status = MF_OK;
     ucp_ep_h ep = ep_get_locked(vci, peer, &status);
@@ -522,7 +522,7 @@ mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf,
     /* No user data: a send UCX finishes inside the call (it then runs no callback) needs no op
      * at all, and one it keeps learns its op from mf_vci_send_bind_locked. */
     ucp_request_param_t param;
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | (waits ? UCP_OP_ATTR_FLAG_FAST_CMPL : 0);
     param.cb.send = send_bound_cb;
     stat_inc(&vci->sends);
     ucs_status_ptr_t ret = ucp_tag_send_nbx(ep, buf, len, tag, &param);

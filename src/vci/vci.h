@@ -141,9 +141,11 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
  * NULL when the bytes left inside the call (the common case of a short message), else the
  * transport's request in *pending_p, which the caller must bind to an op with
  * mf_vci_send_bind_locked before it releases the lock (the lock keeps the completion from
- * running before then). An error means nothing was sent. */
+ * running before then). An error means nothing was sent. `waits`: the caller waits for the
+ * send at once (a blocking call), so UCX may pick the protocol that completes soonest here:
+ * eager fragments up to 256 KiB instead of a rendezvous from a few KiB. */
 mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
-                                       uint64_t tag, void **pending_p);
+                                       uint64_t tag, int waits, void **pending_p);
 /* The op (reset by the caller) that reports the completion of a pending send. */
 void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op);
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,

@@ -2,7 +2,8 @@
 /*
  * Truncation: a message longer than the receive buffer is an MPI_ERR_TRUNCATE error of
  * the receive, reported through MPI_ERRORS_RETURN: as the return code of MPI_Recv,
- * MPI_Wait and MPI_Mrecv (small and rendezvous-sized messages), and from MPI_Waitall as
+ * MPI_Wait and MPI_Mrecv (small, medium and rendezvous-sized messages; a medium message from a
+ * blocking send travels as several eager fragments), and from MPI_Waitall as
  * MPI_ERR_IN_STATUS with MPI_ERR_TRUNCATE in the MPI_ERROR field of that message's status
  * and MPI_SUCCESS in the field of the message that fit. The sender sees no error, and
  * both ranks communicate normally afterwards.
@@ -11,23 +12,35 @@
 
 #include <stdlib.h>
 
-#define SMALL 100
-#define BIG   (1 << 20)
-#define ROOM  10
+#define SMALL  100
+#define MEDIUM (16 << 10) /* 64 KiB */
+#define BIG    (1 << 20)
+#define ROOM   10
+#define NMSG   9
 
-enum { TAG_RECV_SMALL = 1, TAG_RECV_BIG, TAG_WAIT, TAG_ALL_OK, TAG_ALL_BAD, TAG_MRECV, TAG_AFTER };
+enum {
+    TAG_RECV_SMALL = 1,
+    TAG_RECV_MEDIUM,
+    TAG_RECV_BIG,
+    TAG_WAIT,
+    TAG_ALL_OK,
+    TAG_ALL_BAD,
+    TAG_MRECV,
+    TAG_MRECV_MEDIUM,
+    TAG_AFTER
+};
 
 static void sender(int *buf)
 {
-    const int tags[] = {TAG_RECV_SMALL, TAG_RECV_BIG, TAG_WAIT, TAG_ALL_OK,
-                        TAG_ALL_BAD,    TAG_MRECV,    TAG_AFTER};
-    const int counts[] = {SMALL, BIG, BIG, ROOM, SMALL, SMALL, SMALL};
+    const int tags[NMSG] = {TAG_RECV_SMALL, TAG_RECV_MEDIUM, TAG_RECV_BIG,     TAG_WAIT, TAG_ALL_OK,
+                            TAG_ALL_BAD,    TAG_MRECV,       TAG_MRECV_MEDIUM, TAG_AFTER};
+    const int counts[NMSG] = {SMALL, MEDIUM, BIG, BIG, ROOM, SMALL, SMALL, MEDIUM, SMALL};
     int rc;
 
     for (int i = 0; i < BIG; i++) {
         buf[i] = i;
     }
-    for (int i = 0; i < 7; i++) {
+    for (int i = 0; i < NMSG; i++) {
         rc = MPI_Send(buf, counts[i], MPI_INT, 1, tags[i], MPI_COMM_WORLD);
         MTEST_CHECK(rc == MPI_SUCCESS, "sending %d ints with tag %d returned %d", counts[i],
                     tags[i], rc);
@@ -60,6 +73,8 @@ static void receiver(int *buf)
 
     rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_SMALL, MPI_COMM_WORLD, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
+    rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_MEDIUM, MPI_COMM_WORLD, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
     rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_BIG, MPI_COMM_WORLD, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
     MPI_Irecv(buf, ROOM, MPI_INT, 0, TAG_WAIT, MPI_COMM_WORLD, &req);
@@ -67,6 +82,12 @@ static void receiver(int *buf)
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Wait");
     check_waitall(buf);
     MPI_Mprobe(0, TAG_MRECV, MPI_COMM_WORLD, &msg, &status);
+    rc = MPI_Mrecv(buf, ROOM, MPI_INT, &msg, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv");
+    /* the probe reports the whole medium message, not its first fragment */
+    MPI_Mprobe(0, TAG_MRECV_MEDIUM, MPI_COMM_WORLD, &msg, &status);
+    MPI_Get_count(&status, MPI_INT, &count);
+    MTEST_CHECK(count == MEDIUM, "MPI_Mprobe of a %d-int message: count %d", MEDIUM, count);
     rc = MPI_Mrecv(buf, ROOM, MPI_INT, &msg, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv");
 
