@@ -301,7 +301,8 @@ static int send_issue(const char *func, mf_comm_t *c, const void *buf, MPI_Count
     if (form == OP_PERSISTENT)
         status = mf_pt2pt_send_init(sg.ptr, bytes, dest, tag, c, mode, &req);
     else if (sg.stream)
-        status = mf_pt2pt_isend_stream(dt, buf, count, bytes, dest, tag, c, mode, &req);
+        status = mf_pt2pt_isend_stream(dt, buf, count, bytes, dest, tag, c, mode,
+                                       form == OP_BLOCKING, &req);
     else
         status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode,
                                 form == OP_BLOCKING, &req);
@@ -832,7 +833,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
     }
     stage_attach(rreq, &rs, recvbuf, recvcount);
     st = ss.stream ? mf_pt2pt_isend_stream(sendtype, sendbuf, sendcount, sbytes, dest, sendtag, c,
-                                           MF_SEND_STANDARD, &sreq)
+                                           MF_SEND_STANDARD, 1, &sreq)
                    : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
                                     MF_SEND_STANDARD, 1, &sreq);
     if (st != MF_OK) {

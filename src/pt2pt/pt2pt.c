@@ -139,10 +139,11 @@ static int req_on_complete(mf_vci_op_t *op)
     return 0;
 }
 
-/* Issue the send of a request of its own (completed through req_on_complete). */
+/* Issue the send of a request of its own (completed through req_on_complete); `waits` as for
+ * mf_pt2pt_isend (streamed sends only: the others here never finish inside the call). */
 static inline __attribute__((always_inline)) mf_status_t
 send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int tag, unsigned ctx,
-                  int synchronous)
+                  int synchronous, int waits)
 {
     mf_comm_t *comm = req->comm;
     if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
@@ -154,7 +155,7 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
     if (req->streamed)
         return mf_vci_tag_send_packed_locked(req->vci, peer, &req->packer,
                                              mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous,
-                                             &req->op);
+                                             waits, &req->op);
     return mf_vci_tag_send_locked(req->vci, peer, buf, len, mf_pt2pt_tag_make(ctx, comm->rank, tag),
                                   synchronous, &req->op);
 }
@@ -201,7 +202,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
     /* Marked internal before issuing: if the send completes inside the call, the completion
      * hook already releases the request and its reservation. */
     req->internal = 1;
-    status = send_issue_locked(req, copy, len, dest, tag, ctx, 0);
+    status = send_issue_locked(req, copy, len, dest, tag, ctx, 0, 0);
     if (status != MF_OK) {
         mf_request_release_locked(req); /* frees the copy */
         bsend_unreserve(len);
@@ -236,7 +237,7 @@ static mf_status_t isend_sync(const void *buf, size_t len, int dest, int tag, mf
         mf_vci_unlock(vci);
         return MF_ERR_NO_MEMORY;
     }
-    mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, 1);
+    mf_status_t status = send_issue_locked(req, buf, len, dest, tag, ctx, 1, 0);
     if (status != MF_OK)
         mf_request_release_locked(req);
     mf_vci_unlock(vci);
@@ -319,7 +320,7 @@ void mf_pt2pt_stream_attach(mf_request_t *req, MPI_Datatype dt, const void *buf,
 
 mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count count, size_t len,
                                   int dest, int tag, mf_comm_t *comm, mf_send_mode_t mode,
-                                  mf_request_t **req_p)
+                                  int waits, mf_request_t **req_p)
 {
     unsigned ctx = mf_comm_ctx_user(comm);
     mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
@@ -335,7 +336,8 @@ mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count co
     }
     req->buf_len = len;
     mf_pt2pt_stream_attach(req, dt, buf, count);
-    mf_status_t status = send_issue_locked(req, NULL, len, dest, tag, ctx, mode == MF_SEND_SYNC);
+    mf_status_t status =
+        send_issue_locked(req, NULL, len, dest, tag, ctx, mode == MF_SEND_SYNC, waits);
     if (status != MF_OK)
         mf_request_release_locked(req);
     mf_vci_unlock(vci);
@@ -461,7 +463,7 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
     mf_vci_lock(req->vci);
     if (req->type == MF_REQ_SEND)
         status = send_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx,
-                                   req->mode == MF_SEND_SYNC);
+                                   req->mode == MF_SEND_SYNC, 0);
     else
         status = recv_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx);
     if (status == MF_OK)

@@ -88,7 +88,7 @@ mf_status_t mf_pt2pt_recv_local(void *buf, size_t len, int source, int tag, mf_c
  * Not for buffered sends (they copy anyway). MPI_PROC_NULL completes at once. */
 mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count count, size_t len,
                                   int dest, int tag, mf_comm_t *comm, mf_send_mode_t mode,
-                                  mf_request_t **req_p);
+                                  int waits, mf_request_t **req_p);
 mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
                                   int source, int tag, mf_comm_t *comm, mf_request_t **req_p);
 /* Make a persistent request made by mf_pt2pt_*_init (with a NULL buffer) stream dt. */

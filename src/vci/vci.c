@@ -652,7 +652,7 @@ static mf_status_t packer_dt_get(ucp_datatype_t *dt_p)
 }
 
 mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,
-                                          uint64_t tag, int synchronous, mf_vci_op_t *op)
+                                          uint64_t tag, int synchronous, int waits, mf_vci_op_t *op)
 {
     ucp_datatype_t dt;
     mf_status_t status = packer_dt_get(&dt);
@@ -662,8 +662,8 @@ mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer
     if (ep == NULL)
         return status;
     ucp_request_param_t param = {
-        .op_attr_mask =
-            UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_DATATYPE,
+        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                        UCP_OP_ATTR_FIELD_DATATYPE | (waits ? UCP_OP_ATTR_FLAG_FAST_CMPL : 0),
         .cb.send = send_done_cb,
         .user_data = op,
         .datatype = dt,

@@ -160,8 +160,10 @@ typedef struct mf_vci_packer {
     void *ctx;
     size_t length; /* packed bytes (for a receive: the most that fits) */
 } mf_vci_packer_t;
+/* `waits` as for mf_vci_tag_send_try_locked. */
 mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,
-                                          uint64_t tag, int synchronous, mf_vci_op_t *op);
+                                          uint64_t tag, int synchronous, int waits,
+                                          mf_vci_op_t *op);
 mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
                                           uint64_t tag_mask, mf_vci_op_t *op);
 /* Receive a message taken by mf_vci_tag_mprobe_locked through the packer. */
