@@ -157,7 +157,7 @@ static int run(const char *func, mf_comm_t *c, const nb_t *nb, int cart, int ind
     }
     MPI_Request handle = req;
     mf_request_wait_done(req);
-    int err = mf_request_complete(&handle, MPI_STATUS_IGNORE, 1);
+    int err = mf_request_complete(&handle, MPI_STATUS_IGNORE);
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
     return mf_err_raise(c, mf_err_code(err, func, "the neighbourhood collective failed"));

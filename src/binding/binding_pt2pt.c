@@ -200,7 +200,7 @@ static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Coun
 static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, MPI_Status *status)
 {
     mf_request_wait_done(req);
-    int err = mf_request_complete(&req, status, 1);
+    int err = mf_request_complete(&req, status);
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(err, func, "the operation failed"));
@@ -263,13 +263,13 @@ static __attribute__((noinline)) int recv_blocking_fast(const char *func, void *
                                                         int source, int tag, mf_comm_t *c,
                                                         MPI_Status *st)
 {
-    mf_request_t local;
+    mf_request_local_t local;
     mf_status_t status =
         mf_pt2pt_recv_local(buf, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
     if (MF_UNLIKELY(status != MF_OK))
         return mf_err_from_status(c, status, func, "cannot post the receive");
-    mf_request_wait_done(&local);
-    return finish_local(func, c, &local, st);
+    mf_request_wait_done(&local.req);
+    return finish_local(func, c, &local.req, st);
 }
 
 static inline int recv_fast(const char *func, void *buf, size_t bytes, int source, int tag,
@@ -459,22 +459,23 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
                                                "cannot allocate %zu bytes to pack the datatype",
                                                bytes));
     }
-    mf_request_t local;
+    mf_request_local_t local_slot;
+    mf_request_t *local = &local_slot.req;
     mf_status_t status =
-        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local);
+        mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local_slot);
     if (MF_UNLIKELY(status != MF_OK)) {
         blocking_buf_free(stack, packed);
         return mf_err_from_status(c, status, func, "cannot post the receive");
     }
-    mf_request_wait_done(&local);
-    if (MF_LIKELY(local.op.status == MF_OK && local.op.length == bytes)) {
+    mf_request_wait_done(local);
+    if (MF_LIKELY(local->op.status == MF_OK && local->op.length == bytes)) {
         mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
-    } else if (local.op.status == MF_OK || local.op.status == MF_ERR_TRUNCATE) {
-        size_t got = local.op.length < bytes ? local.op.length : bytes;
+    } else if (local->op.status == MF_OK || local->op.status == MF_ERR_TRUNCATE) {
+        size_t got = local->op.length < bytes ? local->op.length : bytes;
         mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
     }
     blocking_buf_free(stack, packed);
-    return finish_local(func, c, &local, st);
+    return finish_local(func, c, local, st);
 }
 
 /* The immediate forms: one run goes to the predefined path, anything else is staged (streamed

@@ -59,7 +59,7 @@ static int complete_one(MPI_Request *rp, MPI_Status *status)
         mf_status_set_empty(status);
         return MPI_SUCCESS;
     }
-    return mf_request_complete(rp, status, 1);
+    return mf_request_complete(rp, status);
 }
 
 static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Status *status)
@@ -95,7 +95,7 @@ static __attribute__((noinline)) int wait_live(MPI_Request *request, MPI_Status 
     if (MF_UNLIKELY(request == NULL || !is_live(r = *request)))
         return wait_checked(request, status);
     mf_request_wait_done(r);
-    int err = mf_request_complete(request, status, 1);
+    int err = mf_request_complete(request, status);
     return MF_LIKELY(err == MPI_SUCCESS) ? MPI_SUCCESS : raise_request_error("MPI_Wait", r, err);
 }
 
@@ -219,7 +219,7 @@ static int any_common(const char *func, int count, MPI_Request reqs[], int *inde
             *index = i;
             if (flag != NULL)
                 *flag = 1;
-            int err = mf_request_complete(&reqs[i], status, 1);
+            int err = mf_request_complete(&reqs[i], status);
             return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
         }
         progress_requests(count, reqs, counter);
@@ -246,34 +246,12 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
     return any_common("MPI_Testany", count, array_of_requests, index, flag, status, 0);
 }
 
-/* Complete every done request in the array; with `all`, only if all are done. Fills statuses
- * (MPI_ERROR included) and returns MPI_ERR_IN_STATUS when any operation failed. */
+/* Complete every request of the array (all done or inactive). Fills statuses (MPI_ERROR
+ * included) and returns MPI_ERR_IN_STATUS when any operation failed. */
 static int complete_all(const char *func, int count, MPI_Request reqs[], MPI_Status statuses[])
 {
-    int failed = 0;
     mf_comm_t *failed_comm = NULL;
-    mf_vci_t *held = NULL;
-    for (int i = 0; i < count; i++) {
-        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-        MPI_Request r = reqs[i];
-        mf_comm_t *comm = r != MPI_REQUEST_NULL ? r->comm : NULL; /* r may be released below */
-        int err;
-        if (req_inactive(r)) {
-            mf_status_set_empty(st);
-            err = MPI_SUCCESS;
-        } else {
-            err = mf_request_complete_held(&reqs[i], st, &held);
-        }
-        if (st != MPI_STATUS_IGNORE)
-            st->MPI_ERROR = err;
-        if (err != MPI_SUCCESS && !failed) {
-            failed = 1;
-            failed_comm = comm;
-        }
-    }
-    if (held != NULL)
-        mf_vci_unlock(held);
-    if (!failed)
+    if (MF_LIKELY(!mf_request_complete_all(count, reqs, statuses, &failed_comm)))
         return MPI_SUCCESS;
     return mf_err_raise(
         failed_comm,
@@ -288,8 +266,10 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of
     if (rc != MPI_SUCCESS)
         return rc;
     for (int i = 0; i < count; i++) {
-        if (!req_inactive(array_of_requests[i]))
-            mf_request_wait_done(array_of_requests[i]);
+        MPI_Request r = array_of_requests[i];
+        /* after the first wait most of a window is usually done: no call for those */
+        if (!req_inactive(r) && !mf_request_done_now(r))
+            mf_request_wait_done(r);
     }
     return complete_all(func, count, array_of_requests, array_of_statuses);
 }
@@ -340,7 +320,7 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
                 continue;
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
             mf_comm_t *comm = r->comm; /* r is released below */
-            int err = mf_request_complete(&reqs[i], st, 1);
+            int err = mf_request_complete(&reqs[i], st);
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = err;
             if (err != MPI_SUCCESS && !failed) {

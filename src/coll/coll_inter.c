@@ -233,6 +233,6 @@ mf_status_t mf_inter_run(mf_sched_t *s, int *err_class_p)
         return status;
     MPI_Request handle = req;
     mf_request_wait_done(req);
-    *err_class_p = mf_request_complete(&handle, MPI_STATUS_IGNORE, 1);
+    *err_class_p = mf_request_complete(&handle, MPI_STATUS_IGNORE);
     return MF_OK;
 }

@@ -331,7 +331,7 @@ static int advance(mf_sched_t *s)
             }
             MPI_Request h = st->req;
             note_error(s, st->req->op.status);
-            (void)mf_request_complete(&h, MPI_STATUS_IGNORE, 1);
+            (void)mf_request_complete(&h, MPI_STATUS_IGNORE);
             st->req = NULL;
         }
         if (pending)

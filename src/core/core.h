@@ -450,24 +450,36 @@ typedef enum {
 } mf_send_mode_t;
 
 struct MPI_ABI_Request {
+    /* The hot part, the first two cache lines: what every allocation writes (request_init)
+     * and the message path reads. */
     uint32_t kind;
-    uint8_t type;       /* mf_req_type_t */
-    uint8_t persistent; /* created by *_init */
-    uint8_t active;     /* persistent: started and not yet completed */
-    uint8_t user_freed; /* MPI_Request_free called while in flight; release on completion */
-    uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
-    uint8_t counted;    /* a receive counted in comm->open_recvs (see mf_comm_t) */
-    uint8_t home_ref;   /* its reference on comm is one of comm->home_requests */
-    /* In the first cache line: popping the free list reads only that line. */
-    struct MPI_ABI_Request *next_free;
-    mf_vci_op_t op;
+    uint8_t type;     /* mf_req_type_t */
+    uint8_t home_ref; /* its reference on comm is one of comm->home_requests */
+    uint8_t counted;  /* a receive counted in comm->open_recvs (see mf_comm_t) */
     mf_vci_t *vci;
-    mf_comm_t *comm; /* counted reference while the request exists */
-    size_t buf_len;  /* receive buffer size in bytes, for the status count */
+    mf_comm_t *comm;                   /* counted reference while the request exists */
+    struct MPI_ABI_Request *next_free; /* the VCI cache's free list (free requests only) */
+    mf_vci_op_t op;
+    size_t buf_len; /* receive buffer size in bytes, for the status count */
+    /* The cold part: zero in every free request, so allocating does not touch it. Whoever
+     * sets a field here also sets one of the cold flags, dtype, pack_buf or poll, and
+     * releasing a request with any of those set clears the whole part again (release_extras).
+     */
+    union {
+        struct {
+            uint8_t persistent; /* created by *_init */
+            uint8_t user_freed; /* MPI_Request_free called while in flight */
+            uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
+            uint8_t streamed;   /* the transport packs or unpacks through `packer`, no pack_buf */
+        };
+        uint32_t cold_flags;
+    };
+    uint8_t active; /* persistent: started and not yet completed */
+    uint8_t mode;
+    uint8_t unpacked;
     /* Arguments kept by persistent requests (and buffered sends) for MPI_Start. */
     void *buf;
     int peer, tag;
-    uint8_t mode;
     void *bsend_copy;
     /* A non-contiguous derived datatype: the type (a counted reference), the user's buffer and
      * item count; the transport sends or receives the packed bytes in pack_buf. Receives are
@@ -476,9 +488,6 @@ struct MPI_ABI_Request {
     void *dt_buf;
     MPI_Count dt_count;
     void *pack_buf;
-    uint8_t unpacked;
-    /* streamed: the transport packs or unpacks through `packer` (pt2pt), no pack_buf */
-    uint8_t streamed;
     mf_vci_packer_t packer;
     /* Requests that need work besides the transport's own progress set `poll`; completion
      * checks call it before looking at op.done (partitioned requests: setup and flushing queued
@@ -490,6 +499,13 @@ struct MPI_ABI_Request {
 } __attribute__((aligned(MF_CACHE_LINE))); /* a request never shares a line with another */
 
 typedef struct MPI_ABI_Request mf_request_t;
+
+/* A request on a blocking call's stack, with room in front for the transport's own request
+ * (mf_vci_request_headroom; UCX 1.22's takes 280 bytes), as a cached request has. */
+typedef struct mf_request_local {
+    unsigned char headroom[512];
+    mf_request_t req;
+} mf_request_local_t;
 
 static inline mf_request_t *mf_request_get(MPI_Request handle)
 {
@@ -515,11 +531,19 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci);
  * class/code of the operation (MPI_SUCCESS, MPI_ERR_TRUNCATE ...) as int. */
 int mf_request_is_complete(mf_request_t *req);
 void mf_request_wait_done(mf_request_t *req);
-int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it);
-/* mf_request_complete(..., 1) for a run of requests (Waitall, Testall): the VCI lock taken to
- * release one is kept in *held_p for the next of the same VCI, so a window of requests costs
- * one lock instead of one each. Start with *held_p = NULL; unlock *held_p (if set) at the end. */
-int mf_request_complete_held(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p);
+/* Done with nothing left to drive (no poll hook): what a wait checks first, inline. */
+static inline int mf_request_done_now(mf_request_t *req)
+{
+    return req->poll == NULL && mf_vci_op_is_done(&req->op);
+}
+int mf_request_complete(MPI_Request *handle_p, MPI_Status *status);
+/* mf_request_complete for an array (Waitall, Testall) whose requests are all done or inactive
+ * (MPI_REQUEST_NULL, or persistent and not started: an empty status). Every status gets its
+ * MPI_ERROR when statuses are wanted; the VCI lock taken to release one request is kept for
+ * the next of the same VCI, so a window costs one lock. Returns 1 when an operation failed,
+ * with the communicator of the first in *failed_comm_p. */
+int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[],
+                            mf_comm_t **failed_comm_p);
 int mf_request_error(mf_request_t *req);
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.

@@ -18,7 +18,7 @@ typedef struct request_cache {
     mf_request_t *free_list;
     mf_request_t precomplete;
     mf_request_t proc_null;
-    unsigned allocated, misses;
+    unsigned misses;
 } __attribute__((aligned(MF_CACHE_LINE))) request_cache_t;
 
 static request_cache_t *caches;
@@ -54,8 +54,11 @@ static inline void shared_unlock(void)
  * readable memory marked MF_KIND_FREED. */
 typedef struct request_chunk {
     struct request_chunk *next;
-    mf_request_t reqs[];
-} request_chunk_t;
+} __attribute__((aligned(MF_CACHE_LINE))) request_chunk_t;
+
+/* Each request of a chunk has the transport's headroom in front of it (mf_vci_request_headroom:
+ * a receive's UCX request lives there), so a slot is headroom + request. */
+static size_t req_headroom, req_stride;
 
 static struct {
     pthread_mutex_t lock;
@@ -84,6 +87,8 @@ mf_status_t mf_request_pool_init(int nvcis)
         builtin_init(&caches[i].proc_null, MF_REQ_NULL_PROC, mf_vci_get(i));
     }
     ncaches = nvcis;
+    req_headroom = mf_vci_request_headroom();
+    req_stride = req_headroom + sizeof(mf_request_t);
     shared_cache = !mf_params.vci_request_cache;
     for (int i = 0; i < nvcis; i++)
         cache_for[i] = shared_cache ? &caches[0] : &caches[i];
@@ -106,20 +111,21 @@ void mf_request_pool_fini(void)
 
 static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
 {
-    size_t size = sizeof(request_chunk_t) + CACHE_CHUNK * sizeof(mf_request_t);
+    size_t size = sizeof(request_chunk_t) + CACHE_CHUNK * req_stride;
     request_chunk_t *c = aligned_alloc(MF_CACHE_LINE, size);
     if (c == NULL)
         return 0;
-    memset(c, 0, size);
+    memset(c, 0, size); /* the cold parts start zero (core.h) */
     pthread_mutex_lock(&chunks.lock);
     c->next = chunks.list;
     chunks.list = c;
     pthread_mutex_unlock(&chunks.lock);
-    mf_request_t *chunk = c->reqs;
     for (int i = 0; i < CACHE_CHUNK; i++) {
-        chunk[i].kind = MF_KIND_FREED;
-        chunk[i].next_free = cache->free_list;
-        cache->free_list = &chunk[i];
+        mf_request_t *req =
+            (mf_request_t *)((char *)(c + 1) + (size_t)i * req_stride + req_headroom);
+        req->kind = MF_KIND_FREED;
+        req->next_free = cache->free_list;
+        cache->free_list = req;
     }
     cache->misses++;
     mf_vci_count_request_miss_locked(vci);
@@ -152,39 +158,43 @@ static inline void comm_unref_locked(mf_comm_t *comm, int home_ref)
     }
 }
 
-/* Every field. No memset: this is the message path. */
-static void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+typedef uint64_t block16_t __attribute__((vector_size(16), may_alias));
+
+/* Clear [from, to) of a request with 16-byte stores: a memset of these sizes compiles to
+ * `rep stos`, whose start-up costs more than the stores. */
+static inline void request_clear(mf_request_t *req, size_t from, size_t to)
+{
+    block16_t *b = (block16_t *)((char *)req + from);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < (to - from) / 16; i++)
+        b[i] = (block16_t){0, 0};
+}
+
+/* The hot part's op and buf_len, and the cold part (core.h), as whole 16-byte blocks. */
+#define OP_FROM   offsetof(mf_request_t, op)
+#define COLD_FROM offsetof(mf_request_t, cold_flags)
+#define COLD_TO   ((offsetof(mf_request_t, sched) + sizeof(void *) + 15) / 16 * 16)
+_Static_assert(OP_FROM % 16 == 0 && COLD_FROM % 16 == 0, "16-byte blocks");
+_Static_assert(offsetof(mf_request_t, buf_len) + sizeof(size_t) == COLD_FROM,
+               "op and buf_len end where the cold part starts");
+_Static_assert(COLD_TO <= sizeof(mf_request_t), "the cold part fits");
+
+/* A request from the cache: its cold part is zero already (the invariant of core.h), so only
+ * the hot part is written. */
+static inline void request_init(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type,
+                                mf_comm_t *comm)
 {
     req->kind = MF_KIND_REQUEST;
     req->type = (uint8_t)type;
-    req->user_freed = 0;
-    req->internal = 0;
     req->counted = 0;
-    req->streamed = 0;
     req->vci = vci;
     req->comm = comm;
-    req->persistent = 0;
-    req->active = 0;
-    req->buf_len = 0;
-    req->buf = NULL;
-    req->peer = 0;
-    req->tag = 0;
-    req->mode = 0;
-    req->bsend_copy = NULL;
-    req->dtype = NULL;
-    req->dt_buf = NULL;
-    req->dt_count = 0;
-    req->pack_buf = NULL;
-    req->unpacked = 0;
-    req->poll = NULL;
-    req->part = NULL;
-    req->sched = NULL;
-    req->next_free = NULL;
-    mf_vci_op_reset(&req->op, NULL);
+    request_clear(req, OP_FROM, COLD_FROM);
 }
 
 void mf_request_init_local(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
 {
+    request_clear(req, COLD_FROM, COLD_TO); /* stack memory: no invariant to rely on */
     request_init(req, vci, type, comm);
 }
 
@@ -205,7 +215,6 @@ static inline mf_request_t *take_locked(request_cache_t *cache, mf_request_t *re
     /* The next allocation reads the new head's first line: a window of requests next to the
      * transport's own no longer fits the first-level cache. (A null head is harmless.) */
     __builtin_prefetch(req->next_free, 1);
-    cache->allocated++;
     request_init(req, vci, type, comm);
     if (comm != NULL)
         comm_ref_locked(req);
@@ -237,27 +246,29 @@ mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm
     return take_locked(cache, req, vci, type, comm);
 }
 
-/* What only buffered sends, derived datatypes and collectives attach; out of line so that the
- * common release makes no call. */
+/* What only buffered sends, derived datatypes, persistent, partitioned and collective requests
+ * attach; out of line so that the common release makes no call. Clears the cold part, which
+ * the next allocation relies on. */
 static __attribute__((noinline)) void release_extras(mf_request_t *req)
 {
     free(req->bsend_copy);
     mf_dtype_temp_free(req->pack_buf);
     if (req->dtype != NULL)
         mf_dtype_release(req->dtype);
-    if (req->sched != NULL) {
+    if (req->sched != NULL)
         mf_sched_free(req->sched);
-        req->sched = NULL;
-    }
+    request_clear(req, COLD_FROM, COLD_TO);
 }
 
-void mf_request_release_locked(mf_request_t *req)
+/* A request with nothing in its cold part (core.h): that part is zero, as the cache wants it. */
+static inline int request_plain(const mf_request_t *req)
 {
-    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
-        return;
-    if (MF_UNLIKELY(req->bsend_copy != NULL || req->pack_buf != NULL || req->dtype != NULL ||
-                    req->sched != NULL))
-        release_extras(req);
+    return (req->cold_flags | (uintptr_t)req->dtype | (uintptr_t)req->pack_buf |
+            (uintptr_t)req->poll) == 0;
+}
+
+static inline void release_plain_locked(mf_request_t *req)
+{
     request_cache_t *cache = cache_of(req->vci);
     mf_comm_t *comm = req->comm;
     int home_ref = req->home_ref; /* read before the request goes back to the cache */
@@ -265,10 +276,18 @@ void mf_request_release_locked(mf_request_t *req)
     shared_lock();
     req->next_free = cache->free_list;
     cache->free_list = req;
-    cache->allocated--;
     shared_unlock();
     if (comm != NULL)
         comm_unref_locked(comm, home_ref);
+}
+
+void mf_request_release_locked(mf_request_t *req)
+{
+    if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
+        return;
+    if (MF_UNLIKELY(!request_plain(req)))
+        release_extras(req);
+    release_plain_locked(req);
 }
 
 mf_request_t *mf_request_precomplete(mf_vci_t *vci)
@@ -439,31 +458,27 @@ void mf_request_unpack(mf_request_t *req)
     mf_dtype_unpack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0, (MPI_Count)got);
 }
 
-int mf_request_complete(MPI_Request *handle_p, MPI_Status *status, int free_it)
+static inline void hold_vci(mf_vci_t *vci, mf_vci_t **held_p)
 {
-    mf_request_t *req = *handle_p;
-    mf_request_unpack(req);
-    mf_request_fill_status(req, status);
-    int err = mf_request_error(req);
-    if (req->persistent) {
-        req->active = 0;
-        return err;
+    if (*held_p != vci) {
+        if (*held_p != NULL)
+            mf_vci_unlock(*held_p);
+        mf_vci_lock(vci);
+        *held_p = vci;
     }
-    if (free_it) {
-        if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
-            mf_vci_t *vci = req->vci; /* the request may be reused once released */
-            mf_vci_lock(vci);
-            mf_request_release_locked(req);
-            mf_vci_unlock(vci);
-        }
-        *handle_p = MPI_REQUEST_NULL;
-    }
-    return err;
 }
 
-int mf_request_complete_held(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p)
+/* Complete *handle_p (done, or inactive: an empty status), fill *status, free the request
+ * unless it is persistent; the VCI lock taken to release it stays in *held_p for the next
+ * request of the same VCI. Returns the error class. */
+static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Status *status,
+                                                  mf_vci_t **held_p)
 {
     mf_request_t *req = *handle_p;
+    if (req == MPI_REQUEST_NULL || (req->persistent && !req->active)) {
+        mf_status_set_empty(status);
+        return MPI_SUCCESS;
+    }
     mf_request_unpack(req);
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);
@@ -472,17 +487,75 @@ int mf_request_complete_held(MPI_Request *handle_p, MPI_Status *status, mf_vci_t
         return err;
     }
     if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
-        mf_vci_t *vci = req->vci;
-        if (*held_p != vci) {
-            if (*held_p != NULL)
-                mf_vci_unlock(*held_p);
-            mf_vci_lock(vci);
-            *held_p = vci;
-        }
+        hold_vci(req->vci, held_p);
         mf_request_release_locked(req);
     }
     *handle_p = MPI_REQUEST_NULL;
     return err;
+}
+
+/* complete_any's common cases, inline in the loops: a send that finished inside its call, and
+ * a plain send or receive that succeeded and whose status is ignored (nothing to unpack or
+ * report; the request goes straight back to the cache). Returns 0 for anything else. */
+static inline __attribute__((always_inline)) int
+complete_fast(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p)
+{
+    mf_request_t *req = *handle_p;
+    if (req == MPI_REQUEST_NULL || status != MPI_STATUS_IGNORE)
+        return 0;
+    if (req->type == MF_REQ_PRECOMPLETE) {
+        *handle_p = MPI_REQUEST_NULL;
+        return 1;
+    }
+    if ((req->type != MF_REQ_RECV && req->type != MF_REQ_SEND) || req->op.status != MF_OK ||
+        !request_plain(req))
+        return 0;
+    hold_vci(req->vci, held_p);
+    release_plain_locked(req);
+    *handle_p = MPI_REQUEST_NULL;
+    return 1;
+}
+
+int mf_request_complete(MPI_Request *handle_p, MPI_Status *status)
+{
+    mf_vci_t *held = NULL;
+    int err = MPI_SUCCESS;
+    if (!complete_fast(handle_p, status, &held))
+        err = complete_any(handle_p, status, &held);
+    if (held != NULL)
+        mf_vci_unlock(held);
+    return err;
+}
+
+int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[],
+                            mf_comm_t **failed_comm_p)
+{
+    int failed = 0;
+    mf_vci_t *held = NULL;
+    if (statuses == MPI_STATUSES_IGNORE) {
+        for (int i = 0; i < count; i++) {
+            if (MF_LIKELY(complete_fast(&reqs[i], MPI_STATUS_IGNORE, &held)))
+                continue;
+            mf_comm_t *comm = reqs[i] != MPI_REQUEST_NULL ? reqs[i]->comm : NULL;
+            if (complete_any(&reqs[i], MPI_STATUS_IGNORE, &held) != MPI_SUCCESS && !failed) {
+                failed = 1;
+                *failed_comm_p = comm;
+            }
+        }
+    } else {
+        for (int i = 0; i < count; i++) {
+            mf_comm_t *comm = reqs[i] != MPI_REQUEST_NULL ? reqs[i]->comm : NULL;
+            int err = complete_any(&reqs[i], &statuses[i], &held);
+            statuses[i].MPI_ERROR = err;
+            if (err != MPI_SUCCESS && !failed) {
+                failed = 1;
+                *failed_comm_p = comm;
+            }
+        }
+    }
+    if (held != NULL)
+        mf_vci_unlock(held);
+    return failed;
 }
 
 /* ---- status ------------------------------------------------------------------------------ */

@@ -197,7 +197,7 @@ static mf_status_t receiver_post_locked(mf_request_t *req, mf_part_t *pt)
     for (int i = 0; i < pt->peer_npart; i++) {
         mf_status_t st = mf_vci_tag_recv_locked(
             req->vci, pt->buf + (size_t)i * pt->peer_part_bytes, pt->peer_part_bytes,
-            mf_part_data_tag(pt->channel, (unsigned)i), ~(uint64_t)0, &pt->ops[i]);
+            mf_part_data_tag(pt->channel, (unsigned)i), ~(uint64_t)0, NULL, &pt->ops[i]);
         if (st != MF_OK)
             return st;
     }
@@ -218,7 +218,7 @@ static mf_status_t ctl_recv_locked(mf_request_t *req, mf_part_t *pt, void *buf, 
 {
     mf_vci_op_reset(&pt->ctl_recv, NULL);
     pt->ctl_recv_posted = 1;
-    return mf_vci_tag_recv_locked(req->vci, buf, len, tag, ~(uint64_t)0, &pt->ctl_recv);
+    return mf_vci_tag_recv_locked(req->vci, buf, len, tag, ~(uint64_t)0, NULL, &pt->ctl_recv);
 }
 
 /* The first MPI_Start: the setup exchange on the home VCI (its own lock; never nested). */
@@ -240,7 +240,7 @@ static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt)
                                sizeof(pt->out), my_setup, 0, &pt->setup_send);
     if (st == MF_OK)
         st = mf_vci_tag_recv_locked(pt->home, &pt->in, sizeof(pt->in), peer_setup, ~(uint64_t)0,
-                                    &pt->setup_recv);
+                                    NULL, &pt->setup_recv);
     mf_vci_unlock(pt->home);
     return st;
 }

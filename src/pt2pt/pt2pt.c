@@ -140,7 +140,8 @@ static int req_on_complete(mf_vci_op_t *op)
 }
 
 /* Issue the send of a request of its own (completed through req_on_complete); `waits` as for
- * mf_pt2pt_isend (streamed sends only: the others here never finish inside the call). */
+ * mf_pt2pt_isend (streamed sends only: the others here never finish inside the call). The op
+ * must be fresh: a new request's is, a restarted persistent one is reset by mf_pt2pt_start. */
 static inline __attribute__((always_inline)) mf_status_t
 send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int tag, unsigned ctx,
                   int synchronous, int waits)
@@ -148,7 +149,7 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
     mf_comm_t *comm = req->comm;
     if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
         comm->unmatched++; /* home VCI lock held */
-    mf_vci_op_reset(&req->op, req_on_complete);
+    req->op.on_complete = req_on_complete;
     /* On an intercommunicator dest is a remote-group rank, and the source field carries our
      * local rank, which is how the remote group names us. */
     int peer = mf_comm_peer_world_rank(comm, dest);
@@ -250,7 +251,7 @@ mf_request_t *mf_pt2pt_send_pending_locked(mf_vci_t *vci, mf_comm_t *comm, void 
 {
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (MF_LIKELY(req != NULL)) {
-        mf_vci_op_reset(&req->op, req_on_complete);
+        req->op.on_complete = req_on_complete;
         mf_vci_send_bind_locked(pending, &req->op);
         return req;
     }
@@ -272,8 +273,10 @@ mf_status_t mf_pt2pt_isend_other(const void *buf, size_t len, int dest, int tag,
     return isend_sync(buf, len, dest, tag, comm, ctx, req_p);
 }
 
-static inline __attribute__((always_inline)) mf_status_t
-recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source, int tag, unsigned ctx)
+static inline __attribute__((always_inline)) mf_status_t recv_issue_locked(mf_request_t *req,
+                                                                           void *buf, size_t len,
+                                                                           int source, int tag,
+                                                                           unsigned ctx, int placed)
 {
     uint64_t match, mask;
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
@@ -284,10 +287,12 @@ recv_issue_locked(mf_request_t *req, void *buf, size_t len, int source, int tag,
         comm->open_recvs++; /* home VCI lock held */
         req->counted = 1;
     }
-    mf_vci_op_reset(&req->op, req_on_complete);
+    req->op.on_complete = req_on_complete; /* a fresh op, as for send_issue_locked */
     if (req->streamed)
         return mf_vci_tag_recv_packed_locked(req->vci, &req->packer, match, mask, &req->op);
-    return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, &req->op);
+    /* `placed`: the request has room in front for UCX's own (one from the VCI's cache, or an
+     * mf_request_local_t with room enough). */
+    return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, placed ? req : NULL, &req->op);
 }
 
 /* ---- streamed derived datatypes ---------------------------------------------------------- */
@@ -363,7 +368,7 @@ mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, s
     }
     req->buf_len = len;
     mf_pt2pt_stream_attach(req, dt, buf, count);
-    mf_status_t status = recv_issue_locked(req, NULL, len, source, tag, ctx);
+    mf_status_t status = recv_issue_locked(req, NULL, len, source, tag, ctx, 1);
     if (status != MF_OK)
         mf_request_release_locked(req);
     mf_vci_unlock(vci);
@@ -386,7 +391,7 @@ mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t
         mf_vci_unlock(vci);
         return MF_ERR_NO_MEMORY;
     }
-    mf_status_t status = recv_issue_locked(req, buf, len, source, tag, ctx);
+    mf_status_t status = recv_issue_locked(req, buf, len, source, tag, ctx, 1);
     if (status != MF_OK)
         mf_request_release_locked(req);
     mf_vci_unlock(vci);
@@ -396,12 +401,13 @@ mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t
 }
 
 mf_status_t mf_pt2pt_recv_local(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
-                                unsigned ctx, mf_request_t *local)
+                                unsigned ctx, mf_request_local_t *local)
 {
     mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
-    mf_request_init_local(local, vci, MF_REQ_RECV, comm);
+    mf_request_init_local(&local->req, vci, MF_REQ_RECV, comm);
     mf_vci_lock(vci);
-    mf_status_t status = recv_issue_locked(local, buf, len, source, tag, ctx);
+    mf_status_t status = recv_issue_locked(&local->req, buf, len, source, tag, ctx,
+                                           mf_vci_request_headroom() <= sizeof(local->headroom));
     mf_vci_unlock(vci);
     return status;
 }
@@ -461,11 +467,12 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
         return status;
     }
     mf_vci_lock(req->vci);
+    mf_vci_op_reset(&req->op, NULL);
     if (req->type == MF_REQ_SEND)
         status = send_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx,
                                    req->mode == MF_SEND_SYNC, 0);
     else
-        status = recv_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx);
+        status = recv_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx, 1);
     if (status == MF_OK)
         req->active = 1;
     else

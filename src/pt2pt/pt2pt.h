@@ -77,11 +77,12 @@ mf_request_t *mf_pt2pt_send_pending_locked(mf_vci_t *vci, mf_comm_t *comm, void 
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p);
 /* A receive the caller waits for at once (MPI_Recv): `local` is a request on the caller's
- * stack, which cannot outlive the call, so the message needs no request from the cache. Not
- * for MPI_PROC_NULL. Wait with mf_request_wait_done, then read it with
- * mf_request_fill_status/mf_request_error; nothing to release. */
+ * stack, which cannot outlive the call, so the message needs no request from the cache (nor,
+ * with the headroom, one from UCX's pool). Not for MPI_PROC_NULL. Wait for local->req with
+ * mf_request_wait_done, then read it with mf_request_fill_status/mf_request_error; nothing to
+ * release. */
 mf_status_t mf_pt2pt_recv_local(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
-                                unsigned ctx, mf_request_t *local);
+                                unsigned ctx, mf_request_local_t *local);
 /* Streamed derived-datatype messages: `len` packed bytes of `count` items of the committed type
  * `dt` at `buf` go through the transport's packer (mf_vci_packer_t), which calls the pack
  * engine on pieces, so no full-size temporary exists. The request holds a reference on dt.

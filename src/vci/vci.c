@@ -67,6 +67,7 @@ static struct {
      * tests/mpi/threads/exchange_tags caught on 1.13), so older ones report every receive
      * through the callback. */
     int recv_imm;
+    size_t ucx_req_size; /* UCX's own request (ucp_context_query) */
     atomic_int global_lock __attribute__((aligned(MF_CACHE_LINE)));
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -118,6 +119,11 @@ static mf_status_t context_create(ucp_context_h *context_p)
         mf_log(MF_LOG_ERROR, "vci", "cannot initialise ucx: %s", ucs_status_string(st));
         return status_from_ucs(st);
     }
+    /* The size of UCX's own request, which a receive can place in memory we provide
+     * (mf_vci_request_headroom): the same for every context of the process. */
+    ucp_context_attr_t attr = {.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE};
+    if (ucp_context_query(*context_p, &attr) == UCS_OK && attr.request_size > pool.ucx_req_size)
+        pool.ucx_req_size = attr.request_size;
     pool.ncontexts++;
     return MF_OK;
 }
@@ -455,16 +461,33 @@ static void send_bound_cb(void *request, ucs_status_t st, void *user_data)
     ucp_request_free(request);
 }
 
-static void recv_done_cb(void *request, ucs_status_t st, const ucp_tag_recv_info_t *info,
-                         void *user_data)
+static inline void recv_finish(ucs_status_t st, const ucp_tag_recv_info_t *info, mf_vci_op_t *op)
 {
-    mf_vci_op_t *op = user_data;
     if (st == UCS_OK || st == UCS_ERR_MESSAGE_TRUNCATED) {
         op->sender_tag = info->sender_tag;
         op->length = info->length;
     }
     op_finish(op, st);
+}
+
+static void recv_done_cb(void *request, ucs_status_t st, const ucp_tag_recv_info_t *info,
+                         void *user_data)
+{
+    recv_finish(st, info, user_data);
     ucp_request_free(request);
+}
+
+/* A receive whose UCX request lives in the caller's memory: UCX neither owns nor frees it. */
+static void recv_placed_cb(void *request, ucs_status_t st, const ucp_tag_recv_info_t *info,
+                           void *user_data)
+{
+    (void)request;
+    recv_finish(st, info, user_data);
+}
+
+size_t mf_vci_request_headroom(void)
+{
+    return (pool.ucx_req_size + MF_CACHE_LINE - 1) / MF_CACHE_LINE * MF_CACHE_LINE;
 }
 
 static __attribute__((noinline)) mf_status_t op_failed(ucs_status_ptr_t ret, const char *what)
@@ -539,7 +562,7 @@ void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op)
 }
 
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
-                                   uint64_t tag_mask, mf_vci_op_t *op)
+                                   uint64_t tag_mask, void *placed, mf_vci_op_t *op)
 {
     /* A message already waiting completes inside the call (pool.recv_imm): no UCX request, no
      * callback. Only without wildcards: UCX (1.22 too) leaves the receive information unset
@@ -553,6 +576,13 @@ mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_
     param.cb.recv = recv_done_cb;
     param.user_data = op;
     param.recv_info.tag_info = &info;
+    if (placed != NULL) {
+        /* UCX builds its request in the headroom in front of `placed`: no allocation from its
+         * pool here, no ucp_request_free at completion. */
+        param.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+        param.request = placed;
+        param.cb.recv = recv_placed_cb;
+    }
     stat_inc(&vci->recvs);
     mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
     mark_in_use(w);

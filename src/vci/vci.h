@@ -148,8 +148,14 @@ mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf,
                                        uint64_t tag, int waits, void **pending_p);
 /* The op (reset by the caller) that reports the completion of a pending send. */
 void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op);
+/* `placed`: NULL, or memory with mf_vci_request_headroom() bytes free in front of it, where the
+ * transport keeps its own request for this receive (no allocation of its own); that memory
+ * must stay valid until the op completes. */
 mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
-                                   uint64_t tag_mask, mf_vci_op_t *op);
+                                   uint64_t tag_mask, void *placed, mf_vci_op_t *op);
+/* The bytes a caller of mf_vci_tag_recv_locked reserves in front of `placed` (a multiple of
+ * the cache line; 0 when the transport cannot use such memory). */
+size_t mf_vci_request_headroom(void);
 /* A message whose bytes the transport packs or unpacks piece by piece through callbacks (a UCX
  * generic datatype), so no full-size copy of a non-contiguous buffer is made. The callbacks
  * run inside the calls below and inside progress, lock held; pieces may come in any order and
