@@ -62,32 +62,38 @@ static inline int library_ready(void)
     return atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
 
+/* Whether a datatype handle lies in the predefined range (0x200-0x2ff). */
+static inline int dt_predefined_range(MPI_Datatype dt)
+{
+    return (uintptr_t)dt - 0x200 <= 0xff;
+}
+
 /* Where envelope_fast sends a call. */
 typedef enum { ENV_CHECKED, ENV_PREDEFINED, ENV_DERIVED } env_route_t;
 
 /* The common case of a point-to-point envelope, checked in one pass with no calls: the library
  * is ready, a valid communicator, a predefined datatype, count >= 0, a buffer for the bytes,
  * and peer_tag_fast (ENV_PREDEFINED, with the communicator and the byte count). A datatype
- * that is not predefined leaves at the very branch that rejects it, with the communicator
+ * outside the predefined range leaves at the very branch that rejects it, with the communicator
  * already resolved (ENV_DERIVED: envelope_derived finishes the pass), so neither kind pays for
- * the other. ENV_CHECKED sends the call through check_envelope, which finds and reports
- * whatever differs (MPI_PROC_NULL goes that way too). Inlined, the route is a constant on each
- * exit and the caller's switch on it compiles away. */
+ * the other; `in_range` (a constant) says the caller has tested the range already. ENV_CHECKED
+ * sends the call through check_envelope, which finds and reports whatever differs
+ * (MPI_PROC_NULL goes that way too). Inlined, the route is a constant on each exit and the
+ * caller's switch on it compiles away. */
 static inline __attribute__((always_inline)) env_route_t
 envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, int rank, int tag,
-              int is_send, mf_comm_t **c_p, size_t *bytes_p)
+              int is_send, int in_range, mf_comm_t **c_p, size_t *bytes_p)
 {
     if (MF_UNLIKELY(!library_ready()))
         return ENV_CHECKED;
     mf_comm_t *c = mf_comm_get(comm);
-    /* A predefined handle is 0x200-0x2ff; the table's unused slots have size 0. */
-    uintptr_t v = (uintptr_t)dt;
-    const mf_dtype_info_t *info = &mf_dtype_predefined_table[v & 0xff];
+    /* The table's unused slots have size 0. */
+    const mf_dtype_info_t *info = &mf_dtype_predefined_table[(uintptr_t)dt & 0xff];
     if (MF_UNLIKELY(c == NULL))
         return ENV_CHECKED;
-    if (MF_UNLIKELY(v - 0x200 > 0xff || info->size <= 0)) {
+    if (MF_UNLIKELY((!in_range && !dt_predefined_range(dt)) || info->size <= 0)) {
         *c_p = c;
-        return ENV_DERIVED;
+        return in_range ? ENV_CHECKED : ENV_DERIVED;
     }
     if (MF_UNLIKELY(count < 0))
         return ENV_CHECKED;
@@ -99,15 +105,15 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
     return ENV_PREDEFINED;
 }
 
-/* The rest of the pass for a datatype that is not predefined, on a communicator envelope_fast
- * resolved: a committed derived type (whose buffer may be MPI_BOTTOM), count >= 0 and
- * peer_tag_fast. Returns the type, or NULL for check_envelope. */
+/* The rest of the pass for a datatype that is not predefined, on a resolved communicator (NULL:
+ * the library is not ready or the handle is bad): a committed derived type (whose buffer may be
+ * MPI_BOTTOM), count >= 0 and peer_tag_fast. Returns the type, or NULL for check_envelope. */
 static inline __attribute__((always_inline)) mf_dtype_t *
 envelope_derived(const mf_comm_t *c, MPI_Count count, MPI_Datatype dt, int rank, int tag,
                  int is_send, size_t *bytes_p)
 {
     mf_dtype_t *d = mf_dtype_get(dt);
-    if (MF_UNLIKELY(d == NULL || count < 0 ||
+    if (MF_UNLIKELY(c == NULL || d == NULL || count < 0 ||
                     !atomic_load_explicit(&d->committed, memory_order_acquire) ||
                     !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;
@@ -211,21 +217,13 @@ static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, M
 /* The largest MANIFOLD_DT_STACK_BYTES: what a blocking call may put on its stack. */
 #define DT_STACK_CAP 4096
 
-/* A copy for `bytes` packed bytes: `stack` when they fit the tunable, else a temporary. */
-static void *blocking_buf(char *stack, size_t bytes)
+/* A cached temporary for a blocking call's `bytes` packed bytes, or NULL. */
+static void *blocking_temp(size_t bytes)
 {
-    if (bytes <= (size_t)mf_params.dt_stack_bytes)
-        return stack;
     void *tmp = mf_dtype_temp_alloc(bytes);
     if (tmp != NULL)
         mf_dtype_temp_note(bytes);
     return tmp;
-}
-
-static void blocking_buf_free(char *stack, void *p)
-{
-    if (p != stack)
-        mf_dtype_temp_free(p);
 }
 
 /* Report a blocking receive whose request (on the caller's stack) has completed. */
@@ -393,89 +391,126 @@ static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MP
 
 /* ---- derived datatypes --------------------------------------------------------------------- */
 
-/* envelope_fast has resolved the communicator and found a datatype that is not predefined;
- * envelope_derived finishes the pass (anything it rejects is staged with every argument
- * checked). Items that form one run take the predefined types' path at the run's start.
+/* The entry point has found a datatype outside the predefined range, and resolved the
+ * communicator (NULL when that failed); envelope_derived finishes the pass (anything it rejects
+ * is staged with every argument checked against `comm`). Items that form one run take the
+ * predefined types' path at the run's start.
  *
  * A blocking call keeps its packed copy to itself: it waits for the transport anyway, so the
  * copy lives in this frame, on the stack up to MANIFOLD_DT_STACK_BYTES (one comparison with a
- * limit set at init, which also rules out the streamed sizes) and in a cached temporary above.
- * The copies of the commonest layouts are inlined (mf_dtype_copy_inline). The send packs and
- * then does exactly what MPI_Send of bytes does (no wait when the transport took them at
- * once); no request carries the type, the user's buffer or a type reference. Streamed sizes
- * are staged. */
+ * limit set at init, which also rules out the streamed sizes). The copies of the commonest
+ * layouts are inlined (mf_dtype_copy_inline). The send packs and then does exactly what
+ * MPI_Send of bytes does (no wait when the transport took them at once); no request carries the
+ * type, the user's buffer or a type reference. Larger messages go to send_derived_large /
+ * recv_derived_large, out of line, so the small path tracks no temporary. */
+
+/* A blocking message above the stack limit: streamed, or packed into a cached temporary. */
+static __attribute__((noinline)) int send_derived_large(const char *func, const void *buf,
+                                                        MPI_Count count, mf_dtype_t *d,
+                                                        size_t bytes, int dest, int tag,
+                                                        mf_comm_t *c, mf_send_mode_t mode)
+{
+    if (stream_size(bytes))
+        return send_issue(func, c, buf, count, d, bytes, dest, tag, mode, OP_BLOCKING, NULL);
+    char *packed = blocking_temp(bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    mf_dtype_pack_all(d, count, buf, packed);
+    int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
+    mf_dtype_temp_free(packed);
+    return rc;
+}
+
 static inline __attribute__((always_inline)) int
 send_derived_blocking(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt, int dest,
-                      int tag, mf_comm_t *c, mf_send_mode_t mode)
+                      int tag, mf_comm_t *c, MPI_Comm comm, mf_send_mode_t mode)
 {
     size_t bytes;
     mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
     if (MF_UNLIKELY(d == NULL))
-        return send_staged(func, buf, count, dt, dest, tag, mf_comm_handle(c), mode, OP_BLOCKING,
-                           NULL);
+        return send_staged(func, buf, count, dt, dest, tag, comm, mode, OP_BLOCKING, NULL);
     if (!mf_dtype_needs_pack(d, count))
         return send_fast(func, mf_dtype_run_start(d, count, buf), bytes, dest, tag, c, mode,
                          OP_BLOCKING, NULL);
-    char stack[DT_STACK_CAP];
-    char *packed = stack;
-    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
-        if (stream_size(bytes))
-            return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_BLOCKING, NULL);
-        packed = blocking_buf(stack, bytes);
-        if (packed == NULL)
-            return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
-                                               "cannot allocate %zu bytes to pack the datatype",
-                                               bytes));
-    }
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct))
+        return send_derived_large(func, buf, count, d, bytes, dest, tag, c, mode);
+    char packed[DT_STACK_CAP];
     mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 0);
-    int rc = send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
-    blocking_buf_free(stack, packed);
-    return rc;
+    return send_fast(func, packed, bytes, dest, tag, c, mode, OP_BLOCKING, NULL);
 }
 
 /* The receive: a request on this frame (mf_pt2pt_recv_local) and the whole-message unpack when
  * the whole message arrived; a shorter or truncated one unpacks what arrived, as a temporary
- * unpacked at completion does (mf_request_unpack). */
+ * unpacked at completion does (mf_request_unpack). `inline_copy` inlines the commonest loops
+ * (the stack path) or calls unpack_all (a temporary). */
 static inline __attribute__((always_inline)) int
-recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
-                      int tag, mf_comm_t *c, MPI_Status *st)
+recv_into(const char *func, void *buf, MPI_Count count, mf_dtype_t *d, size_t bytes, int source,
+          int tag, mf_comm_t *c, MPI_Status *st, char *packed, int inline_copy)
 {
-    size_t bytes;
-    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
-    if (MF_UNLIKELY(d == NULL))
-        return recv_staged(func, buf, count, dt, source, tag, mf_comm_handle(c), OP_BLOCKING, NULL,
-                           st);
-    if (!mf_dtype_needs_pack(d, count))
-        return recv_blocking_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
-                                  st);
-    char stack[DT_STACK_CAP];
-    char *packed = stack;
-    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct)) {
-        if (stream_size(bytes))
-            return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_BLOCKING, NULL, st);
-        packed = blocking_buf(stack, bytes);
-        if (packed == NULL)
-            return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
-                                               "cannot allocate %zu bytes to pack the datatype",
-                                               bytes));
-    }
     mf_request_local_t local_slot;
     mf_request_t *local = &local_slot.req;
     mf_status_t status =
         mf_pt2pt_recv_local(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &local_slot);
-    if (MF_UNLIKELY(status != MF_OK)) {
-        blocking_buf_free(stack, packed);
+    if (MF_UNLIKELY(status != MF_OK))
         return mf_err_from_status(c, status, func, "cannot post the receive");
-    }
     mf_request_wait_done(local);
     if (MF_LIKELY(local->op.status == MF_OK && local->op.length == bytes)) {
-        mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
+        if (inline_copy)
+            mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
+        else
+            mf_dtype_unpack_all(d, count, buf, packed);
     } else if (local->op.status == MF_OK || local->op.status == MF_ERR_TRUNCATE) {
         size_t got = local->op.length < bytes ? local->op.length : bytes;
-        mf_dtype_unpack(dt, count, buf, packed, 0, (MPI_Count)got);
+        mf_dtype_unpack(d, count, buf, packed, 0, (MPI_Count)got);
     }
-    blocking_buf_free(stack, packed);
     return finish_local(func, c, local, st);
+}
+
+static __attribute__((noinline)) int recv_derived_large(const char *func, void *buf,
+                                                        MPI_Count count, mf_dtype_t *d,
+                                                        size_t bytes, int source, int tag,
+                                                        mf_comm_t *c, MPI_Status *st)
+{
+    if (stream_size(bytes))
+        return recv_issue(func, c, buf, count, d, bytes, source, tag, OP_BLOCKING, NULL, st);
+    char *packed = blocking_temp(bytes);
+    if (packed == NULL)
+        return mf_err_raise(c,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "cannot allocate %zu bytes to pack the datatype", bytes));
+    int rc = recv_into(func, buf, count, d, bytes, source, tag, c, st, packed, 0);
+    mf_dtype_temp_free(packed);
+    return rc;
+}
+
+/* recv_staged against `comm`, or when that is NULL against the resolved `c` (whose handle is
+ * worked out here, off the path of a valid call). */
+static __attribute__((noinline, cold)) int recv_staged_c(const char *func, void *buf,
+                                                         MPI_Count count, MPI_Datatype dt,
+                                                         int source, int tag, mf_comm_t *c,
+                                                         MPI_Comm comm, MPI_Status *st)
+{
+    return recv_staged(func, buf, count, dt, source, tag, comm != NULL ? comm : mf_comm_handle(c),
+                       OP_BLOCKING, NULL, st);
+}
+
+static inline __attribute__((always_inline)) int
+recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+                      int tag, mf_comm_t *c, MPI_Comm comm, MPI_Status *st)
+{
+    size_t bytes;
+    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
+    if (MF_UNLIKELY(d == NULL))
+        return recv_staged_c(func, buf, count, dt, source, tag, c, comm, st);
+    if (!mf_dtype_needs_pack(d, count))
+        return recv_blocking_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
+                                  st);
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct))
+        return recv_derived_large(func, buf, count, d, bytes, source, tag, c, st);
+    char packed[DT_STACK_CAP];
+    return recv_into(func, buf, count, d, bytes, source, tag, c, st, packed, 1);
 }
 
 /* The immediate forms: one run goes to the predefined path, anything else is staged (streamed
@@ -511,15 +546,19 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
                       MPI_STATUS_IGNORE);
 }
 
-/* One out-of-line instance per entry point: its name and mode are constants and it takes six
- * arguments (receives: the entry point's seventh, the status or request, where the entry point
- * received it), so the entry point reaches it by a jump, passing nothing on the stack. */
-#define SEND_DERIVED_BLOCKING(name, mode)                                                          \
-    static __attribute__((noinline)) int send_derived_##name(                                      \
-        const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, mf_comm_t *c)        \
-    {                                                                                              \
-        return send_derived_blocking("MPI_" #name, buf, count, dt, dest, tag, c, mode);            \
-    }
+/* How the entry points reach these. GCC places a function's prologue before its first test (it
+ * does not shrink-wrap the entry points), so a body that tests the datatype after resolving the
+ * communicator saves and restores six registers on the derived path before it jumps on.
+ *
+ * The blocking sends (six arguments, all in registers) are therefore a test of the handle's
+ * range and a jump, to the predefined body or to the derived one, each out of line with the
+ * entry point's own arguments: the predefined path gains that one jump (the range test only
+ * moved) and the derived path pays nothing but the test. With a seventh argument (receives,
+ * immediate forms) GCC 12 loads it from the stack before the test and copies it back before one
+ * of the two jumps, so those keep the test inside their body (envelope_fast, no added
+ * instruction) and jump to their derived function after the epilogue, passing the resolved
+ * communicator and the seventh argument in place. */
+
 #define SEND_DERIVED_IMMEDIATE(name, mode)                                                         \
     static __attribute__((noinline)) int send_derived_##name(const void *buf, MPI_Count count,     \
                                                              MPI_Datatype dt, int dest, int tag,   \
@@ -527,12 +566,6 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
     {                                                                                              \
         return send_derived_immediate("MPI_" #name, buf, count, dt, dest, tag, c, mode, request);  \
     }
-SEND_DERIVED_BLOCKING(Send, MF_SEND_STANDARD)
-SEND_DERIVED_BLOCKING(Send_c, MF_SEND_STANDARD)
-SEND_DERIVED_BLOCKING(Ssend, MF_SEND_SYNC)
-SEND_DERIVED_BLOCKING(Ssend_c, MF_SEND_SYNC)
-SEND_DERIVED_BLOCKING(Rsend, MF_SEND_READY)
-SEND_DERIVED_BLOCKING(Rsend_c, MF_SEND_READY)
 SEND_DERIVED_IMMEDIATE(Isend, MF_SEND_STANDARD)
 SEND_DERIVED_IMMEDIATE(Isend_c, MF_SEND_STANDARD)
 SEND_DERIVED_IMMEDIATE(Issend, MF_SEND_SYNC)
@@ -540,24 +573,31 @@ SEND_DERIVED_IMMEDIATE(Issend_c, MF_SEND_SYNC)
 SEND_DERIVED_IMMEDIATE(Irsend, MF_SEND_READY)
 SEND_DERIVED_IMMEDIATE(Irsend_c, MF_SEND_READY)
 
-#define RECV_DERIVED(name, body, last_t)                                                           \
+#define RECV_DERIVED_BLOCKING(name)                                                                \
     static __attribute__((noinline)) int recv_derived_##name(void *buf, MPI_Count count,           \
                                                              MPI_Datatype dt, int source, int tag, \
-                                                             mf_comm_t *c, last_t last)            \
+                                                             mf_comm_t *c, MPI_Status *st)         \
     {                                                                                              \
-        return body("MPI_" #name, buf, count, dt, source, tag, c, last);                           \
+        return recv_derived_blocking("MPI_" #name, buf, count, dt, source, tag, c, NULL, st);      \
     }
-RECV_DERIVED(Recv, recv_derived_blocking, MPI_Status *)
-RECV_DERIVED(Recv_c, recv_derived_blocking, MPI_Status *)
-RECV_DERIVED(Irecv, recv_derived_immediate, MPI_Request *)
-RECV_DERIVED(Irecv_c, recv_derived_immediate, MPI_Request *)
+#define RECV_DERIVED_IMMEDIATE(name)                                                               \
+    static __attribute__((noinline)) int recv_derived_##name(void *buf, MPI_Count count,           \
+                                                             MPI_Datatype dt, int source, int tag, \
+                                                             mf_comm_t *c, MPI_Request *request)   \
+    {                                                                                              \
+        return recv_derived_immediate("MPI_" #name, buf, count, dt, source, tag, c, request);      \
+    }
+RECV_DERIVED_BLOCKING(Recv)
+RECV_DERIVED_BLOCKING(Recv_c)
+RECV_DERIVED_IMMEDIATE(Irecv)
+RECV_DERIVED_IMMEDIATE(Irecv_c)
 
 /* The entry points' common body. The immediate and blocking forms check the envelope in one
  * pass that accepts both kinds of datatype (envelope_fast): a predefined one goes straight to
- * the protocol layer, a derived one to its own function with the communicator resolved. The
+ * the protocol layer, a derived one to its own function with the communicator resolved (the
+ * blocking sends have tested the range already, `in_range`, and pass no derived function). The
  * persistent and buffered forms, and whatever the pass rejects, are staged with every argument
  * checked. */
-typedef int (*send_derived_b_t)(const void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *);
 typedef int (*send_derived_i_t)(const void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *,
                                 MPI_Request *);
 typedef int (*recv_derived_b_t)(void *, MPI_Count, MPI_Datatype, int, int, mf_comm_t *,
@@ -568,16 +608,18 @@ typedef int (*recv_derived_i_t)(void *, MPI_Count, MPI_Datatype, int, int, mf_co
 static inline __attribute__((always_inline)) int
 send_common(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
             MPI_Comm comm, mf_send_mode_t mode, op_form_t form, MPI_Request *request,
-            send_derived_b_t derived_b, send_derived_i_t derived_i)
+            send_derived_i_t derived_i)
 {
     size_t bytes = 0;
     mf_comm_t *c = NULL;
     if (form != OP_PERSISTENT && mode != MF_SEND_BUFFERED && (form == OP_BLOCKING || request)) {
-        switch (envelope_fast(comm, buf, count, dt, dest, tag, 1, &c, &bytes)) {
+        switch (
+            envelope_fast(comm, buf, count, dt, dest, tag, 1, form == OP_BLOCKING, &c, &bytes)) {
         case ENV_PREDEFINED: return send_fast(func, buf, bytes, dest, tag, c, mode, form, request);
         case ENV_DERIVED:
-            return form == OP_BLOCKING ? derived_b(buf, count, dt, dest, tag, c)
-                                       : derived_i(buf, count, dt, dest, tag, c, request);
+            if (form != OP_BLOCKING)
+                return derived_i(buf, count, dt, dest, tag, c, request);
+            break;
         case ENV_CHECKED: break;
         }
     }
@@ -592,7 +634,7 @@ static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_
     size_t bytes = 0;
     mf_comm_t *c = NULL;
     if (form != OP_PERSISTENT && (form == OP_BLOCKING || request)) {
-        switch (envelope_fast(comm, buf, count, dt, source, tag, 0, &c, &bytes)) {
+        switch (envelope_fast(comm, buf, count, dt, source, tag, 0, 0, &c, &bytes)) {
         case ENV_PREDEFINED: return recv_fast(func, buf, bytes, source, tag, c, form, request, st);
         case ENV_DERIVED:
             return form == OP_BLOCKING ? derived_b(buf, count, dt, source, tag, c, st)
@@ -602,6 +644,27 @@ static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_
     }
     return recv_staged(func, buf, count, dt, source, tag, comm, form, request, st);
 }
+
+/* The blocking sends: a test of the handle's range and a jump (see above). */
+#define SEND_BLOCKING_BODIES(name, count_t, mode)                                                  \
+    static __attribute__((noinline)) int send_predefined_##name(                                   \
+        const void *buf, count_t count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)         \
+    {                                                                                              \
+        return send_common("MPI_" #name, buf, count, dt, dest, tag, comm, mode, OP_BLOCKING, NULL, \
+                           NULL);                                                                  \
+    }                                                                                              \
+    static __attribute__((noinline)) int send_derived_##name(                                      \
+        const void *buf, count_t count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)         \
+    {                                                                                              \
+        mf_comm_t *c = library_ready() ? mf_comm_get(comm) : NULL;                                 \
+        return send_derived_blocking("MPI_" #name, buf, count, dt, dest, tag, c, comm, mode);      \
+    }
+SEND_BLOCKING_BODIES(Send, int, MF_SEND_STANDARD)
+SEND_BLOCKING_BODIES(Send_c, MPI_Count, MF_SEND_STANDARD)
+SEND_BLOCKING_BODIES(Ssend, int, MF_SEND_SYNC)
+SEND_BLOCKING_BODIES(Ssend_c, MPI_Count, MF_SEND_SYNC)
+SEND_BLOCKING_BODIES(Rsend, int, MF_SEND_READY)
+SEND_BLOCKING_BODIES(Rsend_c, MPI_Count, MF_SEND_READY)
 
 /* ---- sends ------------------------------------------------------------------------------- */
 
@@ -614,144 +677,142 @@ static inline int recv_common(const char *func, void *buf, MPI_Count count, MPI_
 #pragma weak MPI_Send = PMPI_Send
 int PMPI_Send(SEND_ARGS)
 {
-    return send_common("MPI_Send", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL,
-                       send_derived_Send, NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Send(SEND_PASS);
+    return send_derived_Send(SEND_PASS);
 }
 #pragma weak MPI_Send_c = PMPI_Send_c
 int PMPI_Send_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Send_c", SEND_PASS, MF_SEND_STANDARD, OP_BLOCKING, NULL,
-                       send_derived_Send_c, NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Send_c(SEND_PASS);
+    return send_derived_Send_c(SEND_PASS);
 }
 #pragma weak MPI_Ssend = PMPI_Ssend
 int PMPI_Ssend(SEND_ARGS)
 {
-    return send_common("MPI_Ssend", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL, send_derived_Ssend,
-                       NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Ssend(SEND_PASS);
+    return send_derived_Ssend(SEND_PASS);
 }
 #pragma weak MPI_Ssend_c = PMPI_Ssend_c
 int PMPI_Ssend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Ssend_c", SEND_PASS, MF_SEND_SYNC, OP_BLOCKING, NULL,
-                       send_derived_Ssend_c, NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Ssend_c(SEND_PASS);
+    return send_derived_Ssend_c(SEND_PASS);
 }
 #pragma weak MPI_Bsend = PMPI_Bsend
 int PMPI_Bsend(SEND_ARGS)
 {
-    return send_common("MPI_Bsend", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL, NULL);
+    return send_common("MPI_Bsend", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL);
 }
 #pragma weak MPI_Bsend_c = PMPI_Bsend_c
 int PMPI_Bsend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Bsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL, NULL);
+    return send_common("MPI_Bsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_BLOCKING, NULL, NULL);
 }
 #pragma weak MPI_Rsend = PMPI_Rsend
 int PMPI_Rsend(SEND_ARGS)
 {
-    return send_common("MPI_Rsend", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL, send_derived_Rsend,
-                       NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Rsend(SEND_PASS);
+    return send_derived_Rsend(SEND_PASS);
 }
 #pragma weak MPI_Rsend_c = PMPI_Rsend_c
 int PMPI_Rsend_c(SEND_ARGS_C)
 {
-    return send_common("MPI_Rsend_c", SEND_PASS, MF_SEND_READY, OP_BLOCKING, NULL,
-                       send_derived_Rsend_c, NULL);
+    if (MF_LIKELY(dt_predefined_range(datatype)))
+        return send_predefined_Rsend_c(SEND_PASS);
+    return send_derived_Rsend_c(SEND_PASS);
 }
 #pragma weak MPI_Isend = PMPI_Isend
 int PMPI_Isend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Isend", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Isend", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request,
                        send_derived_Isend);
 }
 #pragma weak MPI_Isend_c = PMPI_Isend_c
 int PMPI_Isend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Isend_c", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Isend_c", SEND_PASS, MF_SEND_STANDARD, OP_IMMEDIATE, request,
                        send_derived_Isend_c);
 }
 #pragma weak MPI_Issend = PMPI_Issend
 int PMPI_Issend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Issend", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Issend", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request,
                        send_derived_Issend);
 }
 #pragma weak MPI_Issend_c = PMPI_Issend_c
 int PMPI_Issend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Issend_c", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Issend_c", SEND_PASS, MF_SEND_SYNC, OP_IMMEDIATE, request,
                        send_derived_Issend_c);
 }
 #pragma weak MPI_Ibsend = PMPI_Ibsend
 int PMPI_Ibsend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Ibsend", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL,
-                       NULL);
+    return send_common("MPI_Ibsend", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL);
 }
 #pragma weak MPI_Ibsend_c = PMPI_Ibsend_c
 int PMPI_Ibsend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Ibsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL,
-                       NULL);
+    return send_common("MPI_Ibsend_c", SEND_PASS, MF_SEND_BUFFERED, OP_IMMEDIATE, request, NULL);
 }
 #pragma weak MPI_Irsend = PMPI_Irsend
 int PMPI_Irsend(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Irsend", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Irsend", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request,
                        send_derived_Irsend);
 }
 #pragma weak MPI_Irsend_c = PMPI_Irsend_c
 int PMPI_Irsend_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Irsend_c", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request, NULL,
+    return send_common("MPI_Irsend_c", SEND_PASS, MF_SEND_READY, OP_IMMEDIATE, request,
                        send_derived_Irsend_c);
 }
 #pragma weak MPI_Send_init = PMPI_Send_init
 int PMPI_Send_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Send_init", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Send_init", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request, NULL);
 }
 #pragma weak MPI_Send_init_c = PMPI_Send_init_c
 int PMPI_Send_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Send_init_c", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request, NULL,
+    return send_common("MPI_Send_init_c", SEND_PASS, MF_SEND_STANDARD, OP_PERSISTENT, request,
                        NULL);
 }
 #pragma weak MPI_Ssend_init = PMPI_Ssend_init
 int PMPI_Ssend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Ssend_init", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Ssend_init", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL);
 }
 #pragma weak MPI_Ssend_init_c = PMPI_Ssend_init_c
 int PMPI_Ssend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Ssend_init_c", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Ssend_init_c", SEND_PASS, MF_SEND_SYNC, OP_PERSISTENT, request, NULL);
 }
 #pragma weak MPI_Bsend_init = PMPI_Bsend_init
 int PMPI_Bsend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Bsend_init", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Bsend_init", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request, NULL);
 }
 #pragma weak MPI_Bsend_init_c = PMPI_Bsend_init_c
 int PMPI_Bsend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
     return send_common("MPI_Bsend_init_c", SEND_PASS, MF_SEND_BUFFERED, OP_PERSISTENT, request,
-                       NULL, NULL);
+                       NULL);
 }
 #pragma weak MPI_Rsend_init = PMPI_Rsend_init
 int PMPI_Rsend_init(SEND_ARGS, MPI_Request *request)
 {
-    return send_common("MPI_Rsend_init", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Rsend_init", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL);
 }
 #pragma weak MPI_Rsend_init_c = PMPI_Rsend_init_c
 int PMPI_Rsend_init_c(SEND_ARGS_C, MPI_Request *request)
 {
-    return send_common("MPI_Rsend_init_c", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL,
-                       NULL);
+    return send_common("MPI_Rsend_init_c", SEND_PASS, MF_SEND_READY, OP_PERSISTENT, request, NULL);
 }
 
 /* ---- receives ---------------------------------------------------------------------------- */

@@ -1125,6 +1125,15 @@ static void choose_copy(mf_dtype_t *d)
         d->run_stride = d->extent;
     else if (d->vlen > 0 && d->vstride * (MPI_Aint)d->nsegs == d->extent)
         d->run_stride = d->vstride;
+    /* Blocks of 8 bytes: what regular_all does, set out for mf_dtype_copy_inline (one item of
+     * nsegs blocks vstride apart, or any count when the items continue the stride). Also when a
+     * small item takes the moves below: inlined, one item's loop beats the call to the moves. */
+    if (d->vlen == 8) {
+        d->copy_kind = MF_DT_COPY_RUN8;
+        d->copy_off = d->segs[0].off;
+        d->copy_stride = d->run_stride != 0 ? d->run_stride : d->vstride;
+        d->copy_max = d->run_stride != 0 ? INT64_MAX : 1;
+    }
     /* one long run of blocks is the best loop there is; otherwise a small item is moves */
     if (d->run_stride == 0 && choose_moves(d))
         return;
@@ -1137,15 +1146,7 @@ static void choose_copy(mf_dtype_t *d)
     case 1: d->pack_all = regular_pack_1, d->unpack_all = regular_unpack_1; break;
     case 2: d->pack_all = regular_pack_2, d->unpack_all = regular_unpack_2; break;
     case 4: d->pack_all = regular_pack_4, d->unpack_all = regular_unpack_4; break;
-    case 8:
-        d->pack_all = regular_pack_8, d->unpack_all = regular_unpack_8;
-        /* what regular_all does, set out for mf_dtype_copy_inline: one item (nsegs blocks
-         * vstride apart), or any count when the items continue the stride */
-        d->copy_kind = MF_DT_COPY_RUN8;
-        d->copy_off = d->segs[0].off;
-        d->copy_stride = d->run_stride != 0 ? d->run_stride : d->vstride;
-        d->copy_max = d->run_stride != 0 ? INT64_MAX : 1;
-        break;
+    case 8: d->pack_all = regular_pack_8, d->unpack_all = regular_unpack_8; break;
     case 16: d->pack_all = regular_pack_16, d->unpack_all = regular_unpack_16; break;
     default: d->pack_all = regular_pack_any, d->unpack_all = regular_unpack_any; break;
     }

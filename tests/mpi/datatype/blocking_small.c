@@ -11,6 +11,7 @@
 
 #include <mpi.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,23 @@ static void errors(void)
     MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
     rc = MPI_Recv(dst, -1, vec, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Recv");
+    /* The blocking sends test the datatype handle before anything else and resolve the
+     * communicator on the derived path themselves: a bad communicator, and handles just
+     * outside the predefined range, still reach the handler. */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    rc = MPI_Send(src, 1, vec, 0, 50, MPI_COMM_NULL);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Send");
+    rc = MPI_Ssend_c(src, 1, vec, 0, 50, MPI_COMM_NULL);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Ssend_c");
+    if (mtest_is_manifold()) {
+        rc = MPI_Ssend(src, 1, (MPI_Datatype)(uintptr_t)0x1ff, 0, 50, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Ssend");
+        rc = MPI_Rsend(src, 1, (MPI_Datatype)(uintptr_t)0x300, 0, 50, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Rsend");
+        rc = MPI_Send(src, 1, MPI_DATATYPE_NULL, 0, 50, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     /* MPI_PROC_NULL: at once, with the empty status */
     MPI_Status st;
