@@ -35,7 +35,11 @@ mf_status_t mf_init(int required, int *provided_p)
     if (status != MF_OK)
         return status;
     mf_global.param_check = mf_params.param_check;
-    mf_global.sweep_polls = mf_params.progress_sweep;
+    /* MANIFOLD_PROGRESS_SWEEP_POLLS rounded up to a power of two: the poll loop tests a mask */
+    mf_global.sweep_mask = 1;
+    while (mf_global.sweep_mask < (unsigned)mf_params.progress_sweep)
+        mf_global.sweep_mask <<= 1;
+    mf_global.sweep_mask -= 1;
     mf_global.nvcis = mf_params.vci_count > 0 ? mf_params.vci_count : default_pool_size();
     mf_global.progress_all = mf_params.vci_progress == MF_VCI_PROGRESS_ALL;
     mf_global.main_thread = pthread_self();

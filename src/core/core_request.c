@@ -355,7 +355,7 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
     }
     int polls = ++*polls_p;
     int budget = spin_doubt < DOUBT_MAX / 2 ? SPIN_LONG : SPIN_SHORT;
-    if (polls % mf_global.sweep_polls == 0 || polls >= budget)
+    if (((unsigned)polls & mf_global.sweep_mask) == 0 || polls >= budget)
         mf_vci_progress_others(vci);
     if (polls >= budget) {
         *polls_p = 0;

@@ -70,7 +70,8 @@ static const param_def_t param_table[] = {
     {"VCI_STATS", &mf_params.vci_stats, 0, 0, 1,
      "print each channel's counters at finalize (every rank, to standard error)", NULL},
     {"PROGRESS_SWEEP_POLLS", &mf_params.progress_sweep, 64, 1, 1 << 20,
-     "unsuccessful polls of a request's own channel before all other channels are progressed",
+     "unsuccessful polls of a request's own channel before all other channels are progressed "
+     "(rounded up to a power of two)",
      NULL},
     {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
      "print every tunable that differs from its default at init (rank 0)", NULL},
