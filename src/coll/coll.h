@@ -161,6 +161,10 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
                                        const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
+/* A two-rank communicator on one node whose blocks (or buffer) of `len` bytes go over
+ * point-to-point instead of the segment: Bcast, Gather, Scatter, Allgather(v) and Alltoall
+ * ask first (collective on the first call, like mf_coll_shm_usable). */
+int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len);
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
  * node: through the data area in pieces (collective on the first call, like
  * mf_coll_shm_usable). */

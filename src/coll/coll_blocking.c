@@ -108,7 +108,8 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
-    if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (!mf_params.coll_bcast && !mf_coll_shm_pair_p2p(comm, len) &&
+        mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
         return MF_OK;
@@ -515,7 +516,7 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
+    if (!mf_params.coll_gather && !mf_coll_shm_pair_p2p(comm, len) && mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
@@ -596,7 +597,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter && mf_coll_shm_scatter_ok(comm, len))
+    if (!mf_params.coll_scatter && !mf_coll_shm_pair_p2p(comm, len) &&
+        mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
     if (alg == MF_COLL_SCATTER_BINOMIAL && comm->size > 1)
@@ -716,10 +718,11 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather &&
+    if (!mf_params.coll_allgather && !mf_coll_shm_pair_p2p(comm, most) &&
         mf_coll_shm_cma(comm, most, mf_params.coll_cma_allgather_bytes))
         return mf_coll_shm_cma_allgatherv(comm, own, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_medium_allgather_ok(comm, most))
+    if (!mf_params.coll_allgather && !mf_coll_shm_pair_p2p(comm, most) &&
+        mf_coll_shm_medium_allgather_ok(comm, most))
         return mf_coll_shm_medium_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
@@ -809,7 +812,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
 {
     if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
+    if (!mf_params.coll_alltoall && !mf_coll_shm_pair_p2p(comm, len) &&
+        mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
     if (alg == MF_COLL_ALLTOALL_BRUCK && comm->size > 1)
