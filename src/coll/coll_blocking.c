@@ -28,6 +28,14 @@ enum {
     TAG_EXSCAN = 13,
 };
 
+/* Two ranks on one node take point-to-point instead of the segment from these sizes (buffer,
+ * or block of the rooted and all-to-all collectives) below MF_COLL_PAIR_EAGER_MAX (Allreduce:
+ * at any size), where interleaved launches measured it faster; see coll.md. */
+#define PAIR_P2P_MIN       ((size_t)16 * 1024)
+#define PAIR_REDUCE_MIN    ((size_t)8 * 1024)
+#define PAIR_SCAN_MIN      ((size_t)8 * 1024)
+#define PAIR_ALLREDUCE_MIN ((size_t)16 * 1024)
+
 /* ---- broadcast --------------------------------------------------------------------------- */
 
 static mf_status_t bcast_binomial(mf_comm_t *comm, void *buf, size_t len, int root, int tag)
@@ -108,7 +116,8 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
-    if (!mf_params.coll_bcast && !mf_coll_shm_pair_p2p(comm, len) &&
+    if (!mf_params.coll_bcast &&
+        !mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
         mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
@@ -172,7 +181,73 @@ out_free:
     return status;
 }
 
+/* Two ranks: the other rank sends its send buffer as it is. The root receives it straight
+ * into its result and combines its own vector in ("own op received": rank order when the root
+ * is rank 0, any order for a commutative operation); otherwise (rank 1 with a non-commutative
+ * operation, or in place) it receives into a temporary. */
+static mf_status_t reduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                               MPI_Datatype dt, size_t extent, MPI_Op op, int root, int tag)
+{
+    size_t len = count * extent;
+    if (comm->rank != root)
+        return mf_pt2pt_send_internal(sbuf, len, root, tag, comm);
+    mf_status_t status;
+    if (sbuf != rbuf && (root == 0 || mf_op_commutative(op))) {
+        status = mf_pt2pt_recv_internal(rbuf, len, root ^ 1, tag, comm);
+        if (status == MF_OK)
+            mf_op_apply(op, sbuf, rbuf, count, dt); /* rbuf = own op received */
+        return status;
+    }
+    char *tmp = mf_malloc(len ? len : 1, "reduce buffer");
+    if (tmp == NULL)
+        return MF_ERR_NO_MEMORY;
+    status = mf_pt2pt_recv_internal(tmp, len, root ^ 1, tag, comm);
+    if (status == MF_OK && root == 0) {
+        mf_op_apply(op, rbuf, tmp, count, dt); /* tmp = own op received (in place) */
+        memcpy(rbuf, tmp, len);
+    } else if (status == MF_OK) {
+        if (sbuf != rbuf)
+            memcpy(rbuf, sbuf, len);
+        mf_op_apply(op, tmp, rbuf, count, dt); /* rbuf = received op own */
+    }
+    free(tmp);
+    return status;
+}
+
 /* ---- allreduce --------------------------------------------------------------------------- */
+
+/* Two ranks, commutative operations: each rank combines one half of the vector (rank 0 the
+ * lower), receiving the other's contribution straight into that half of its result, then the
+ * two swap their finished halves. Each half is combined by one rank only, so both end with
+ * the same bits. */
+static mf_status_t allreduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op, int tag)
+{
+    int rank = comm->rank, peer = rank ^ 1;
+    size_t lo = count / 2, mine = rank == 0 ? lo : count - lo, theirs = count - mine;
+    size_t my_off = rank == 0 ? 0 : lo * extent, their_off = rank == 0 ? lo * extent : 0;
+    const char *own = sbuf;
+    char *res = rbuf, *tmp = NULL;
+    if (sbuf == rbuf) { /* in place: my half of the result is still my own data */
+        tmp = mf_malloc(mine * extent + 1, "allreduce buffer");
+        if (tmp == NULL)
+            return MF_ERR_NO_MEMORY;
+    }
+    char *in = tmp != NULL ? tmp : res + my_off;
+    mf_status_t status = mf_pt2pt_sendrecv_internal(own + their_off, theirs * extent, peer, in,
+                                                    mine * extent, peer, tag, comm);
+    if (status == MF_OK) {
+        if (tmp != NULL) {
+            mf_op_apply(op, in, res + my_off, mine, dt); /* received op own */
+        } else {
+            mf_op_apply(op, own + my_off, in, mine, dt); /* own op received */
+        }
+        status = mf_pt2pt_sendrecv_internal(res + my_off, mine * extent, peer, res + their_off,
+                                            theirs * extent, peer, tag, comm);
+    }
+    free(tmp);
+    return status;
+}
 
 /* The ranks beyond the largest power of two `pof2` fold into the first ones: with
  * rem = size - pof2, ranks 2i and 2i+1 (i < rem) combine at 2i+1, which takes part as new rank
@@ -375,6 +450,9 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
+    if (!mf_params.coll_reduce &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_REDUCE_MIN, MF_COLL_PAIR_EAGER_MAX))
+        return reduce_pair(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
     if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
@@ -388,6 +466,9 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
+    if (!mf_params.coll_allreduce && mf_op_commutative(op) &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_ALLREDUCE_MIN, SIZE_MAX))
+        return allreduce_pair(comm, sbuf, rbuf, count, dt, extent, op, TAG_ALLREDUCE);
     if (!mf_params.coll_allreduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
@@ -516,7 +597,9 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && !mf_coll_shm_pair_p2p(comm, len) && mf_coll_shm_medium(comm, len))
+    if (!mf_params.coll_gather &&
+        !mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
+        mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
@@ -597,7 +680,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter && !mf_coll_shm_pair_p2p(comm, len) &&
+    if (!mf_params.coll_scatter &&
+        !mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
         mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
@@ -718,10 +802,12 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && !mf_coll_shm_pair_p2p(comm, most) &&
+    if (!mf_params.coll_allgather &&
+        !mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
         mf_coll_shm_cma(comm, most, mf_params.coll_cma_allgather_bytes))
         return mf_coll_shm_cma_allgatherv(comm, own, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && !mf_coll_shm_pair_p2p(comm, most) &&
+    if (!mf_params.coll_allgather &&
+        !mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
         mf_coll_shm_medium_allgather_ok(comm, most))
         return mf_coll_shm_medium_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
@@ -812,7 +898,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
 {
     if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall && !mf_coll_shm_pair_p2p(comm, len) &&
+    if (!mf_params.coll_alltoall &&
+        !mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, MF_COLL_PAIR_EAGER_MAX) &&
         mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
@@ -997,6 +1084,41 @@ out_free:
     return status;
 }
 
+/* Two ranks: rank 0 sends its send buffer as it is; rank 1 receives it straight into its
+ * result and combines its own vector in when the operation is commutative (only rank 1
+ * combines, so the order of the operands does not matter), else in a temporary on the left of
+ * its own vector. */
+static mf_status_t scan_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive, int tag)
+{
+    size_t len = count * extent;
+    const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (comm->rank == 0) {
+        if (!exclusive && own != rbuf)
+            memcpy(rbuf, own, len);
+        return mf_pt2pt_send_internal(own, len, 1, tag, comm);
+    }
+    if (exclusive)
+        return mf_pt2pt_recv_internal(rbuf, len, 0, tag, comm);
+    if (own != rbuf && mf_op_commutative(op)) {
+        mf_status_t status = mf_pt2pt_recv_internal(rbuf, len, 0, tag, comm);
+        if (status == MF_OK)
+            mf_op_apply(op, own, rbuf, count, dt); /* rbuf = own op received */
+        return status;
+    }
+    char *tmp = mf_malloc(len ? len : 1, "scan buffer");
+    if (tmp == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status = mf_pt2pt_recv_internal(tmp, len, 0, tag, comm);
+    if (status == MF_OK) {
+        if (own != rbuf)
+            memcpy(rbuf, own, len);
+        mf_op_apply(op, tmp, rbuf, count, dt); /* rbuf = received op own */
+    }
+    free(tmp);
+    return status;
+}
+
 /* Recursive doubling: in step k exchange the combination of my group of k ranks with the
  * partner group; a lower partner's data comes before mine (rank order), so it is combined on
  * the left of both the running prefix and the group total. */
@@ -1040,6 +1162,9 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
+    if (!mf_params.coll_scan &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_SCAN_MIN, MF_COLL_PAIR_EAGER_MAX))
+        return scan_pair(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     if (!mf_params.coll_scan && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))

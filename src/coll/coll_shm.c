@@ -1320,20 +1320,15 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
 
 /* ---- medium gathers and scatters on one node --------------------------------------------- */
 
-/* Two ranks on one node move blocks of PAIR_P2P_MIN up to PAIR_P2P_MAX faster over
- * point-to-point than through the segment: blocking sends ask UCX for fast local completion,
- * which sends them as eager fragments through UCX's own shared-memory queue, so the sender
- * returns once its copy is in and runs calls ahead while the receiver copies out on the other
- * core. The rounds below wait for each other at every 8 KiB piece. From 256 KiB UCX
- * rendezvous (a handshake, then one copy) and the segment wins again; below 16 KiB the
- * segment's fewer steps win. */
-#define PAIR_P2P_MIN ((size_t)16 * 1024)
-#define PAIR_P2P_MAX ((size_t)256 * 1024)
-
-int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len)
+/* Two ranks on one node move medium buffers faster over point-to-point than through the
+ * segment: blocking sends ask UCX for fast local completion, which sends up to 256 KiB as
+ * eager fragments through UCX's own shared-memory queue, so the sender returns once its copy
+ * is in and runs calls ahead while the receiver copies out on the other core. The segment's
+ * rounds and streams wait for each other at every 8 KiB piece, the single copies at every
+ * call. Each caller passes the range where it measured faster (see coll.md). */
+int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
 {
-    if (comm->size != 2 || len < PAIR_P2P_MIN || len >= PAIR_P2P_MAX ||
-        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (comm->size != 2 || len < min || len >= max || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->nnodes == 1 && sh->pair_p2p;
