@@ -162,11 +162,9 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
 /* Whether a two-rank communicator on one node takes point-to-point instead of the segment for
- * a buffer or block of `len` bytes, min <= len < max (collective on the first call, like
+ * a buffer or block of `len` bytes, min <= len <= max (collective on the first call, like
  * mf_coll_shm_usable; never with MANIFOLD_COLL_SHM_MEDIUM=on). */
 int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max);
-/* UCX sends a blocking send of less than this as eager fragments (fast local completion). */
-#define MF_COLL_PAIR_EAGER_MAX ((size_t)256 * 1024)
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
  * node: through the data area in pieces (collective on the first call, like
  * mf_coll_shm_usable). */

@@ -1328,7 +1328,7 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
  * call. Each caller passes the range where it measured faster (see coll.md). */
 int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
 {
-    if (comm->size != 2 || len < min || len >= max || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (comm->size != 2 || len < min || len > max || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->nnodes == 1 && sh->pair_p2p;

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Reduce, Allreduce, Scan and Exscan around the sizes where two ranks on one node switch
- * between the shared-memory streams and point-to-point (8 and 16 KiB, 256 KiB): MPI_SUM and a
- * non-commutative operation (the left operand wins, so the result is rank 0's vector and any
- * operand swapped shows), every root, MPI_IN_PLACE, and identical bits on every rank for an
- * Allreduce whose operands differ only in the sign of zero. Runs on any number of processes.
+ * The sizes where two ranks on one node switch between the shared-memory paths and the
+ * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB):
+ * Reduce, Allreduce, Scan and Exscan with MPI_SUM and a non-commutative operation (the left
+ * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
+ * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
+ * the sign of zero, 12-byte items that do not divide a piece; Bcast, Gather, Scatter,
+ * Allgather and Alltoall with every root and in place. Runs on any number of processes.
  */
 #include "mtest.h"
 
@@ -129,6 +131,125 @@ static void check_same_bits(int n)
     free(root);
 }
 
+/* inout = in for items of three ints */
+static void left3_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    memcpy(inout, in, (size_t)*len * 3 * sizeof(int));
+}
+
+/* 12-byte items: pieces end inside no item. */
+static void check_odd_items(int n)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Datatype t3;
+    MPI_Type_contiguous(3, MPI_INT, &t3);
+    MPI_Type_commit(&t3);
+    MPI_Op left3;
+    MPI_Op_create(left3_op, 0, &left3);
+    int *in = mtest_calloc((size_t)n * 3, sizeof(int)),
+        *out = mtest_calloc((size_t)n * 3, sizeof(int));
+    fill(in, n * 3, rank, 1);
+    for (int root = 0; root < size; root++) {
+        memset(out, 0xff, (size_t)n * 3 * sizeof(int));
+        MPI_Reduce(in, out, n, t3, left3, root, MPI_COMM_WORLD);
+        int bad = rank == root ? first_bad(out, n * 3, size - 1, 1) : -1;
+        MTEST_CHECK(bad < 0, "reduce of 12-byte items n %d root %d: [%d] wrong", n, root, bad);
+    }
+    MPI_Allreduce(in, out, n, t3, left3, MPI_COMM_WORLD);
+    int bad = first_bad(out, n * 3, size - 1, 1);
+    MTEST_CHECK(bad < 0, "allreduce of 12-byte items n %d: [%d] wrong", n, bad);
+    MPI_Scan(in, out, n, t3, left3, MPI_COMM_WORLD);
+    bad = first_bad(out, n * 3, rank, 1);
+    MTEST_CHECK(bad < 0, "scan of 12-byte items n %d: [%d] wrong", n, bad);
+    MPI_Op_free(&left3);
+    MPI_Type_free(&t3);
+    free(in);
+    free(out);
+}
+
+/* byte k of rank r's block for rank d */
+static unsigned char pattern(int r, int d, size_t k)
+{
+    return (unsigned char)(r * 31 + d * 7 + k % 251);
+}
+
+static long first_bad_block(const unsigned char *buf, size_t len, int r, int d)
+{
+    for (size_t k = 0; k < len; k++)
+        if (buf[k] != pattern(r, d, k))
+            return (long)k;
+    return -1;
+}
+
+static void check_moves(size_t len)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t all = len * (size_t)size;
+    unsigned char *s = mtest_calloc(all, 1), *r = mtest_calloc(all, 1);
+    int n = (int)len;
+    for (int in_place = 0; in_place < 2; in_place++) {
+        for (int root = 0; root < size; root++) {
+            /* Bcast: root's block for 0 */
+            for (size_t k = 0; k < len; k++)
+                r[k] = rank == root ? pattern(root, 0, k) : 0;
+            MPI_Bcast(r, n, MPI_BYTE, root, MPI_COMM_WORLD);
+            long bad = first_bad_block(r, len, root, 0);
+            MTEST_CHECK(bad < 0, "bcast %zu root %d: byte %ld", len, root, bad);
+            /* Gather: block of rank i lands at i */
+            for (size_t k = 0; k < len; k++)
+                s[k] = pattern(rank, root, k);
+            memset(r, 0, all);
+            if (in_place && rank == root)
+                memcpy(r + (size_t)root * len, s, len);
+            MPI_Gather(in_place && rank == root ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE,
+                       root, MPI_COMM_WORLD);
+            for (int i = 0; rank == root && i < size; i++) {
+                bad = first_bad_block(r + (size_t)i * len, len, i, root);
+                MTEST_CHECK(bad < 0, "gather %zu root %d in place %d: block %d byte %ld", len, root,
+                            in_place, i, bad);
+            }
+            /* Scatter: the root's block i goes to rank i */
+            for (int i = 0; i < size; i++)
+                for (size_t k = 0; k < len; k++)
+                    s[(size_t)i * len + k] = pattern(root, i, k);
+            memset(r, 0, all);
+            int ip = in_place && rank == root;
+            MPI_Scatter(s, n, MPI_BYTE, ip ? MPI_IN_PLACE : r, n, MPI_BYTE, root, MPI_COMM_WORLD);
+            bad = first_bad_block(ip ? s + (size_t)root * len : r, len, root, rank);
+            MTEST_CHECK(bad < 0, "scatter %zu root %d in place %d: byte %ld", len, root, in_place,
+                        bad);
+        }
+        /* Allgather and Alltoall: rank i's block for rank d at d */
+        for (int d = 0; d < size; d++)
+            for (size_t k = 0; k < len; k++)
+                s[(size_t)d * len + k] = pattern(rank, d, k);
+        memset(r, 0, all);
+        if (in_place)
+            memcpy(r + (size_t)rank * len, s, len);
+        MPI_Allgather(in_place ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++) {
+            long bad = first_bad_block(r + (size_t)i * len, len, i, 0);
+            MTEST_CHECK(bad < 0, "allgather %zu in place %d: block %d byte %ld", len, in_place, i,
+                        bad);
+        }
+        if (in_place)
+            memcpy(r, s, all);
+        MPI_Alltoall(in_place ? MPI_IN_PLACE : s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++) {
+            long bad = first_bad_block(r + (size_t)i * len, len, i, rank);
+            MTEST_CHECK(bad < 0, "alltoall %zu in place %d: block %d byte %ld", len, in_place, i,
+                        bad);
+        }
+    }
+    free(s);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -140,6 +261,11 @@ int main(int argc, char **argv)
         check_reductions(ns[k], left);
         check_same_bits(ns[k] / 2);
     }
+    check_odd_items(50000);
+    /* bytes: around 16 KiB, several pieces, around 1 MiB and 4 MiB */
+    const size_t lens[] = {16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
+    for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
+        check_moves(lens[k]);
     MPI_Op_free(&left);
     return mtest_finalize(0);
 }
