@@ -34,11 +34,12 @@ enum {
  * stops at PAIR_FLOW_MAX: the sender runs ahead on eager pieces the receiver buffers if it
  * is late, so that bounds the memory a late rank holds per call. Exchanges (Allreduce,
  * Allgather, Alltoall) wait for the peer at every step; the last two lost from 2 MiB. */
-#define PAIR_P2P_MIN       ((size_t)16 * 1024)
-#define PAIR_REDUCE_MIN    ((size_t)8 * 1024)
-#define PAIR_ALLREDUCE_MIN ((size_t)16 * 1024)
-#define PAIR_FLOW_MAX      ((size_t)4 * 1024 * 1024)
-#define PAIR_SWAP_MAX      ((size_t)1024 * 1024)
+#define PAIR_P2P_MIN            ((size_t)16 * 1024)
+#define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
+#define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
+#define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
+#define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
+#define PAIR_SWAP_MAX           ((size_t)1024 * 1024)
 
 /* ---- two ranks ---------------------------------------------------------------------------- */
 
@@ -1131,6 +1132,37 @@ static mf_status_t reduce_scatter_pairwise(mf_comm_t *comm, const void *src, voi
     return status;
 }
 
+/* Two ranks, commutative operations, not in place: each rank sends the other's block of its
+ * vector and receives the other's contribution to its own block straight into its result,
+ * then combines its own block in (the first half of allreduce_pair); piece by piece. Each
+ * block is combined by one rank only. */
+static mf_status_t reduce_scatter_pair(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                       const size_t *counts, MPI_Datatype dt, size_t extent,
+                                       MPI_Op op, int tag)
+{
+    int rank = comm->rank, peer = rank ^ 1;
+    size_t mine = counts[rank], theirs = counts[peer], step = pair_items(extent, PAIR_PIECE);
+    const char *own = (const char *)sbuf + (rank == 0 ? 0 : counts[0] * extent);
+    const char *out = (const char *)sbuf + (rank == 0 ? counts[0] * extent : 0);
+    char *res = rbuf;
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && (i < mine || i < theirs); i += step) {
+        size_t nr = i < mine ? (mine - i < step ? mine - i : step) : 0;
+        size_t ns = i < theirs ? (theirs - i < step ? theirs - i : step) : 0;
+        size_t off = i * extent;
+        if (nr > 0 && ns > 0)
+            status = mf_pt2pt_sendrecv_internal(out + off, ns * extent, peer, res + off,
+                                                nr * extent, peer, tag, comm);
+        else if (ns > 0)
+            status = mf_pt2pt_send_internal(out + off, ns * extent, peer, tag, comm);
+        else
+            status = mf_pt2pt_recv_internal(res + off, nr * extent, peer, tag, comm);
+        if (status == MF_OK && nr > 0)
+            mf_op_apply(op, own + off, res + off, nr, dt); /* own op received */
+    }
+    return status;
+}
+
 mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                    const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
@@ -1141,6 +1173,9 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
+    if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
+        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, SIZE_MAX))
+        return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);
     if (!mf_params.coll_reduce_scatter &&
         mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))
         return mf_coll_shm_pair_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,

@@ -5,7 +5,8 @@
  * Reduce, Allreduce, Scan and Exscan with MPI_SUM and a non-commutative operation (the left
  * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
  * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
- * the sign of zero, 12-byte items that do not divide a piece; Bcast, Gather, Scatter,
+ * the sign of zero, 12-byte items that do not divide a piece, Reduce_scatter(_block) with
+ * blocks of different lengths; Bcast, Gather, Scatter,
  * Allgather and Alltoall with every root and in place. Runs on any number of processes.
  */
 #include "mtest.h"
@@ -104,6 +105,43 @@ static void check_reductions(int n, MPI_Op left)
                         bad < 0 ? 0 : expect(rank - 1, bad, l));
         }
     }
+    free(in);
+    free(out);
+}
+
+/* Reduce_scatter with blocks of n + 7 r items (rank r) and Reduce_scatter_block of n: the
+ * vector is (rank + 1) * (i % 7 + 1) at item i, so block r must hold the sums of its items. */
+static void check_reduce_scatter(int n, MPI_Op left)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int *counts = mtest_calloc((size_t)size, sizeof(int)), total = 0, first = 0;
+    for (int r = 0; r < size; r++) {
+        counts[r] = n + 7 * r;
+        first += r < rank ? counts[r] : 0;
+        total += counts[r];
+    }
+    int *in = mtest_calloc((size_t)total, sizeof(int)),
+        *out = mtest_calloc((size_t)total, sizeof(int));
+    for (int l = 0; l < 2; l++) {
+        MPI_Op op = l ? left : MPI_SUM;
+        fill(in, total, rank, l);
+        memset(out, 0xff, (size_t)total * sizeof(int));
+        MPI_Reduce_scatter(in, out, counts, MPI_INT, op, MPI_COMM_WORLD);
+        int bad = -1;
+        for (int i = 0; i < counts[rank] && bad < 0; i++)
+            if (out[i] != expect(size - 1, first + i, l))
+                bad = i;
+        MTEST_CHECK(bad < 0, "reduce_scatter n %d op %d: [%d] wrong", n, l, bad);
+        MPI_Reduce_scatter_block(in, out, n, MPI_INT, op, MPI_COMM_WORLD);
+        bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (out[i] != expect(size - 1, rank * n + i, l))
+                bad = i;
+        MTEST_CHECK(bad < 0, "reduce_scatter_block n %d op %d: [%d] wrong", n, l, bad);
+    }
+    free(counts);
     free(in);
     free(out);
 }
@@ -260,6 +298,7 @@ int main(int argc, char **argv)
     for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
         check_reductions(ns[k], left);
         check_same_bits(ns[k] / 2);
+        check_reduce_scatter(ns[k] / 2, left);
     }
     check_odd_items(50000);
     /* bytes: around 16 KiB, several pieces, around 1 MiB and 4 MiB */
