@@ -34,7 +34,8 @@ enum {
  * stops at PAIR_FLOW_MAX: the sender runs ahead on eager pieces the receiver buffers if it
  * is late, so that bounds the memory a late rank holds per call. Exchanges (Allreduce,
  * Allgather, Alltoall) wait for the peer at every step; the last two lost from 2 MiB. */
-#define PAIR_P2P_MIN            ((size_t)16 * 1024)
+#define PAIR_P2P_MIN            ((size_t)8 * 1024)
+#define PAIR_BCAST_MIN          ((size_t)16 * 1024)
 #define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
 #define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
@@ -220,7 +221,7 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
-    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
         return bcast_pair(comm, buf, len, root, TAG_BCAST);
     if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);

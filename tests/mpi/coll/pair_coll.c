@@ -301,8 +301,8 @@ int main(int argc, char **argv)
         check_reduce_scatter(ns[k] / 2, left);
     }
     check_odd_items(50000);
-    /* bytes: around 16 KiB, several pieces, around 1 MiB and 4 MiB */
-    const size_t lens[] = {16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
+    /* bytes: around 8 and 16 KiB, several pieces, around 1 MiB and 4 MiB */
+    const size_t lens[] = {8188, 8192, 16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
         check_moves(lens[k]);
     MPI_Op_free(&left);
