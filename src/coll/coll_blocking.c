@@ -32,15 +32,18 @@ enum {
  * segment for a buffer (or the block of the rooted and all-to-all collectives) in these
  * ranges, where interleaved launches measured them faster (coll.md). Data flowing one way
  * stops at PAIR_FLOW_MAX: the sender runs ahead on eager pieces the receiver buffers if it
- * is late, so that bounds the memory a late rank holds per call. Exchanges (Allreduce,
- * Allgather, Alltoall) wait for the peer at every step; the last two lost from 2 MiB. */
+ * is late, so that bounds the memory a late rank holds per call. Allgather and Alltoall
+ * exchange one piece at most (PAIR_SWAP_MAX), Reduce_scatter a vector of two: with more,
+ * every piece waits for the peer, which gained 5-20 % on a quiet machine but was
+ * up to five times slower than the single copy or one large message while other jobs
+ * loaded it. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
 #define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
 #define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
 #define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
-#define PAIR_SWAP_MAX           ((size_t)1024 * 1024)
+#define PAIR_SWAP_MAX           ((size_t)128 * 1024)
 
 /* ---- two ranks ---------------------------------------------------------------------------- */
 
@@ -1175,7 +1178,7 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
     if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
-        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, SIZE_MAX))
+        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_SWAP_MAX))
         return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);
     if (!mf_params.coll_reduce_scatter &&
         mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))
