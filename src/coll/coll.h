@@ -161,6 +161,10 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
                                        const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
+/* Whether a two-rank communicator on one node takes point-to-point instead of the segment for
+ * a buffer or block of `len` bytes, min <= len <= max (collective on the first call, like
+ * mf_coll_shm_usable; never with MANIFOLD_COLL_SHM_MEDIUM=on). */
+int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max);
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
  * node: through the data area in pieces (collective on the first call, like
  * mf_coll_shm_usable). */

@@ -28,6 +28,122 @@ enum {
     TAG_EXSCAN = 13,
 };
 
+/* Two ranks on one node take the two-rank point-to-point algorithms below instead of the
+ * segment for a buffer (or the block of the rooted and all-to-all collectives) in these
+ * ranges, where interleaved launches measured them faster (coll.md). Data flowing one way
+ * stops at PAIR_FLOW_MAX: the sender runs ahead on eager pieces the receiver buffers if it
+ * is late, so that bounds the memory a late rank holds per call. Allgather and Alltoall
+ * exchange one piece at most (PAIR_SWAP_MAX), Reduce_scatter a vector of two: with more,
+ * every piece waits for the peer, which gained 5-20 % on a quiet machine but was
+ * up to five times slower than the single copy or one large message while other jobs
+ * loaded it. */
+#define PAIR_P2P_MIN            ((size_t)8 * 1024)
+#define PAIR_BCAST_MIN          ((size_t)16 * 1024)
+#define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
+#define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
+#define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
+#define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
+#define PAIR_SWAP_MAX           ((size_t)128 * 1024)
+
+/* ---- two ranks ---------------------------------------------------------------------------- */
+
+/* The two-rank algorithms move their data in pieces of at most this many bytes: UCX sends a
+ * blocking send below 256 KiB as eager fragments through its shared-memory queue (fast local
+ * completion) and a larger one by rendezvous, whose single copy (process_vm_readv, slow on
+ * this machine) lost to the pieces at every size measured. */
+#define PAIR_PIECE ((size_t)128 * 1024)
+
+static size_t pair_pieces(size_t len)
+{
+    return len == 0 ? 1 : (len + PAIR_PIECE - 1) / PAIR_PIECE;
+}
+
+static size_t pair_piece(size_t len, size_t i)
+{
+    size_t off = i * PAIR_PIECE;
+    return off >= len ? 0 : len - off < PAIR_PIECE ? len - off : PAIR_PIECE;
+}
+
+/* `slen` bytes to the other rank of a two-rank communicator while receiving its `rlen` in the
+ * same pieces; either side may be NULL (nothing that way). A piece only one side has is sent
+ * (received) alone: the other rank then receives (sends) it, so the steps always pair up. */
+static mf_status_t pair_sendrecv(const void *sbuf, size_t slen, void *rbuf, size_t rlen, int tag,
+                                 mf_comm_t *comm)
+{
+    int peer = comm->rank ^ 1;
+    size_t ns = sbuf != NULL ? pair_pieces(slen) : 0, nr = rbuf != NULL ? pair_pieces(rlen) : 0;
+    const char *s = sbuf;
+    char *r = rbuf;
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && (i < ns || i < nr); i++) {
+        size_t off = i * PAIR_PIECE;
+        if (i < ns && i < nr)
+            status = mf_pt2pt_sendrecv_internal(s + off, pair_piece(slen, i), peer, r + off,
+                                                pair_piece(rlen, i), peer, tag, comm);
+        else if (i < ns)
+            status = mf_pt2pt_send_internal(s + off, pair_piece(slen, i), peer, tag, comm);
+        else
+            status = mf_pt2pt_recv_internal(r + off, pair_piece(rlen, i), peer, tag, comm);
+    }
+    return status;
+}
+
+/* Items per step of the two-rank reductions: a piece's worth, at least one. */
+static size_t pair_items(size_t extent, size_t bytes)
+{
+    size_t n = extent > 0 ? bytes / extent : 0;
+    return n > 0 ? n : 1;
+}
+
+/* The buffer in pieces from the root to the other rank. */
+static mf_status_t bcast_pair(mf_comm_t *comm, void *buf, size_t len, int root, int tag)
+{
+    if (comm->rank == root)
+        return pair_sendrecv(buf, len, NULL, 0, tag, comm);
+    return pair_sendrecv(NULL, 0, buf, len, tag, comm);
+}
+
+/* The other rank's block in pieces to the root, which copies its own. */
+static mf_status_t gather_pair(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root,
+                               int tag)
+{
+    if (comm->rank != root)
+        return pair_sendrecv(sbuf, len, NULL, 0, tag, comm);
+    if (sbuf != MPI_IN_PLACE)
+        memcpy((char *)rbuf + (size_t)root * len, sbuf, len);
+    return pair_sendrecv(NULL, 0, (char *)rbuf + (size_t)(root ^ 1) * len, len, tag, comm);
+}
+
+static mf_status_t scatter_pair(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root,
+                                int tag)
+{
+    if (comm->rank != root)
+        return pair_sendrecv(NULL, 0, rbuf, len, tag, comm);
+    if (rbuf != MPI_IN_PLACE)
+        memcpy(rbuf, (const char *)sbuf + (size_t)root * len, len);
+    return pair_sendrecv((const char *)sbuf + (size_t)(root ^ 1) * len, len, NULL, 0, tag, comm);
+}
+
+/* Each rank sends the other its block for it (a copy of it in place, where the peer's block
+ * lands on it) and keeps its own. */
+static mf_status_t alltoall_pair(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int tag)
+{
+    int rank = comm->rank, peer = rank ^ 1;
+    char *r = rbuf, *copy = NULL;
+    const char *out = (const char *)sbuf + (size_t)peer * len;
+    if (sbuf == MPI_IN_PLACE) {
+        if ((copy = mf_malloc(len ? len : 1, "alltoall buffer")) == NULL)
+            return MF_ERR_NO_MEMORY;
+        memcpy(copy, r + (size_t)peer * len, len);
+        out = copy;
+    } else {
+        memcpy(r + (size_t)rank * len, (const char *)sbuf + (size_t)rank * len, len);
+    }
+    mf_status_t status = pair_sendrecv(out, len, r + (size_t)peer * len, len, tag, comm);
+    free(copy);
+    return status;
+}
+
 /* ---- broadcast --------------------------------------------------------------------------- */
 
 static mf_status_t bcast_binomial(mf_comm_t *comm, void *buf, size_t len, int root, int tag)
@@ -108,6 +224,8 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
+    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
+        return bcast_pair(comm, buf, len, root, TAG_BCAST);
     if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
@@ -171,7 +289,88 @@ out_free:
     return status;
 }
 
+/* Two ranks: the other rank sends its send buffer as it is. The root receives it straight
+ * into its result and combines its own vector in ("own op received": rank order when the root
+ * is rank 0, any order for a commutative operation); otherwise (rank 1 as root with a
+ * non-commutative operation, or in place) it receives into a temporary. One piece at a time,
+ * so the combine of one runs while the next arrives. */
+static mf_status_t reduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                               MPI_Datatype dt, size_t extent, MPI_Op op, int root, int tag)
+{
+    size_t step = pair_items(extent, PAIR_PIECE);
+    if (count == 0)
+        return MF_OK;
+    if (comm->rank != root) {
+        mf_status_t status = MF_OK;
+        for (size_t i = 0; status == MF_OK && i < count; i += step)
+            status = mf_pt2pt_send_internal((const char *)sbuf + i * extent,
+                                            (count - i < step ? count - i : step) * extent, root,
+                                            tag, comm);
+        return status;
+    }
+    int direct = sbuf != rbuf && (root == 0 || mf_op_commutative(op));
+    char *tmp = NULL;
+    if (!direct && (tmp = mf_malloc(step * extent, "reduce buffer")) == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && i < count; i += step) {
+        size_t n = count - i < step ? count - i : step, off = i * extent;
+        const char *own = (const char *)sbuf + off;
+        char *res = (char *)rbuf + off;
+        status = mf_pt2pt_recv_internal(direct ? res : tmp, n * extent, root ^ 1, tag, comm);
+        if (status != MF_OK)
+            break;
+        if (direct) {
+            mf_op_apply(op, own, res, n, dt); /* own op received */
+        } else if (root == 0) {
+            mf_op_apply(op, res, tmp, n, dt); /* in place: tmp = own op received */
+            memcpy(res, tmp, n * extent);
+        } else {
+            if (own != res)
+                memcpy(res, own, n * extent);
+            mf_op_apply(op, tmp, res, n, dt); /* received op own */
+        }
+    }
+    free(tmp);
+    return status;
+}
+
 /* ---- allreduce --------------------------------------------------------------------------- */
+
+/* Two ranks, commutative operations: each rank combines one half of the vector (rank 0 the
+ * lower), receiving the other's contribution straight into that half of its result, then the
+ * two swap their finished halves; a step at a time of up to two pieces. Each half is combined
+ * by one rank only, so both end with the same bits. */
+static mf_status_t allreduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                  MPI_Datatype dt, size_t extent, MPI_Op op, int tag)
+{
+    int rank = comm->rank;
+    size_t step = pair_items(extent, 2 * PAIR_PIECE);
+    char *tmp = NULL;
+    if (sbuf == rbuf && (tmp = mf_malloc(step * extent, "allreduce buffer")) == NULL)
+        return MF_ERR_NO_MEMORY; /* in place: my half of the result is still my own data */
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && i < count; i += step) {
+        size_t n = count - i < step ? count - i : step, lo = n / 2;
+        size_t mine = rank == 0 ? lo : n - lo, theirs = n - mine;
+        const char *own = (const char *)sbuf + i * extent;
+        char *res = (char *)rbuf + i * extent;
+        size_t my_off = rank == 0 ? 0 : lo * extent, their_off = rank == 0 ? lo * extent : 0;
+        char *in = tmp != NULL ? tmp : res + my_off;
+        status = mf_pt2pt_sendrecv_internal(own + their_off, theirs * extent, rank ^ 1, in,
+                                            mine * extent, rank ^ 1, tag, comm);
+        if (status != MF_OK)
+            break;
+        if (tmp != NULL)
+            mf_op_apply(op, in, res + my_off, mine, dt); /* received op own */
+        else
+            mf_op_apply(op, own + my_off, in, mine, dt); /* own op received */
+        status = mf_pt2pt_sendrecv_internal(res + my_off, mine * extent, rank ^ 1, res + their_off,
+                                            theirs * extent, rank ^ 1, tag, comm);
+    }
+    free(tmp);
+    return status;
+}
 
 /* The ranks beyond the largest power of two `pof2` fold into the first ones: with
  * rem = size - pof2, ranks 2i and 2i+1 (i < rem) combine at 2i+1, which takes part as new rank
@@ -374,6 +573,9 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
+    if (!mf_params.coll_reduce &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
+        return reduce_pair(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
     if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
@@ -387,6 +589,9 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
+    if (!mf_params.coll_allreduce && mf_op_commutative(op) &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_ALLREDUCE_MIN, SIZE_MAX))
+        return allreduce_pair(comm, sbuf, rbuf, count, dt, extent, op, TAG_ALLREDUCE);
     if (!mf_params.coll_allreduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
@@ -515,6 +720,8 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
+    if (!mf_params.coll_gather && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+        return gather_pair(comm, sbuf, len, rbuf, root, TAG_GATHER);
     if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
@@ -596,6 +803,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
+    if (!mf_params.coll_scatter && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+        return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
     if (!mf_params.coll_scatter && mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
@@ -716,6 +925,10 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
+        return pair_sendrecv(own != NULL ? own : (char *)rbuf + rdispls[rank], rlens[rank],
+                             (char *)rbuf + rdispls[rank ^ 1], rlens[rank ^ 1], TAG_ALLGATHER,
+                             comm);
     if (!mf_params.coll_allgather &&
         mf_coll_shm_cma(comm, most, mf_params.coll_cma_allgather_bytes))
         return mf_coll_shm_cma_allgatherv(comm, own, rbuf, rlens, rdispls);
@@ -809,6 +1022,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
 {
     if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
+    if (!mf_params.coll_alltoall && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_SWAP_MAX))
+        return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
     if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
@@ -921,6 +1136,37 @@ static mf_status_t reduce_scatter_pairwise(mf_comm_t *comm, const void *src, voi
     return status;
 }
 
+/* Two ranks, commutative operations, not in place: each rank sends the other's block of its
+ * vector and receives the other's contribution to its own block straight into its result,
+ * then combines its own block in (the first half of allreduce_pair); piece by piece. Each
+ * block is combined by one rank only. */
+static mf_status_t reduce_scatter_pair(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                       const size_t *counts, MPI_Datatype dt, size_t extent,
+                                       MPI_Op op, int tag)
+{
+    int rank = comm->rank, peer = rank ^ 1;
+    size_t mine = counts[rank], theirs = counts[peer], step = pair_items(extent, PAIR_PIECE);
+    const char *own = (const char *)sbuf + (rank == 0 ? 0 : counts[0] * extent);
+    const char *out = (const char *)sbuf + (rank == 0 ? counts[0] * extent : 0);
+    char *res = rbuf;
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && (i < mine || i < theirs); i += step) {
+        size_t nr = i < mine ? (mine - i < step ? mine - i : step) : 0;
+        size_t ns = i < theirs ? (theirs - i < step ? theirs - i : step) : 0;
+        size_t off = i * extent;
+        if (nr > 0 && ns > 0)
+            status = mf_pt2pt_sendrecv_internal(out + off, ns * extent, peer, res + off,
+                                                nr * extent, peer, tag, comm);
+        else if (ns > 0)
+            status = mf_pt2pt_send_internal(out + off, ns * extent, peer, tag, comm);
+        else
+            status = mf_pt2pt_recv_internal(res + off, nr * extent, peer, tag, comm);
+        if (status == MF_OK && nr > 0)
+            mf_op_apply(op, own + off, res + off, nr, dt); /* own op received */
+    }
+    return status;
+}
+
 mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                    const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
@@ -931,6 +1177,9 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
+    if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
+        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_SWAP_MAX))
+        return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);
     if (!mf_params.coll_reduce_scatter &&
         mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))
         return mf_coll_shm_pair_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
@@ -993,6 +1242,44 @@ out_free:
     return status;
 }
 
+/* Two ranks: rank 0 sends its send buffer as it is; rank 1 receives it straight into its
+ * result and combines its own vector in when the operation is commutative (only rank 1
+ * combines, so the order of the operands does not matter), else in a temporary on the left of
+ * its own vector. A piece at a time, as reduce_pair. */
+static mf_status_t scan_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                             MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive, int tag)
+{
+    size_t step = pair_items(extent, PAIR_PIECE);
+    const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (comm->rank == 0 && !exclusive && own != rbuf)
+        memcpy(rbuf, own, count * extent);
+    int direct = exclusive || (own != rbuf && mf_op_commutative(op));
+    char *tmp = NULL;
+    if (comm->rank == 1 && !direct && (tmp = mf_malloc(step * extent, "scan buffer")) == NULL)
+        return MF_ERR_NO_MEMORY;
+    mf_status_t status = MF_OK;
+    for (size_t i = 0; status == MF_OK && i < count; i += step) {
+        size_t n = count - i < step ? count - i : step, off = i * extent;
+        char *res = (char *)rbuf + off;
+        if (comm->rank == 0) {
+            status = mf_pt2pt_send_internal(own + off, n * extent, 1, tag, comm);
+            continue;
+        }
+        status = mf_pt2pt_recv_internal(direct ? res : tmp, n * extent, 0, tag, comm);
+        if (status != MF_OK || exclusive)
+            continue;
+        if (direct) {
+            mf_op_apply(op, own + off, res, n, dt); /* own op received */
+        } else {
+            if (own != rbuf)
+                memcpy(res, own + off, n * extent);
+            mf_op_apply(op, tmp, res, n, dt); /* received op own */
+        }
+    }
+    free(tmp);
+    return status;
+}
+
 /* Recursive doubling: in step k exchange the combination of my group of k ranks with the
  * partner group; a lower partner's data comes before mine (rank order), so it is combined on
  * the left of both the running prefix and the group total. */
@@ -1036,6 +1323,9 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
+    if (!mf_params.coll_scan &&
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
+        return scan_pair(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     if (!mf_params.coll_scan && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))

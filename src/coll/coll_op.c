@@ -71,6 +71,22 @@ typedef enum {
 #define SKIND(t) (sizeof(t) == 1 ? K_S8 : sizeof(t) == 2 ? K_S16 : sizeof(t) == 4 ? K_S32 : K_S64)
 #define UKIND(t) (sizeof(t) == 1 ? K_U8 : sizeof(t) == 2 ? K_U16 : sizeof(t) == 4 ? K_U32 : K_U64)
 
+/* x86-64 Linux compilers build an AVX2 clone of the engine next to the baseline one. Not
+ * under ThreadSanitizer: the clone's resolver runs while the library is relocated, before the
+ * TSan runtime is up, and crashed every process. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MF_OP_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(MF_OP_TSAN)
+#define MF_OP_CLONES 0
+#elif defined(__x86_64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#define MF_OP_CLONES 1
+#else
+#define MF_OP_CLONES 0
+#endif
+
 #ifdef __FLT16_MAX__
 #define HAVE_F16      1
 #define K_F16_OR_NONE K_F16
@@ -347,7 +363,13 @@ mf_status_t mf_op_check(MPI_Op op, MPI_Datatype dt)
         }                                                                                          \
     } while (0)
 
-static void apply_kind(opcode_t code, kind_t kind, const void *in, void *inout, size_t n)
+/* The loops vectorise; AVX2 doubles the width of the baseline's SSE2 and halved the time of
+ * an int32 sum of 16 KiB in cache. The clone is picked once, when the library is loaded. */
+#if MF_OP_CLONES
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void
+apply_kind(opcode_t code, kind_t kind, const void *in, void *inout, size_t n)
 {
     switch (kind) {
     case K_S8: INT_OPS(int8_t, unsigned) break;

@@ -81,6 +81,7 @@ typedef struct mf_coll_shm {
     int cma;                          /* every local rank can read the others' memory */
     pid_t *pid_of;                    /* process id of each local rank */
     int roomy; /* medium gathers and scatters through the segment (a core for every local rank) */
+    int pair_p2p; /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -399,6 +400,7 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     sh->roomy = mf_params.coll_shm_medium == 2 ||
                 (mf_params.coll_shm_medium == 0 && cores > 0 && sh->k <= cores);
+    sh->pair_p2p = mf_params.coll_shm_medium != 2;
     sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
     if (sh->k > 1)
         mf_log(MF_LOG_DEBUG, "coll", "cross-process copies for large collectives: %s",
@@ -1317,6 +1319,20 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
 }
 
 /* ---- medium gathers and scatters on one node --------------------------------------------- */
+
+/* Two ranks on one node move medium buffers faster over point-to-point than through the
+ * segment: blocking sends ask UCX for fast local completion, which sends up to 256 KiB as
+ * eager fragments through UCX's own shared-memory queue, so the sender returns once its copy
+ * is in and runs calls ahead while the receiver copies out on the other core. The segment's
+ * rounds and streams wait for each other at every 8 KiB piece, the single copies at every
+ * call. Each caller passes the range where it measured faster (see coll.md). */
+int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
+{
+    if (comm->size != 2 || len < min || len > max || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->pair_p2p;
+}
 
 /* Blocks above a small-call entry and up to this size go through the data area on one node
  * instead of point-to-point (UCX's rendezvous from 8 KiB); beyond it point-to-point's single

@@ -120,7 +120,8 @@ static const param_def_t param_table[] = {
      NULL},
     {"COLL_SHM_MEDIUM", &mf_params.coll_shm_medium, 0, 0, 2,
      "gather, scatter and allgather blocks up to 256 KiB on one node through shared memory "
-     "(auto: only with a core for every rank of the node; off; on)",
+     "(auto: only with a core for every rank of the node, and two ranks take point-to-point "
+     "from 8-16 KiB instead; off; on: shared memory for two ranks too)",
      coll_shm_medium_choices},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "
