@@ -828,46 +828,23 @@ regular_all(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, s
     blocks_fixed(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
 }
 
-static void regular_pack_1(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 1, 0);
-}
-static void regular_pack_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 2, 0);
-}
-static void regular_pack_4(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 4, 0);
-}
-static void regular_pack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 8, 0);
-}
-static void regular_pack_16(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 16, 0);
-}
-static void regular_unpack_1(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 1, 1);
-}
-static void regular_unpack_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 2, 1);
-}
-static void regular_unpack_4(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 4, 1);
-}
-static void regular_unpack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 8, 1);
-}
-static void regular_unpack_16(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
-{
-    regular_all(d, count, buf, packed, 16, 1);
-}
+/* One entry per block size and direction, so the copy loop is compiled for each size. */
+#define REGULAR_ENTRY(name, bs, dir)                                                               \
+    static void name(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)            \
+    {                                                                                              \
+        regular_all(d, count, buf, packed, bs, dir);                                               \
+    }
+REGULAR_ENTRY(regular_pack_1, 1, 0)
+REGULAR_ENTRY(regular_pack_2, 2, 0)
+REGULAR_ENTRY(regular_pack_4, 4, 0)
+REGULAR_ENTRY(regular_pack_8, 8, 0)
+REGULAR_ENTRY(regular_pack_16, 16, 0)
+REGULAR_ENTRY(regular_unpack_1, 1, 1)
+REGULAR_ENTRY(regular_unpack_2, 2, 1)
+REGULAR_ENTRY(regular_unpack_4, 4, 1)
+REGULAR_ENTRY(regular_unpack_8, 8, 1)
+REGULAR_ENTRY(regular_unpack_16, 16, 1)
+#undef REGULAR_ENTRY
 
 /* Other block sizes: copy_blocks' switch (12, 24, 32 bytes stay fixed-size moves). */
 static void regular_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
