@@ -809,23 +809,34 @@ static __attribute__((noinline)) void regular_items(const mf_dtype_t *d, MPI_Cou
         copy_blocks(mem, packed, nb, d->vstride, (MPI_Aint)len, len, dir);
 }
 
-/* Regular layouts: blocks of `len` bytes, d->vstride apart; one run over the whole message
- * when it is one item or the items continue the stride, else item by item at the extent. */
+/* Regular layouts: blocks of d->vlen bytes, d->vstride apart; one run over the whole message
+ * when it is one item or the items continue the stride (returns 1 with the run's block count
+ * and stride), else copied item by item at the extent here (returns 0). */
+static inline __attribute__((always_inline)) int regular_run(const mf_dtype_t *d, MPI_Count count,
+                                                             char *mem, char *packed, int dir,
+                                                             MPI_Count *nb_p, MPI_Aint *stride_p)
+{
+    *nb_p = d->nsegs;
+    *stride_p = d->vstride;
+    if (count > 1) {
+        if (d->run_stride == 0) {
+            regular_items(d, count, mem, packed, dir);
+            return 0;
+        }
+        *nb_p *= count;
+        *stride_p = d->run_stride;
+    }
+    return 1;
+}
+
 static inline __attribute__((always_inline)) void
 regular_all(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, size_t len, int dir)
 {
     char *mem = (char *)(buf + (uintptr_t)d->segs[0].off);
-    MPI_Count nb = d->nsegs;
-    MPI_Aint stride = d->vstride;
-    if (count > 1) {
-        if (d->run_stride == 0) {
-            regular_items(d, count, mem, packed, dir);
-            return;
-        }
-        nb *= count;
-        stride = d->run_stride;
-    }
-    blocks_fixed(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
+    MPI_Count nb;
+    MPI_Aint stride;
+    if (regular_run(d, count, mem, packed, dir, &nb, &stride))
+        blocks_fixed(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
 }
 
 /* One entry per block size and direction, so the copy loop is compiled for each size. */
@@ -850,17 +861,10 @@ REGULAR_ENTRY(regular_unpack_16, 16, 1)
 static void regular_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
 {
     char *mem = (char *)(buf + (uintptr_t)d->segs[0].off);
-    MPI_Count nb = d->nsegs, len = d->vlen;
-    MPI_Aint stride = d->vstride;
-    if (count > 1) {
-        if (d->run_stride == 0) {
-            regular_items(d, count, mem, packed, dir);
-            return;
-        }
-        nb *= count;
-        stride = d->run_stride;
-    }
-    copy_blocks(mem, packed, nb, stride, (MPI_Aint)len, len, dir);
+    MPI_Count nb;
+    MPI_Aint stride;
+    if (regular_run(d, count, mem, packed, dir, &nb, &stride))
+        copy_blocks(mem, packed, nb, stride, (MPI_Aint)d->vlen, d->vlen, dir);
 }
 static void regular_pack_any(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
 {
