@@ -83,10 +83,9 @@ typedef struct mf_global {
     int world_rank, world_size;
     int appnum;
     int singleton;
-    int param_check; /* validate user arguments (MANIFOLD_PARAM_CHECK) */
-    unsigned
-        sweep_mask;   /* sweep every (mask + 1) unsuccessful polls: a power of two, no division */
-    int progress_all; /* MANIFOLD_VCI_PROGRESS=all */
+    int param_check;     /* validate user arguments (MANIFOLD_PARAM_CHECK) */
+    unsigned sweep_mask; /* a global sweep every sweep_mask + 1 empty polls (a power of two) */
+    int progress_all;    /* MANIFOLD_VCI_PROGRESS=all */
     int nvcis;
 } mf_global_t;
 
