@@ -235,7 +235,8 @@ static __attribute__((noinline, cold)) mf_request_t *alloc_slow(mf_vci_t *vci, m
     return req;
 }
 
-mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm)
+MF_HOT_PATH mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type,
+                                                  mf_comm_t *comm)
 {
     if (MF_UNLIKELY(shared_cache)) /* the shared cache is read only under its own lock */
         return alloc_slow(vci, type, comm);

@@ -377,8 +377,8 @@ mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, s
     return status;
 }
 
-mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
-                           unsigned ctx, mf_request_t **req_p)
+MF_HOT_PATH mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
+                                       unsigned ctx, mf_request_t **req_p)
 {
     mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
     if (source == MPI_PROC_NULL) {

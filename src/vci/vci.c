@@ -535,8 +535,9 @@ mf_status_t mf_vci_tag_send_locked(mf_vci_t *vci, int peer, const void *buf, siz
     return op_started(op, ret, "tagged send");
 }
 
-mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf, size_t len,
-                                       uint64_t tag, int waits, void **pending_p)
+MF_HOT_PATH mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, const void *buf,
+                                                   size_t len, uint64_t tag, int waits,
+                                                   void **pending_p)
 {
     mf_status_t status = MF_OK;
     ucp_ep_h ep = ep_get_locked(vci, peer, &status);
@@ -561,8 +562,8 @@ void mf_vci_send_bind_locked(void *pending, mf_vci_op_t *op)
     *(mf_vci_op_t **)pending = op;
 }
 
-mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
-                                   uint64_t tag_mask, void *placed, mf_vci_op_t *op)
+MF_HOT_PATH mf_status_t mf_vci_tag_recv_locked(mf_vci_t *vci, void *buf, size_t len, uint64_t tag,
+                                               uint64_t tag_mask, void *placed, mf_vci_op_t *op)
 {
     /* A message already waiting completes inside the call (pool.recv_imm): no UCX request, no
      * callback. Only without wildcards: UCX (1.22 too) leaves the receive information unset
