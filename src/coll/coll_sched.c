@@ -363,10 +363,8 @@ static void finish(mf_sched_t *s)
     atomic_store_explicit(&req->op.done, 1, memory_order_release);
 }
 
-void mf_sched_progress_all(void)
+static __attribute__((noinline)) void progress_started(void)
 {
-    if (atomic_load_explicit(&active.count, memory_order_relaxed) == 0)
-        return;
     /* One thread advances all schedules at a time; the others poll their VCIs meanwhile. */
     if (pthread_mutex_trylock(&active.lock) != 0)
         return;
@@ -378,6 +376,13 @@ void mf_sched_progress_all(void)
         s = next;
     }
     pthread_mutex_unlock(&active.lock);
+}
+
+/* Every poll of every wait comes here: with no schedule started, one load. */
+MF_HOT_PATH void mf_sched_progress_all(void)
+{
+    if (atomic_load_explicit(&active.count, memory_order_relaxed) != 0)
+        progress_started();
 }
 
 /* The completion-check hook of a collective request: a collective finishes only when schedules

@@ -339,7 +339,9 @@ static __attribute__((noinline)) void yield_and_learn(void)
         spin_doubt += (DOUBT_MAX - spin_doubt) >> 5;
 }
 
-void mf_progress_poke(mf_vci_t *vci, int *polls_p)
+/* One poll of a wait. Inlined into mf_request_wait_done's loop, whose registers are then saved
+ * once per wait rather than once per poll; the other waits call mf_progress_poke. */
+static inline __attribute__((always_inline)) void poke(mf_vci_t *vci, int *polls_p)
 {
     mf_sched_progress_all();
     if (MF_UNLIKELY(mf_global.progress_all)) {
@@ -364,6 +366,11 @@ void mf_progress_poke(mf_vci_t *vci, int *polls_p)
     }
 }
 
+void mf_progress_poke(mf_vci_t *vci, int *polls_p)
+{
+    poke(vci, polls_p);
+}
+
 /* Calls that only test (MPI_Test*, MPI_Iprobe ...) count their unsuccessful polls per thread,
  * so a program polling in a loop gets the global sweep too. */
 static _Thread_local int test_polls __attribute__((tls_model("initial-exec")));
@@ -384,7 +391,7 @@ void mf_request_wait_done(mf_request_t *req)
     if (mf_request_is_complete(req))
         return;
     while (!mf_request_is_complete(req))
-        mf_progress_poke(req->vci, &polls);
+        poke(req->vci, &polls);
 }
 
 static int class_from_status(mf_status_t status)

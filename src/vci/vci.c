@@ -777,7 +777,7 @@ unsigned mf_vci_progress_locked(mf_vci_t *vci)
     return ucp_worker_progress(worker_locked(vci));
 }
 
-unsigned mf_vci_progress(mf_vci_t *vci)
+MF_HOT_PATH unsigned mf_vci_progress(mf_vci_t *vci)
 {
     mf_vci_lock(vci);
     mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_relaxed);
