@@ -777,6 +777,39 @@ int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_C
     return rc;
 }
 
+/* The MPI-3 `_x` forms (MPI_Count results), the same as the `_c` forms. */
+#pragma weak MPI_Type_size_x = PMPI_Type_size_x
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
+{
+    mf_dtype_props_t p = {0};
+    int rc = query("MPI_Type_size_x", datatype, size, size, &p);
+    if (rc == MPI_SUCCESS)
+        *size = p.size;
+    return rc;
+}
+#pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    mf_dtype_props_t p = {0};
+    int rc = query("MPI_Type_get_extent_x", datatype, lb, extent, &p);
+    if (rc == MPI_SUCCESS) {
+        *lb = p.lb;
+        *extent = p.extent;
+    }
+    return rc;
+}
+#pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
+int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
+{
+    mf_dtype_props_t p = {0};
+    int rc = query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, &p);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = p.true_lb;
+        *true_extent = p.true_ub - p.true_lb;
+    }
+    return rc;
+}
+
 /* ---- envelope and contents --------------------------------------------------------------- */
 
 static int envelope_common(const char *func, MPI_Datatype dt, int large, MPI_Count *ni,

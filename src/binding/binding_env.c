@@ -10,6 +10,7 @@
 #include "pt2pt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -255,6 +256,48 @@ int PMPI_Get_library_version(char *version, int *resultlen)
     return MPI_SUCCESS;
 }
 
+/* No profiling library is attached to this one: levels are accepted and ignored. */
+#pragma weak MPI_Pcontrol = PMPI_Pcontrol
+int PMPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+
+/* Memory for communication buffers: nothing is registered ahead of time (UCX registers what a
+ * transfer needs and caches it), so this is cache-line aligned heap memory. */
+#pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
+int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    static const char func[] = "MPI_Alloc_mem";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, baseptr, "baseptr");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (size < 0)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument size=%lld is negative",
+                                              (long long)size));
+    if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL && info != MPI_INFO_ENV)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info"));
+    void *p = NULL;
+    if (posix_memalign(&p, MF_CACHE_LINE, size > 0 ? (size_t)size : 1) != 0)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_NO_MEM, func, "cannot allocate %lld bytes", (long long)size));
+    memcpy(baseptr, &p, sizeof(p));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Free_mem = PMPI_Free_mem
+int PMPI_Free_mem(void *base)
+{
+    int rc = mf_check_initialized("MPI_Free_mem");
+    if (rc == MPI_SUCCESS)
+        free(base);
+    return rc;
+}
+
 #pragma weak MPI_Abi_get_version = PMPI_Abi_get_version
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
@@ -294,6 +337,18 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
         return rc;
     *size = c->size;
     return MPI_SUCCESS;
+}
+
+/* Processes are never spawned (MPI_Comm_spawn is not supported): no parent. */
+#pragma weak MPI_Comm_get_parent = PMPI_Comm_get_parent
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    int rc = mf_check_initialized("MPI_Comm_get_parent");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr("MPI_Comm_get_parent", NULL, parent, "parent");
+    if (rc == MPI_SUCCESS)
+        *parent = MPI_COMM_NULL;
+    return rc;
 }
 
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup

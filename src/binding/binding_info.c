@@ -57,6 +57,23 @@ int PMPI_Info_create(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
+/* Allowed before MPI_Init (MPI-4.0): no initialisation check. */
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    static const char func[] = "MPI_Info_create_env";
+    if (info == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument info is NULL"));
+    if (argc < 0)
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_ARG, func, "argument argc=%d is negative", argc));
+    struct MPI_ABI_Info *obj;
+    if (mf_info_create_env(argc, argv, &obj) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    *info = obj;
+    return MPI_SUCCESS;
+}
+
 #pragma weak MPI_Info_set = PMPI_Info_set
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {

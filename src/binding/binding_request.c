@@ -195,6 +195,135 @@ static void progress_requests(int count, MPI_Request reqs[], int *polls)
     }
 }
 
+/* MPI_Request_get_status_any/all/some (MPI-4.1): what MPI_Testany/all/some report, with every
+ * request left as it is (neither freed nor made inactive), as MPI_Request_get_status does for
+ * one. */
+static int get_status_checks(const char *func, int count, const MPI_Request reqs[],
+                             const void *out1, const void *out2)
+{
+    int rc = check_requests(func, count, (MPI_Request *)reqs);
+    if (rc == MPI_SUCCESS && (out1 == NULL || (count > 0 && out2 == NULL)))
+        rc = mf_check_ptr(func, NULL, NULL, "an output argument");
+    return rc;
+}
+
+/* Progress the VCIs of the array once when one of its active requests is not complete yet;
+ * returns the number of active requests. */
+static int progress_unfinished(int count, const MPI_Request reqs[])
+{
+    int nactive = 0, pending = 0;
+    for (int i = 0; i < count; i++) {
+        if (req_inactive(reqs[i]))
+            continue;
+        nactive++;
+        pending |= !mf_request_is_complete(reqs[i]);
+    }
+    if (pending)
+        progress_requests(count, (MPI_Request *)reqs, mf_progress_test_counter());
+    return nactive;
+}
+
+#pragma weak MPI_Request_get_status_any = PMPI_Request_get_status_any
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index,
+                                int *flag, MPI_Status *status)
+{
+    static const char func[] = "MPI_Request_get_status_any";
+    int rc = get_status_checks(func, count, array_of_requests, flag, index);
+    if (rc == MPI_SUCCESS && index == NULL)
+        rc = mf_check_ptr(func, NULL, index, "index");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *index = MPI_UNDEFINED;
+    if (progress_unfinished(count, array_of_requests) == 0) {
+        *flag = 1;
+        mf_status_set_empty(status);
+        return MPI_SUCCESS;
+    }
+    for (int i = 0; i < count; i++) {
+        MPI_Request r = array_of_requests[i];
+        if (!req_inactive(r) && mf_request_is_complete(r)) {
+            *index = i;
+            *flag = 1;
+            mf_request_fill_status(r, status);
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+/* Fill statuses[n] (with MPI_ERROR) for request r; returns its error class. */
+static int status_of(MPI_Request r, MPI_Status statuses[], int n)
+{
+    if (req_inactive(r)) {
+        if (statuses != MPI_STATUSES_IGNORE)
+            mf_status_set_empty(&statuses[n]);
+        return MPI_SUCCESS;
+    }
+    int err = mf_request_error(r);
+    if (statuses != MPI_STATUSES_IGNORE) {
+        mf_request_fill_status(r, &statuses[n]);
+        statuses[n].MPI_ERROR = err;
+    }
+    return err;
+}
+
+static int get_status_failed(const char *func, mf_comm_t *comm)
+{
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_IN_STATUS, func,
+                                          "at least one operation failed; see the statuses"));
+}
+
+#pragma weak MPI_Request_get_status_all = PMPI_Request_get_status_all
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status array_of_statuses[])
+{
+    static const char func[] = "MPI_Request_get_status_all";
+    int rc = get_status_checks(func, count, array_of_requests, flag, flag);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    progress_unfinished(count, array_of_requests);
+    for (int i = 0; i < count; i++) {
+        MPI_Request r = array_of_requests[i];
+        if (!req_inactive(r) && !mf_request_is_complete(r)) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    mf_comm_t *failed = NULL;
+    for (int i = 0; i < count; i++)
+        if (status_of(array_of_requests[i], array_of_statuses, i) != MPI_SUCCESS && !failed)
+            failed = array_of_requests[i]->comm;
+    return failed != NULL ? get_status_failed(func, failed) : MPI_SUCCESS;
+}
+
+#pragma weak MPI_Request_get_status_some = PMPI_Request_get_status_some
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    static const char func[] = "MPI_Request_get_status_some";
+    int rc = get_status_checks(func, incount, array_of_requests, outcount, array_of_indices);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (progress_unfinished(incount, array_of_requests) == 0) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    int n = 0;
+    mf_comm_t *failed = NULL;
+    for (int i = 0; i < incount; i++) {
+        MPI_Request r = array_of_requests[i];
+        if (req_inactive(r) || !mf_request_is_complete(r))
+            continue;
+        if (status_of(r, array_of_statuses, n) != MPI_SUCCESS && failed == NULL)
+            failed = r->comm;
+        array_of_indices[n++] = i;
+    }
+    *outcount = n;
+    return failed != NULL ? get_status_failed(func, failed) : MPI_SUCCESS;
+}
+
 static int any_common(const char *func, int count, MPI_Request reqs[], int *index, int *flag,
                       MPI_Status *status, int blocking)
 {
@@ -530,6 +659,13 @@ int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Cou
     return count_common("MPI_Get_elements_c", status, datatype, 1, count);
 }
 
+/* The MPI-3 `_x` forms: MPI_Count results, the same as the `_c` forms. */
+#pragma weak MPI_Get_elements_x = PMPI_Get_elements_x
+int PMPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return count_common("MPI_Get_elements_x", status, datatype, 1, count);
+}
+
 static int set_elements_common(const char *func, MPI_Status *status, MPI_Datatype datatype,
                                MPI_Count count)
 {
@@ -560,6 +696,12 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
     return set_elements_common("MPI_Status_set_elements_c", status, datatype, count);
 }
 
+#pragma weak MPI_Status_set_elements_x = PMPI_Status_set_elements_x
+int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    return set_elements_common("MPI_Status_set_elements_x", status, datatype, count);
+}
+
 #pragma weak MPI_Status_set_cancelled = PMPI_Status_set_cancelled
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
@@ -568,4 +710,69 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
             NULL, mf_err_code(MPI_ERR_ARG, "MPI_Status_set_cancelled", "argument status is NULL"));
     status->MPI_internal[2] = flag != 0;
     return MPI_SUCCESS;
+}
+
+/* The public fields of a status (MPI-4.1), for languages that cannot reach them directly. Like
+ * the other status functions they work before MPI_Init and after MPI_Finalize. */
+static int status_field(const char *func, const MPI_Status *status, const void *out)
+{
+    if (status == NULL || status == MPI_STATUS_IGNORE)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument status is NULL"));
+    if (out == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "the output argument is NULL"));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Status_get_source = PMPI_Status_get_source
+int PMPI_Status_get_source(const MPI_Status *status, int *source)
+{
+    int rc = status_field("MPI_Status_get_source", status, source);
+    if (rc == MPI_SUCCESS)
+        *source = status->MPI_SOURCE;
+    return rc;
+}
+
+#pragma weak MPI_Status_get_tag = PMPI_Status_get_tag
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag)
+{
+    int rc = status_field("MPI_Status_get_tag", status, tag);
+    if (rc == MPI_SUCCESS)
+        *tag = status->MPI_TAG;
+    return rc;
+}
+
+#pragma weak MPI_Status_get_error = PMPI_Status_get_error
+int PMPI_Status_get_error(const MPI_Status *status, int *err)
+{
+    int rc = status_field("MPI_Status_get_error", status, err);
+    if (rc == MPI_SUCCESS)
+        *err = status->MPI_ERROR;
+    return rc;
+}
+
+#pragma weak MPI_Status_set_source = PMPI_Status_set_source
+int PMPI_Status_set_source(MPI_Status *status, int source)
+{
+    int rc = status_field("MPI_Status_set_source", status, status);
+    if (rc == MPI_SUCCESS)
+        status->MPI_SOURCE = source;
+    return rc;
+}
+
+#pragma weak MPI_Status_set_tag = PMPI_Status_set_tag
+int PMPI_Status_set_tag(MPI_Status *status, int tag)
+{
+    int rc = status_field("MPI_Status_set_tag", status, status);
+    if (rc == MPI_SUCCESS)
+        status->MPI_TAG = tag;
+    return rc;
+}
+
+#pragma weak MPI_Status_set_error = PMPI_Status_set_error
+int PMPI_Status_set_error(MPI_Status *status, int err)
+{
+    int rc = status_field("MPI_Status_set_error", status, status);
+    if (rc == MPI_SUCCESS)
+        status->MPI_ERROR = err;
+    return rc;
 }

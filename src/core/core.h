@@ -624,6 +624,9 @@ mf_status_t mf_info_create(struct MPI_ABI_Info **info_p);
  * on the first call after initialisation and kept; never freed by the caller. NULL when out of
  * memory. */
 struct MPI_ABI_Info *mf_info_env(void);
+/* A new info object with MPI_INFO_ENV's keys (maxprocs and thread_level only once initialised),
+ * command and argv taken from argv when argc > 0. */
+mf_status_t mf_info_create_env(int argc, char *argv[], struct MPI_ABI_Info **info_p);
 void mf_info_free(struct MPI_ABI_Info *info);
 mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value);
 mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key);

@@ -180,8 +180,9 @@ static mf_status_t env_build(struct MPI_ABI_Info *info)
 {
     char text[MPI_MAX_INFO_VAL];
     mf_status_t status = env_command_line(info);
+    int started = mf_global.world_size > 0; /* MPI_Info_create_env may run before MPI_Init */
     snprintf(text, sizeof(text), "%d", mf_global.world_size);
-    if (status == MF_OK)
+    if (status == MF_OK && started)
         status = mf_info_set(info, "maxprocs", text);
     if (status == MF_OK && gethostname(text, sizeof(text) - 1) == 0) {
         text[sizeof(text) - 1] = '\0';
@@ -196,9 +197,48 @@ static mf_status_t env_build(struct MPI_ABI_Info *info)
                         : mf_global.thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                         : mf_global.thread_level == MPI_THREAD_FUNNELED   ? "MPI_THREAD_FUNNELED"
                                                                           : "MPI_THREAD_SINGLE";
-    if (status == MF_OK)
+    if (status == MF_OK && started)
         status = mf_info_set(info, "thread_level", level);
     return status;
+}
+
+/* The command line as the program passed it (MPI_Info_create_env): it wins over /proc, which
+ * names an interpreter's command rather than its script's. */
+static mf_status_t env_from_args(struct MPI_ABI_Info *info, int argc, char *argv[])
+{
+    mf_status_t status = mf_info_set(info, "command", argv[0]);
+    char words[MPI_MAX_INFO_VAL];
+    size_t used = 0;
+    words[0] = '\0';
+    for (int i = 1; i < argc && argv[i] != NULL; i++) {
+        int n = snprintf(words + used, sizeof(words) - used, "%s%s", i > 1 ? " " : "", argv[i]);
+        if (n < 0 || used + (size_t)n >= sizeof(words))
+            break; /* truncated to the longest value an info object holds */
+        used += (size_t)n;
+    }
+    if (status != MF_OK)
+        return status;
+    if (argc > 1)
+        return mf_info_set(info, "argv", words);
+    mf_info_delete(info, "argv"); /* no arguments: no key, whatever /proc said */
+    return MF_OK;
+}
+
+mf_status_t mf_info_create_env(int argc, char *argv[], struct MPI_ABI_Info **info_p)
+{
+    struct MPI_ABI_Info *info;
+    mf_status_t status = mf_info_create(&info);
+    if (status != MF_OK)
+        return status;
+    status = env_build(info);
+    if (status == MF_OK && argc > 0 && argv != NULL && argv[0] != NULL)
+        status = env_from_args(info, argc, argv);
+    if (status != MF_OK) {
+        mf_info_free(info);
+        return status;
+    }
+    *info_p = info;
+    return MF_OK;
 }
 
 static struct {
