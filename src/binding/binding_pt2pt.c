@@ -860,10 +860,29 @@ int PMPI_Recv_init_c(RECV_ARGS_C, MPI_Request *request)
 
 /* ---- sendrecv ---------------------------------------------------------------------------- */
 
+/* The end of a send-receive whose two requests are started: the blocking forms wait for both
+ * (the send first: its buffer is the caller's), the immediate ones join them into one request. */
+static int sendrecv_finish(const char *func, mf_comm_t *c, mf_request_t *sreq, mf_request_t *rreq,
+                           op_form_t form, MPI_Request *request, MPI_Status *status)
+{
+    if (form == OP_IMMEDIATE) {
+        mf_status_t st = mf_pt2pt_join(c, sreq, rreq, request);
+        if (st == MF_OK)
+            return MPI_SUCCESS;
+        finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
+        finish_blocking(func, c, rreq, MPI_STATUS_IGNORE);
+        return mf_err_from_status(c, st, func, "cannot create the request");
+    }
+    int rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
+    int rrc = finish_blocking(func, c, rreq, status);
+    return rrc != MPI_SUCCESS ? rrc : rc;
+}
+
+/* MPI_Sendrecv (OP_BLOCKING) and MPI_Isendrecv (OP_IMMEDIATE). */
 static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count sendcount,
                            MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
                            MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                           MPI_Comm comm, MPI_Status *status)
+                           MPI_Comm comm, op_form_t form, MPI_Request *request, MPI_Status *status)
 {
     mf_comm_t *c = NULL;
     size_t sbytes, rbytes;
@@ -872,6 +891,8 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
     if (rc == MPI_SUCCESS)
         rc = check_envelope(func, comm, recvbuf, recvcount, recvtype, source, recvtag, 0, &c,
                             &rbytes);
+    if (rc == MPI_SUCCESS && form == OP_IMMEDIATE)
+        rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
     stage_t rs = {0}, ss = {0};
@@ -904,9 +925,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
     stage_attach(sreq, &ss, (void *)sendbuf, sendcount);
-    rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
-    int rrc = finish_blocking(func, c, rreq, status);
-    return rrc != MPI_SUCCESS ? rrc : rc;
+    return sendrecv_finish(func, c, sreq, rreq, form, request, status);
 }
 
 #pragma weak MPI_Sendrecv = PMPI_Sendrecv
@@ -915,7 +934,7 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                   MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_common("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                           recvcount, recvtype, source, recvtag, comm, status);
+                           recvcount, recvtype, source, recvtag, comm, OP_BLOCKING, NULL, status);
 }
 
 #pragma weak MPI_Sendrecv_c = PMPI_Sendrecv_c
@@ -924,18 +943,41 @@ int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_common("MPI_Sendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
-                           recvcount, recvtype, source, recvtag, comm, status);
+                           recvcount, recvtype, source, recvtag, comm, OP_BLOCKING, NULL, status);
+}
+
+#pragma weak MPI_Isendrecv = PMPI_Isendrecv
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return sendrecv_common("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, OP_IMMEDIATE, request,
+                           MPI_STATUS_IGNORE);
+}
+
+#pragma weak MPI_Isendrecv_c = PMPI_Isendrecv_c
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return sendrecv_common("MPI_Isendrecv_c", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf,
+                           recvcount, recvtype, source, recvtag, comm, OP_IMMEDIATE, request,
+                           MPI_STATUS_IGNORE);
 }
 
 static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
                                    MPI_Datatype datatype, int dest, int sendtag, int source,
-                                   int recvtag, MPI_Comm comm, MPI_Status *status)
+                                   int recvtag, MPI_Comm comm, op_form_t form, MPI_Request *request,
+                                   MPI_Status *status)
 {
     mf_comm_t *c = NULL;
     size_t bytes;
     int rc = check_envelope(func, comm, buf, count, datatype, dest, sendtag, 1, &c, &bytes);
     if (rc == MPI_SUCCESS)
         rc = check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &c, &bytes);
+    if (rc == MPI_SUCCESS && form == OP_IMMEDIATE)
+        rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
     /* The outgoing bytes are copied out first, so the receive may write the user's buffer at
@@ -978,10 +1020,10 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
         mf_dtype_temp_free(out);
         return mf_err_from_status(c, st, func, "cannot start the send");
     }
-    rc = finish_blocking(func, c, sreq, MPI_STATUS_IGNORE);
-    mf_dtype_temp_free(out);
-    int rrc = finish_blocking(func, c, rreq, status);
-    return rrc != MPI_SUCCESS ? rrc : rc;
+    /* The send request owns the copy (freed with it; at once when the send is already over). */
+    stage_t os = {.tmp = out, .ptr = out};
+    stage_attach(sreq, &os, out, 0);
+    return sendrecv_finish(func, c, sreq, rreq, form, request, status);
 }
 
 #pragma weak MPI_Sendrecv_replace = PMPI_Sendrecv_replace
@@ -989,7 +1031,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
                           int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_replace_common("MPI_Sendrecv_replace", buf, count, datatype, dest, sendtag,
-                                   source, recvtag, comm, status);
+                                   source, recvtag, comm, OP_BLOCKING, NULL, status);
 }
 
 #pragma weak MPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c
@@ -997,7 +1039,24 @@ int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
                             int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     return sendrecv_replace_common("MPI_Sendrecv_replace_c", buf, count, datatype, dest, sendtag,
-                                   source, recvtag, comm, status);
+                                   source, recvtag, comm, OP_BLOCKING, NULL, status);
+}
+
+#pragma weak MPI_Isendrecv_replace = PMPI_Isendrecv_replace
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return sendrecv_replace_common("MPI_Isendrecv_replace", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
+}
+
+#pragma weak MPI_Isendrecv_replace_c = PMPI_Isendrecv_replace_c
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return sendrecv_replace_common("MPI_Isendrecv_replace_c", buf, count, datatype, dest, sendtag,
+                                   source, recvtag, comm, OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
 }
 
 /* ---- probes ------------------------------------------------------------------------------ */

@@ -440,6 +440,7 @@ typedef enum {
     MF_REQ_PSEND,       /* partitioned send (src/part) */
     MF_REQ_PRECV,       /* partitioned receive (src/part) */
     MF_REQ_COLL,        /* non-blocking or persistent collective: runs a schedule (coll.h) */
+    MF_REQ_SENDRECV,    /* MPI_Isendrecv(_replace): completes when both `joined` parts have */
 } mf_req_type_t;
 
 typedef enum {
@@ -495,7 +496,10 @@ struct MPI_ABI_Request {
      * layer's state. */
     void (*poll)(struct MPI_ABI_Request *req);
     void *part;
-    struct mf_sched *sched;                /* MF_REQ_COLL: the schedule it runs (owned) */
+    struct mf_sched *sched; /* MF_REQ_COLL: the schedule it runs (owned) */
+    /* MF_REQ_SENDRECV: its send and its receive (owned) until both are done; then the receive's
+     * status is kept in peer, tag and buf_len (pt2pt.c, mf_pt2pt_join). */
+    struct MPI_ABI_Request *joined[2];
 } __attribute__((aligned(MF_CACHE_LINE))); /* a request never shares a line with another */
 
 typedef struct MPI_ABI_Request mf_request_t;

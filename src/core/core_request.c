@@ -173,7 +173,7 @@ static inline void request_clear(mf_request_t *req, size_t from, size_t to)
 /* The hot part's op and buf_len, and the cold part (core.h), as whole 16-byte blocks. */
 #define OP_FROM   offsetof(mf_request_t, op)
 #define COLD_FROM offsetof(mf_request_t, cold_flags)
-#define COLD_TO   ((offsetof(mf_request_t, sched) + sizeof(void *) + 15) / 16 * 16)
+#define COLD_TO   ((offsetof(mf_request_t, joined) + sizeof(void *[2]) + 15) / 16 * 16)
 _Static_assert(OP_FROM % 16 == 0 && COLD_FROM % 16 == 0, "16-byte blocks");
 _Static_assert(offsetof(mf_request_t, buf_len) + sizeof(size_t) == COLD_FROM,
                "op and buf_len end where the cold part starts");
@@ -443,6 +443,7 @@ void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
         break;
     }
     case MF_REQ_PRECV:
+    case MF_REQ_SENDRECV: /* the receive's source, tag and count */
         mf_status_set(status, req->peer, req->tag, status->MPI_ERROR, (MPI_Count)req->buf_len, 0);
         break;
     case MF_REQ_NULL_PROC:

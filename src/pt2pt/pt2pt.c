@@ -688,10 +688,69 @@ void mf_pt2pt_cancel(mf_request_t *req)
     mf_vci_unlock(req->vci);
 }
 
+/* ---- MPI_Isendrecv: a request joining a send and a receive ------------------------------- */
+
+/* Release a part (the shared completed and MPI_PROC_NULL requests stay as they are). */
+static void join_release(mf_request_t *part)
+{
+    if (part->type == MF_REQ_PRECOMPLETE || part->type == MF_REQ_NULL_PROC)
+        return;
+    mf_vci_t *vci = part->vci;
+    mf_vci_lock(vci);
+    mf_request_release_locked(part);
+    mf_vci_unlock(vci);
+}
+
+/* The poll hook: once both parts are done, keep the receive's status and the first failure
+ * (the receive's, else the send's), release the parts and complete. Runs without any VCI lock
+ * held, so the parts' locks (their VCIs may differ) are taken one at a time. */
+static void join_poll(mf_request_t *req)
+{
+    mf_request_t *send = req->joined[0], *recv = req->joined[1];
+    if (send == NULL || !mf_request_is_complete(send) || !mf_request_is_complete(recv))
+        return;
+    mf_request_unpack(recv);
+    MPI_Status st;
+    st.MPI_ERROR = MPI_SUCCESS;
+    mf_request_fill_status(recv, &st);
+    req->peer = st.MPI_SOURCE;
+    req->tag = st.MPI_TAG;
+    req->buf_len = (size_t)mf_status_bytes(&st);
+    req->op.status = recv->op.status != MF_OK ? recv->op.status : send->op.status;
+    req->joined[0] = req->joined[1] = NULL;
+    join_release(send);
+    join_release(recv);
+    atomic_store_explicit(&req->op.done, 1, memory_order_release);
+}
+
+mf_status_t mf_pt2pt_join(mf_comm_t *comm, mf_request_t *send, mf_request_t *recv,
+                          mf_request_t **req_p)
+{
+    mf_vci_t *vci = comm->vci;
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SENDRECV, comm);
+    mf_vci_unlock(vci);
+    if (req == NULL)
+        return MF_ERR_NO_MEMORY;
+    req->joined[0] = send;
+    req->joined[1] = recv;
+    req->poll = join_poll;
+    *req_p = req;
+    return MF_OK;
+}
+
 void mf_pt2pt_request_free(mf_request_t *req)
 {
     if (req->type == MF_REQ_PRECOMPLETE || req->type == MF_REQ_NULL_PROC)
         return;
+    if (req->type == MF_REQ_SENDRECV && req->joined[0] != NULL) {
+        /* Freed in flight: the parts finish on their own (the receive still lands in the
+         * user's buffer) and are released then; the joining request goes now. */
+        mf_pt2pt_request_free(req->joined[0]);
+        mf_pt2pt_request_free(req->joined[1]);
+        req->joined[0] = req->joined[1] = NULL;
+        atomic_store_explicit(&req->op.done, 1, memory_order_relaxed); /* released below */
+    }
     mf_vci_t *vci = req->vci; /* the request may be reused once released */
     mf_vci_lock(vci);
     if (mf_vci_op_is_done(&req->op))

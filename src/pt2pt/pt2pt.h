@@ -115,6 +115,11 @@ mf_status_t mf_pt2pt_imrecv(void *buf, size_t len, struct MPI_ABI_Message *msg,
 /* The same, unpacking count items of dt into buf piece by piece (no temporary). */
 mf_status_t mf_pt2pt_imrecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, size_t len,
                                    struct MPI_ABI_Message *msg, mf_request_t **req_p);
+/* A request for MPI_Isendrecv that owns `send` and `recv` (both started) and completes when
+ * both have, with the receive's status; the first failure is its error. MPI_Cancel leaves it to
+ * complete normally. */
+mf_status_t mf_pt2pt_join(mf_comm_t *comm, mf_request_t *send, mf_request_t *recv,
+                          mf_request_t **req_p);
 /* Cancel a receive (sends are not cancelled: the request completes normally). */
 void mf_pt2pt_cancel(mf_request_t *req);
 /* Free a request that may still be in flight: it is released when it completes. */
