@@ -3,9 +3,13 @@
  * Binding layer: info objects (create, set, get, delete, dup, free, key queries) and
  * MPI_Abi_get_info. MPI_INFO_ENV is read-only: reads see mf_info_env()'s object.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "binding.h"
 
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int check_key(const char *func, const char *key)
 {
@@ -71,6 +75,42 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     if (mf_info_create_env(argc, argv, &obj) != MF_OK)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     *info = obj;
+    return MPI_SUCCESS;
+}
+
+/* MPI-4.1: what hardware the calling process runs on. The keys are the implementation's to
+ * choose: the host, the processors online and those this process may run on. */
+#pragma weak MPI_Get_hw_resource_info = PMPI_Get_hw_resource_info
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    static const char func[] = "MPI_Get_hw_resource_info";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, hw_info, "hw_info");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct MPI_ABI_Info *obj;
+    if (mf_info_create(&obj) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    char text[MPI_MAX_INFO_VAL];
+    mf_status_t st = MF_OK;
+    if (gethostname(text, sizeof(text) - 1) == 0) {
+        text[sizeof(text) - 1] = '\0';
+        st = mf_info_set(obj, "host", text);
+    }
+    snprintf(text, sizeof(text), "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    if (st == MF_OK)
+        st = mf_info_set(obj, "processors_online", text);
+    cpu_set_t set;
+    if (st == MF_OK && sched_getaffinity(0, sizeof(set), &set) == 0) {
+        snprintf(text, sizeof(text), "%d", CPU_COUNT(&set));
+        st = mf_info_set(obj, "processors_allowed", text);
+    }
+    if (st != MF_OK) {
+        mf_info_free(obj);
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    }
+    *hw_info = obj;
     return MPI_SUCCESS;
 }
 

@@ -8,7 +8,7 @@
  *   every request as it was: the same requests still complete through MPI_Waitall afterwards;
  *   all-inactive arrays give MPI_UNDEFINED;
  * - MPI_Alloc_mem/MPI_Free_mem, MPI_Comm_get_parent (MPI_COMM_NULL), MPI_Pcontrol and
- *   MPI_Info_create_env (command/argv from the arguments given);
+ *   MPI_Info_create_env (command/argv from the arguments given), MPI_Get_hw_resource_info;
  * - bad arguments (NULL status or outputs, negative sizes, an invalid info) return the right
  *   error class under MPI_ERRORS_RETURN.
  * Runs on any number of processes; the exchange uses rank 0 and the last rank.
@@ -190,6 +190,12 @@ static void check_misc(int argc, char **argv)
     MTEST_CHECK(MPI_Info_create_env(argc, argv, &info) == MPI_SUCCESS, "Info_create_env failed");
     MPI_Info_free(&info);
     MTEST_CHECK_ERR(MPI_Info_create_env(0, NULL, NULL), MPI_ERR_ARG, "MPI_Info_create_env");
+
+    MTEST_CHECK(MPI_Get_hw_resource_info(&info) == MPI_SUCCESS, "Get_hw_resource_info failed");
+    MPI_Info_get(info, "processors_allowed", MPI_MAX_INFO_VAL - 1, value, &found);
+    MTEST_CHECK(found && atoi(value) >= 1, "processors_allowed is '%s'", found ? value : "");
+    MPI_Info_free(&info);
+    MTEST_CHECK_ERR(MPI_Get_hw_resource_info(NULL), MPI_ERR_ARG, "MPI_Get_hw_resource_info");
 }
 
 int main(int argc, char **argv)
