@@ -842,6 +842,11 @@ static int pair_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, voi
     size_t chunk = round_down(STREAM_CHUNK, extent);
     if (sh->nnodes != 1 || sh->k != 2 || chunk == 0)
         return 0;
+    /* A vector of one piece waits for its whole copy before the root combines anything: in
+     * two pieces the copy of the second overlaps the combine of the first (8 KiB: 0.61 us
+     * against 0.92, where two calls of 4 KiB took 0.72). */
+    if (count * extent <= STREAM_CHUNK && round_down(STREAM_CHUNK / 2, extent) > 0)
+        chunk = round_down(STREAM_CHUNK / 2, extent);
     stream_sink_t sink = {.buf = rbuf, .own = sbuf, .dt = dt, .extent = extent, .op = op};
     node_stream(sh, comm, sbuf, count * extent, chunk, sh->lrank_of[root] ^ 1, &sink);
     return 1;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sizes where two ranks on one node switch between the shared-memory paths and the
- * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB):
+ * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB),
+ * and the two-rank Reduce stream's split of vectors of 4-8 KiB into two pieces:
  * Reduce, Allreduce, Scan and Exscan with MPI_SUM and a non-commutative operation (the left
  * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
  * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
@@ -294,13 +295,14 @@ int main(int argc, char **argv)
     MPI_Op left;
     MPI_Op_create(left_op, 0, &left);
     /* ints: around 8 KiB, 16 KiB and 256 KiB, and beyond */
-    const int ns[] = {1, 2047, 2048, 4095, 4096, 16384, 65535, 65536, 100000};
+    const int ns[] = {1, 1023, 1025, 1500, 2047, 2048, 4095, 4096, 16384, 65535, 65536, 100000};
     for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
         check_reductions(ns[k], left);
         check_same_bits(ns[k] / 2);
         check_reduce_scatter(ns[k] / 2, left);
     }
     check_odd_items(50000);
+    check_odd_items(650); /* 7800 bytes: two pieces of 341 items on the two-rank stream */
     /* bytes: around 8 and 16 KiB, several pieces, around 1 MiB and 4 MiB */
     const size_t lens[] = {8188, 8192, 16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
