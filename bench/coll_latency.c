@@ -20,6 +20,9 @@
  * calls of half the size, the second one on the second half of each buffer. Timing the
  * composition matters: in a loop of Reduce alone the root runs calls ahead of the others,
  * while after Reduce then Bcast every process waits for the Bcast data before its next call.
+ *
+ * --offset BYTES (0-4095, default 0) moves the three buffers that far past a page boundary, to
+ * see whether the buffers' placement against the library's own (4 KiB aliasing) matters.
  */
 #include "bench_util.h"
 
@@ -430,14 +433,15 @@ static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result
     return 0;
 }
 
-static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
+static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
 {
     size_t *sizes;
     int nsizes = mf_bench_sizes(opts, &sizes);
-    size_t bytes = (opts->max_size > 0 ? opts->max_size : 1) * (size_t)nprocs;
-    coll_ctx_t ctx = {.sbuf = mf_bench_alloc(bytes),
-                      .rbuf = mf_bench_alloc(bytes),
-                      .tbuf = mf_bench_alloc(bytes),
+    size_t bytes = (opts->max_size > 0 ? opts->max_size : 1) * (size_t)nprocs + offset;
+    unsigned char *mem[3] = {mf_bench_alloc(bytes), mf_bench_alloc(bytes), mf_bench_alloc(bytes)};
+    coll_ctx_t ctx = {.sbuf = mem[0] + offset,
+                      .rbuf = mem[1] + offset,
+                      .tbuf = mem[2] + offset,
                       .rank = rank,
                       .nprocs = nprocs};
     coll_result_t *results = calloc((size_t)(COLL_NOPS * nsizes + 1), sizeof(*results));
@@ -477,9 +481,8 @@ static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
     rc = rank == 0 ? write_json(opts, nprocs, results, n) : 0;
     free(samples);
     free(results);
-    free(ctx.tbuf);
-    free(ctx.rbuf);
-    free(ctx.sbuf);
+    for (int i = 0; i < 3; i++)
+        free(mem[i]);
     free(sizes);
     return rc;
 }
@@ -500,16 +503,34 @@ int main(int argc, char **argv)
     int rank;
     int nprocs;
     int status = 0;
+    long offset = 0;
 
     mf_bench_mpi_ok(MPI_Init(&argc, &argv), "MPI_Init");
+    /* --offset is this program's own option: take it out before the common ones are parsed. */
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--offset") == 0) {
+            char *end;
+            offset = strtol(argv[i + 1], &end, 10);
+            if (*end != '\0' || offset < 0 || offset > 4095)
+                offset = -1;
+            for (int j = i; j + 2 <= argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            break;
+        }
+    }
     mf_bench_mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     mf_bench_mpi_ok(MPI_Comm_size(MPI_COMM_WORLD, &nprocs), "MPI_Comm_size");
     if (nprocs < 2) {
         fprintf(stderr, "%s: needs at least 2 processes\n", COLL_NAME);
         status = 1;
+    } else if (offset < 0) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --offset takes a number of bytes from 0 to 4095\n", COLL_NAME);
+        status = 2;
     } else {
         switch (mf_bench_parse_args(argc, argv, COLL_NAME, rank, &opts)) {
-        case MF_BENCH_ARGS_RUN: status = run(&opts, rank, nprocs); break;
+        case MF_BENCH_ARGS_RUN: status = run(&opts, (size_t)offset, rank, nprocs); break;
         case MF_BENCH_ARGS_HELP: status = 0; break;
         case MF_BENCH_ARGS_BAD: status = 2; break;
         }
