@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sizes where two ranks on one node switch between the shared-memory paths and the
- * two-rank point-to-point algorithms, which move 128 KiB pieces (8, 16 and 32 KiB, 1 and 4 MiB),
- * and the two-rank Reduce stream's 4 KiB pieces for vectors up to 16 KiB:
+ * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB),
+ * and the two-rank Reduce stream's 4 KiB pieces for vectors below 16 KiB:
  * Reduce, Allreduce, Scan and Exscan with MPI_SUM and a non-commutative operation (the left
  * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
  * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
