@@ -10,6 +10,19 @@
  * about 20 ms), then --reps timed loops, each after an MPI_Barrier; a loop's number is the
  * slowest rank's average time per call, and the median over the loops is reported in
  * microseconds. Standard MPI only, so it builds with any MPI.
+ *
+ * Next to every collective the benchmark times the compositions a user could write instead,
+ * which are the self-consistency bounds run_coll.py checks (every loop body is what the user's
+ * loop would be, on the same buffers and sizes as the parts): "Reduce+Bcast" (bound of
+ * Allreduce), "Gather+Bcast" (Allgather; the Bcast sends the nprocs gathered blocks),
+ * "Reduce+Scatter" (Reduce_scatter_block: the Reduce of all nprocs blocks into a third buffer,
+ * which the root then scatters) and, for every collective but Barrier, "<name> 2 x n/2": two
+ * calls of half the size, the second one on the second half of each buffer. Timing the
+ * composition matters: in a loop of Reduce alone the root runs calls ahead of the others,
+ * while after Reduce then Bcast every process waits for the Bcast data before its next call.
+ *
+ * --offset BYTES (0-4095, default 0) moves the three buffers that far past a page boundary, to
+ * see whether the buffers' placement against the library's own (4 KiB aliasing) matters.
  */
 #include "bench_util.h"
 
@@ -21,7 +34,7 @@
 #include <mpi.h>
 
 #define COLL_NAME      "coll_latency"
-#define COLL_COUNT     10
+#define COLL_COUNT     13
 #define COLL_LOOP_US   20000.0 /* target length of one timed loop, in microseconds */
 #define COLL_MIN_ITERS 4
 
@@ -36,44 +49,102 @@ typedef enum {
     COLL_ALLTOALL,
     COLL_REDUCE_SCATTER_BLOCK,
     COLL_SCAN,
+    COLL_REDUCE_BCAST,   /* Reduce to 0, then Bcast of the result: bound of Allreduce */
+    COLL_GATHER_BCAST,   /* Gather to 0, then Bcast of all blocks: bound of Allgather */
+    COLL_REDUCE_SCATTER, /* Reduce of all blocks to 0, then Scatter: bound of RSB */
 } coll_kind_t;
 
 static const char *const coll_names[COLL_COUNT] = {
-    "Barrier",   "Bcast",    "Reduce",
-    "Allreduce", "Gather",   "Scatter",
-    "Allgather", "Alltoall", "Reduce_scatter_block",
-    "Scan",
+    "Barrier",        "Bcast",        "Reduce",
+    "Allreduce",      "Gather",       "Scatter",
+    "Allgather",      "Alltoall",     "Reduce_scatter_block",
+    "Scan",           "Reduce+Bcast", "Gather+Bcast",
+    "Reduce+Scatter",
 };
 
-/* What every call needs: the buffers (each nprocs x max_size bytes) and the job's shape. */
+/* What is measured, in order: each collective, then the compositions that bound it. */
+typedef struct coll_op {
+    coll_kind_t kind;
+    int halves; /* 1: two calls of half the size, on the two halves of the buffers */
+} coll_op_t;
+
+static const coll_op_t coll_ops[] = {
+    {COLL_BARRIER, 0},        {COLL_BCAST, 0},
+    {COLL_BCAST, 1},          {COLL_REDUCE, 0},
+    {COLL_REDUCE, 1},         {COLL_ALLREDUCE, 0},
+    {COLL_REDUCE_BCAST, 0},   {COLL_ALLREDUCE, 1},
+    {COLL_GATHER, 0},         {COLL_GATHER, 1},
+    {COLL_SCATTER, 0},        {COLL_SCATTER, 1},
+    {COLL_ALLGATHER, 0},      {COLL_GATHER_BCAST, 0},
+    {COLL_ALLGATHER, 1},      {COLL_ALLTOALL, 0},
+    {COLL_ALLTOALL, 1},       {COLL_REDUCE_SCATTER_BLOCK, 0},
+    {COLL_REDUCE_SCATTER, 0}, {COLL_REDUCE_SCATTER_BLOCK, 1},
+    {COLL_SCAN, 0},           {COLL_SCAN, 1},
+};
+
+#define COLL_NOPS ((int)(sizeof(coll_ops) / sizeof(coll_ops[0])))
+
+/* What every call needs: the buffers (each nprocs x max_size bytes; tbuf holds the reduced
+ * vector of Reduce+Scatter) and the job's shape. */
 typedef struct coll_ctx {
     coll_kind_t kind;
+    int halves;
     unsigned char *sbuf;
     unsigned char *rbuf;
+    unsigned char *tbuf;
     int rank;
     int nprocs;
 } coll_ctx_t;
 
-/* One result with the collective it belongs to. */
+/* One result with the operation it belongs to. */
 typedef struct coll_result {
-    coll_kind_t kind;
+    coll_op_t op;
     mf_bench_result_t res;
 } coll_result_t;
 
 static int is_reduction(coll_kind_t kind)
 {
     return kind == COLL_REDUCE || kind == COLL_ALLREDUCE || kind == COLL_REDUCE_SCATTER_BLOCK ||
-           kind == COLL_SCAN;
+           kind == COLL_SCAN || kind == COLL_REDUCE_BCAST || kind == COLL_REDUCE_SCATTER;
+}
+
+/* Whether the size is one rank's block (the send or receive buffer holds nprocs of them). */
+static int is_block(coll_kind_t kind)
+{
+    return (kind >= COLL_GATHER && kind <= COLL_REDUCE_SCATTER_BLOCK) ||
+           kind == COLL_GATHER_BCAST || kind == COLL_REDUCE_SCATTER;
+}
+
+/* Bytes one call with size bytes uses of the send and of the receive buffer: where the second
+ * half-size call of "2 x n/2" starts. */
+static size_t send_span(const coll_ctx_t *ctx, size_t size)
+{
+    int many = ctx->kind == COLL_SCATTER || ctx->kind == COLL_ALLTOALL ||
+               ctx->kind == COLL_REDUCE_SCATTER_BLOCK || ctx->kind == COLL_REDUCE_SCATTER;
+
+    return many ? size * (size_t)ctx->nprocs : size;
+}
+
+static size_t recv_span(const coll_ctx_t *ctx, size_t size)
+{
+    int many = ctx->kind == COLL_GATHER || ctx->kind == COLL_ALLGATHER ||
+               ctx->kind == COLL_ALLTOALL || ctx->kind == COLL_GATHER_BCAST;
+
+    return many ? size * (size_t)ctx->nprocs : size;
+}
+
+static void op_name(const coll_op_t *op, char *name, size_t len)
+{
+    snprintf(name, len, op->halves ? "%s 2 x n/2" : "%s", coll_names[op->kind]);
 }
 
 /* One call of the collective with size bytes (per block for the block collectives). */
-static void coll_call(const coll_ctx_t *ctx, size_t size)
+static void coll_call_at(const coll_ctx_t *ctx, size_t size, unsigned char *s, unsigned char *r)
 {
     int bytes = (int)size;
     int ints = (int)(size / sizeof(int32_t));
+    int p = ctx->nprocs;
     MPI_Comm comm = MPI_COMM_WORLD;
-    void *s = ctx->sbuf;
-    void *r = ctx->rbuf;
 
     switch (ctx->kind) {
     case COLL_BARRIER: mf_bench_mpi_ok(MPI_Barrier(comm), "MPI_Barrier"); break;
@@ -105,7 +176,33 @@ static void coll_call(const coll_ctx_t *ctx, size_t size)
     case COLL_SCAN:
         mf_bench_mpi_ok(MPI_Scan(s, r, ints, MPI_INT32_T, MPI_SUM, comm), "MPI_Scan");
         break;
+    case COLL_REDUCE_BCAST:
+        mf_bench_mpi_ok(MPI_Reduce(s, r, ints, MPI_INT32_T, MPI_SUM, 0, comm), "MPI_Reduce");
+        mf_bench_mpi_ok(MPI_Bcast(r, ints, MPI_INT32_T, 0, comm), "MPI_Bcast");
+        break;
+    case COLL_GATHER_BCAST:
+        mf_bench_mpi_ok(MPI_Gather(s, bytes, MPI_BYTE, r, bytes, MPI_BYTE, 0, comm), "MPI_Gather");
+        mf_bench_mpi_ok(MPI_Bcast(r, bytes * p, MPI_BYTE, 0, comm), "MPI_Bcast");
+        break;
+    case COLL_REDUCE_SCATTER:
+        mf_bench_mpi_ok(MPI_Reduce(s, ctx->tbuf, ints * p, MPI_INT32_T, MPI_SUM, 0, comm),
+                        "MPI_Reduce");
+        mf_bench_mpi_ok(MPI_Scatter(ctx->tbuf, ints, MPI_INT32_T, r, ints, MPI_INT32_T, 0, comm),
+                        "MPI_Scatter");
+        break;
     }
+}
+
+/* One iteration of the measured operation: the collective, or two calls of half the size. */
+static void coll_call(const coll_ctx_t *ctx, size_t size)
+{
+    if (!ctx->halves) {
+        coll_call_at(ctx, size, ctx->sbuf, ctx->rbuf);
+        return;
+    }
+    coll_call_at(ctx, size / 2, ctx->sbuf, ctx->rbuf);
+    coll_call_at(ctx, size / 2, ctx->sbuf + send_span(ctx, size / 2),
+                 ctx->rbuf + recv_span(ctx, size / 2));
 }
 
 /* The value rank puts at int index i of its send buffer for the reductions. */
@@ -133,7 +230,7 @@ static void check_ints(const int32_t *got, size_t n, size_t first, int upto, col
 
 static void fill_reduction(const coll_ctx_t *ctx, size_t size)
 {
-    size_t total = ctx->kind == COLL_REDUCE_SCATTER_BLOCK ? size * (size_t)ctx->nprocs : size;
+    size_t total = send_span(ctx, size);
     int32_t *s = (int32_t *)ctx->sbuf;
 
     for (size_t i = 0; i < total / sizeof(int32_t); i++)
@@ -151,8 +248,10 @@ static void verify_reduction(const coll_ctx_t *ctx, size_t size)
         if (ctx->rank == 0)
             check_ints(r, n, 0, last, ctx->kind);
         break;
-    case COLL_ALLREDUCE: check_ints(r, n, 0, last, ctx->kind); break;
-    case COLL_REDUCE_SCATTER_BLOCK: check_ints(r, n, n * (size_t)ctx->rank, last, ctx->kind); break;
+    case COLL_ALLREDUCE:
+    case COLL_REDUCE_BCAST: check_ints(r, n, 0, last, ctx->kind); break;
+    case COLL_REDUCE_SCATTER_BLOCK:
+    case COLL_REDUCE_SCATTER: check_ints(r, n, n * (size_t)ctx->rank, last, ctx->kind); break;
     case COLL_SCAN: check_ints(r, n, 0, ctx->rank, ctx->kind); break;
     default: break;
     }
@@ -176,7 +275,8 @@ static void fill_blocks(const coll_ctx_t *ctx, size_t size)
             memset(ctx->sbuf, 0, size);
         break;
     case COLL_GATHER:
-    case COLL_ALLGATHER: mf_bench_fill(ctx->sbuf, size, seed_of(ctx, ctx->rank, 0)); break;
+    case COLL_ALLGATHER:
+    case COLL_GATHER_BCAST: mf_bench_fill(ctx->sbuf, size, seed_of(ctx, ctx->rank, 0)); break;
     case COLL_SCATTER:
     case COLL_ALLTOALL:
         for (int b = 0; b < p; b++)
@@ -198,6 +298,7 @@ static void verify_blocks(const coll_ctx_t *ctx, size_t size)
             mf_bench_verify(ctx->rbuf + (size_t)b * size, size, seed_of(ctx, b, 0), COLL_NAME);
         break;
     case COLL_ALLGATHER:
+    case COLL_GATHER_BCAST:
         for (int b = 0; b < p; b++)
             mf_bench_verify(ctx->rbuf + (size_t)b * size, size, seed_of(ctx, b, 0), COLL_NAME);
         break;
@@ -214,18 +315,29 @@ static void verify_blocks(const coll_ctx_t *ctx, size_t size)
 }
 
 /* One call whose result every rank checks, so a library that computes or delivers wrong data
- * is caught before its numbers are printed. */
+ * is caught before its numbers are printed. Each half of "2 x n/2" is filled and checked as a
+ * call of its own on its part of the buffers. */
 static void checked_call(const coll_ctx_t *ctx, size_t size)
 {
-    if (is_reduction(ctx->kind))
-        fill_reduction(ctx, size);
-    else
-        fill_blocks(ctx, size);
+    coll_ctx_t part[2] = {*ctx, *ctx};
+    int nparts = ctx->halves ? 2 : 1;
+    size_t psize = ctx->halves ? size / 2 : size;
+
+    part[1].sbuf += send_span(ctx, psize);
+    part[1].rbuf += recv_span(ctx, psize);
+    for (int i = 0; i < nparts; i++) {
+        if (is_reduction(ctx->kind))
+            fill_reduction(&part[i], psize);
+        else
+            fill_blocks(&part[i], psize);
+    }
     coll_call(ctx, size);
-    if (is_reduction(ctx->kind))
-        verify_reduction(ctx, size);
-    else
-        verify_blocks(ctx, size);
+    for (int i = 0; i < nparts; i++) {
+        if (is_reduction(ctx->kind))
+            verify_reduction(&part[i], psize);
+        else
+            verify_blocks(&part[i], psize);
+    }
 }
 
 /* One timed loop; returns the slowest rank's average time per call in microseconds (the same
@@ -254,7 +366,7 @@ static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t s
     int iters;
     int warmup;
 
-    if (ctx->kind >= COLL_GATHER && ctx->kind <= COLL_REDUCE_SCATTER_BLOCK)
+    if (is_block(ctx->kind))
         moved *= (size_t)ctx->nprocs;
     iters = mf_bench_iters_for_size(opts, moved, 1);
     warmup = mf_bench_warmup_for_size(opts, iters);
@@ -278,10 +390,13 @@ static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t s
 
 static void print_result(FILE *out, const coll_result_t *r)
 {
+    char name[64];
+
+    op_name(&r->op, name, sizeof(name));
     fprintf(out,
             "\"collective\": \"%s\", \"size\": %zu, \"iters\": %d, \"median\": %.6g, "
             "\"min\": %.6g, \"max\": %.6g",
-            coll_names[r->kind], r->res.size, r->res.iters, r->res.median, r->res.min, r->res.max);
+            name, r->res.size, r->res.iters, r->res.median, r->res.min, r->res.max);
 }
 
 static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result_t *results, int n)
@@ -318,16 +433,18 @@ static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result
     return 0;
 }
 
-static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
+static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
 {
     size_t *sizes;
     int nsizes = mf_bench_sizes(opts, &sizes);
-    size_t bytes = (opts->max_size > 0 ? opts->max_size : 1) * (size_t)nprocs;
-    coll_ctx_t ctx = {.sbuf = mf_bench_alloc(bytes),
-                      .rbuf = mf_bench_alloc(bytes),
+    size_t bytes = (opts->max_size > 0 ? opts->max_size : 1) * (size_t)nprocs + offset;
+    unsigned char *mem[3] = {mf_bench_alloc(bytes), mf_bench_alloc(bytes), mf_bench_alloc(bytes)};
+    coll_ctx_t ctx = {.sbuf = mem[0] + offset,
+                      .rbuf = mem[1] + offset,
+                      .tbuf = mem[2] + offset,
                       .rank = rank,
                       .nprocs = nprocs};
-    coll_result_t *results = calloc((size_t)(COLL_COUNT * nsizes + 1), sizeof(*results));
+    coll_result_t *results = calloc((size_t)(COLL_NOPS * nsizes + 1), sizeof(*results));
     double *samples = calloc((size_t)opts->reps, sizeof(*samples));
     int n = 0;
     int rc;
@@ -336,15 +453,18 @@ static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
         fprintf(stderr, "%s: out of memory\n", COLL_NAME);
         mf_bench_abort();
     }
-    for (int k = 0; k < COLL_COUNT; k++) {
-        ctx.kind = (coll_kind_t)k;
+    for (int k = 0; k < COLL_NOPS; k++) {
+        ctx.kind = coll_ops[k].kind;
+        ctx.halves = coll_ops[k].halves;
         for (int i = 0; i < nsizes; i++) {
             size_t size = ctx.kind == COLL_BARRIER ? 0 : sizes[i];
+            size_t unit = (is_reduction(ctx.kind) ? sizeof(int32_t) : 1) * (ctx.halves ? 2 : 1);
 
-            /* Reductions count MPI_INT elements: skip sizes that are not whole elements. */
-            if (is_reduction(ctx.kind) && (size == 0 || size % sizeof(int32_t) != 0))
+            /* Reductions count MPI_INT elements: skip sizes that are not whole elements (of
+             * both halves for "2 x n/2"). */
+            if ((ctx.halves || is_reduction(ctx.kind)) && (size == 0 || size % unit != 0))
                 continue;
-            results[n].kind = ctx.kind;
+            results[n].op = coll_ops[k];
             measure(&ctx, opts, size, samples, &results[n].res);
             if (rank == 0) {
                 printf("{\"benchmark\": \"%s\", \"unit\": \"us\", \"nprocs\": %d, ", COLL_NAME,
@@ -361,8 +481,8 @@ static int run(const mf_bench_opts_t *opts, int rank, int nprocs)
     rc = rank == 0 ? write_json(opts, nprocs, results, n) : 0;
     free(samples);
     free(results);
-    free(ctx.rbuf);
-    free(ctx.sbuf);
+    for (int i = 0; i < 3; i++)
+        free(mem[i]);
     free(sizes);
     return rc;
 }
@@ -383,16 +503,34 @@ int main(int argc, char **argv)
     int rank;
     int nprocs;
     int status = 0;
+    long offset = 0;
 
     mf_bench_mpi_ok(MPI_Init(&argc, &argv), "MPI_Init");
+    /* --offset is this program's own option: take it out before the common ones are parsed. */
+    for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--offset") == 0) {
+            char *end;
+            offset = strtol(argv[i + 1], &end, 10);
+            if (*end != '\0' || offset < 0 || offset > 4095)
+                offset = -1;
+            for (int j = i; j + 2 <= argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            break;
+        }
+    }
     mf_bench_mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     mf_bench_mpi_ok(MPI_Comm_size(MPI_COMM_WORLD, &nprocs), "MPI_Comm_size");
     if (nprocs < 2) {
         fprintf(stderr, "%s: needs at least 2 processes\n", COLL_NAME);
         status = 1;
+    } else if (offset < 0) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --offset takes a number of bytes from 0 to 4095\n", COLL_NAME);
+        status = 2;
     } else {
         switch (mf_bench_parse_args(argc, argv, COLL_NAME, rank, &opts)) {
-        case MF_BENCH_ARGS_RUN: status = run(&opts, rank, nprocs); break;
+        case MF_BENCH_ARGS_RUN: status = run(&opts, (size_t)offset, rank, nprocs); break;
         case MF_BENCH_ARGS_HELP: status = 0; break;
         case MF_BENCH_ARGS_BAD: status = 2; break;
         }

@@ -39,7 +39,8 @@ enum {
  * loaded it. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
-#define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
+#define PAIR_REDUCE_MIN         ((size_t)16 * 1024)
+#define PAIR_SCAN_MIN           ((size_t)8 * 1024)
 #define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
 #define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
@@ -1324,7 +1325,7 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
     if (!mf_params.coll_scan &&
-        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
+        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_SCAN_MIN, PAIR_FLOW_MAX))
         return scan_pair(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The sizes where two ranks on one node switch between the shared-memory paths and the
- * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB):
+ * two-rank point-to-point algorithms, which move 128 KiB pieces (8 and 16 KiB, 1 and 4 MiB),
+ * and the two-rank Reduce stream's 4 KiB pieces for vectors below 16 KiB:
  * Reduce, Allreduce, Scan and Exscan with MPI_SUM and a non-commutative operation (the left
  * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
  * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
@@ -176,6 +177,14 @@ static void left3_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     memcpy(inout, in, (size_t)*len * 3 * sizeof(int));
 }
 
+/* inout += in for items of three ints: commutative, so it may take the two-rank stream */
+static void sum3_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len * 3; i++)
+        ((int *)inout)[i] += ((const int *)in)[i];
+}
+
 /* 12-byte items: pieces end inside no item. */
 static void check_odd_items(int n)
 {
@@ -196,6 +205,18 @@ static void check_odd_items(int n)
         int bad = rank == root ? first_bad(out, n * 3, size - 1, 1) : -1;
         MTEST_CHECK(bad < 0, "reduce of 12-byte items n %d root %d: [%d] wrong", n, root, bad);
     }
+    MPI_Op sum3;
+    MPI_Op_create(sum3_op, 1, &sum3);
+    fill(in, n * 3, rank, 0);
+    for (int root = 0; root < size; root++) {
+        memset(out, 0xff, (size_t)n * 3 * sizeof(int));
+        MPI_Reduce(in, out, n, t3, sum3, root, MPI_COMM_WORLD);
+        int bad = rank == root ? first_bad(out, n * 3, size - 1, 0) : -1;
+        MTEST_CHECK(bad < 0, "commutative reduce of 12-byte items n %d root %d: [%d] wrong", n,
+                    root, bad);
+    }
+    MPI_Op_free(&sum3);
+    fill(in, n * 3, rank, 1);
     MPI_Allreduce(in, out, n, t3, left3, MPI_COMM_WORLD);
     int bad = first_bad(out, n * 3, size - 1, 1);
     MTEST_CHECK(bad < 0, "allreduce of 12-byte items n %d: [%d] wrong", n, bad);
@@ -294,13 +315,16 @@ int main(int argc, char **argv)
     MPI_Op left;
     MPI_Op_create(left_op, 0, &left);
     /* ints: around 8 KiB, 16 KiB and 256 KiB, and beyond */
-    const int ns[] = {1, 2047, 2048, 4095, 4096, 16384, 65535, 65536, 100000};
+    const int ns[] = {1,    1023, 1025, 1500,  2047,  2048,  4095,
+                      4096, 8191, 8192, 16384, 65535, 65536, 100000};
     for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
         check_reductions(ns[k], left);
         check_same_bits(ns[k] / 2);
         check_reduce_scatter(ns[k] / 2, left);
     }
     check_odd_items(50000);
+    check_odd_items(650);  /* 7800 bytes: pieces of 341 items on the two-rank stream */
+    check_odd_items(1300); /* 15600 bytes: four pieces */
     /* bytes: around 8 and 16 KiB, several pieces, around 1 MiB and 4 MiB */
     const size_t lens[] = {8188, 8192, 16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
