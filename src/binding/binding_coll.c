@@ -704,8 +704,10 @@ static char *blocks_packed(const mf_cbuf_t *cb, int n, size_t block, int fill, c
     *tmp_p = NULL;
     for (int i = 0; i < n; i++)
         gaps |= cb->lens[i] != block || cb->displs[i] != (size_t)i * block;
+    /* NULL means out of memory: a user buffer may be NULL when every block is empty */
+    static char no_data[1];
     if (!gaps)
-        return cb->buf;
+        return cb->buf != NULL ? cb->buf : no_data;
     char *tmp = mf_malloc((size_t)n * block + 1, "collective blocks");
     for (int i = 0; tmp != NULL && fill && i < n; i++)
         memcpy(tmp + (size_t)i * block, cb->buf + cb->displs[i],

@@ -858,7 +858,8 @@ static mf_status_t allgatherv_recursive_doubling(mf_comm_t *comm, const void *ow
         off[i + 1] = off[i] + rlens[i];
     }
     char *r = rbuf, *buf = packed ? r : mf_malloc(off[size] ? off[size] : 1, "allgather buffer");
-    mf_status_t status = buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
+    /* packed, buf is the user's, which may be NULL when every block is empty */
+    mf_status_t status = !packed && buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
     if (status == MF_OK && !packed)
         memcpy(buf + off[rank], r + rdispls[rank], rlens[rank]);
     for (int mask = 1; mask < size && status == MF_OK; mask <<= 1) {
