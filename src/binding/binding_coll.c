@@ -115,6 +115,16 @@ static int check_root(const char *func, mf_comm_t *c, int root)
                                        root, c->size));
 }
 
+/* A buffer for `bytes` of dt: NULL is MPI_BOTTOM, fine with a derived type (which may hold
+ * absolute addresses), an error with a predefined one. */
+static int check_typed_buffer(const char *func, mf_comm_t *c, const char *buf_arg, const void *buf,
+                              MPI_Datatype dt, size_t bytes)
+{
+    if (buf == NULL && mf_dtype_get(dt) != NULL)
+        return MPI_SUCCESS;
+    return mf_check_buffer(func, c, buf_arg, buf, bytes);
+}
+
 /* count >= 0, a committed datatype and a buffer for the bytes; *bytes_p (packed) out. */
 static int check_data(const char *func, mf_comm_t *c, const char *buf_arg, const void *buf,
                       const char *count_arg, MPI_Count count, const char *type_arg, MPI_Datatype dt,
@@ -124,14 +134,15 @@ static int check_data(const char *func, mf_comm_t *c, const char *buf_arg, const
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, type_arg, dt, count, bytes_p);
     if (rc == MPI_SUCCESS && buf != MPI_IN_PLACE)
-        rc = mf_check_buffer(func, c, buf_arg, buf, *bytes_p);
+        rc = check_typed_buffer(func, c, buf_arg, buf, dt, *bytes_p);
     return rc;
 }
 
 static int check_alias(const char *func, mf_comm_t *c, const void *sbuf, const void *rbuf,
                        size_t bytes)
 {
-    if (sbuf != rbuf || sbuf == MPI_IN_PLACE || bytes == 0)
+    /* both MPI_BOTTOM: the types' absolute addresses tell the buffers apart */
+    if (sbuf != rbuf || sbuf == MPI_IN_PLACE || sbuf == MPI_BOTTOM || bytes == 0)
         return MPI_SUCCESS;
     return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                        "arguments sendbuf and recvbuf are the same buffer (use "
@@ -192,7 +203,7 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
         rc = mf_cbuf_layout(cb, func, c);
     else
         mf_cbuf_free(cb);
-    if (rc == MPI_SUCCESS && cb->total > 0 && buf == NULL) {
+    if (rc == MPI_SUCCESS && cb->total > 0 && buf == NULL && !mf_cbuf_bottom_ok(cb)) {
         mf_cbuf_free(cb);
         return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                            "the buffer of argument %s is NULL but %zu bytes are "
@@ -856,8 +867,8 @@ static int move_direct(const char *func, move_kind_t kind, const move_args_t *a,
         if (a->all_buf == MPI_IN_PLACE)
             return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
                                       "which is not allowed there");
-        rc = mf_check_buffer(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf", a->all_buf,
-                             block * (size_t)c->size);
+        rc = check_typed_buffer(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf", a->all_buf,
+                                a->all_type, block * (size_t)c->size);
         if (rc == MPI_SUCCESS)
             rc = check_own_block(func, c, kind, a, one_bytes, block);
         if (rc != MPI_SUCCESS)

@@ -103,7 +103,7 @@ int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c)
                 lo = (MPI_Aint)cb->displs[i];
                 first = 0;
             }
-        cb->buf = cb->user != NULL ? cb->user + lo : NULL;
+        cb->buf = (char *)((uintptr_t)cb->user + (uintptr_t)lo); /* MPI_BOTTOM: lo is absolute */
         for (int i = 0; i < cb->n; i++)
             cb->displs[i] = cb->lens[i] > 0 ? (size_t)((MPI_Aint)cb->displs[i] - lo) : 0;
         return MPI_SUCCESS;
@@ -145,7 +145,8 @@ static void move(mf_cbuf_t *cb, mf_sched_t *s, int block, int unpack)
     for (int i = lo; i < hi; i++) {
         MPI_Datatype dt = block_type(cb, i);
         size_t len = block_bytes(cb, i, cb->counts[i]);
-        char *user = cb->user + cb->udispls[i], *packed = cb->buf + cb->displs[i];
+        char *user = (char *)((uintptr_t)cb->user + (uintptr_t)cb->udispls[i]); /* or MPI_BOTTOM */
+        char *packed = cb->buf + cb->displs[i];
         if (len == 0)
             continue;
         if (s != NULL && unpack)
@@ -222,4 +223,17 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
     *mul_p = (size_t)p.psize / ext;
     *extent_p = ext;
     return MPI_SUCCESS;
+}
+
+int mf_cbuf_bottom_ok(const mf_cbuf_t *cb)
+{
+    for (int i = 0; i < cb->n; i++) {
+        if (cb->counts[i] == 0)
+            continue;
+        MPI_Datatype t = cb->types != NULL ? cb->types[i] : cb->type;
+        int derived = mf_dtype_get(t) != NULL;
+        if (!derived && (cb->types == NULL || cb->udispls[i] == 0))
+            return 0;
+    }
+    return 1;
 }

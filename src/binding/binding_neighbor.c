@@ -108,7 +108,7 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
         rc = mf_cbuf_layout(cb, func, c);
     else
         mf_cbuf_free(cb);
-    if (rc == MPI_SUCCESS && cb->total > 0 && sd->buf == NULL) {
+    if (rc == MPI_SUCCESS && cb->total > 0 && sd->buf == NULL && !mf_cbuf_bottom_ok(cb)) {
         mf_cbuf_free(cb);
         rc = mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                          "argument %s is NULL but %zu bytes are to be "
