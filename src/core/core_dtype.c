@@ -1244,6 +1244,18 @@ void mf_dtype_temp_free(void *p)
     free(b);
 }
 
+_Thread_local char *mf_dtype_send_slot_tls __attribute__((tls_model("initial-exec")));
+
+char *mf_dtype_send_slot_make(void)
+{
+    /* kept until the thread exits, so only by a thread whose exit frees it */
+    if (!temp_thread_ready(&temp_cache))
+        return NULL;
+    char *slot = mf_dtype_temp_alloc(MF_DT_SEND_SLOT);
+    mf_dtype_send_slot_tls = slot;
+    return slot;
+}
+
 void mf_dtype_temp_flush(void)
 {
     temp_cache_t *tc = &temp_cache;
@@ -1251,6 +1263,9 @@ void mf_dtype_temp_flush(void)
         free(tc->slot[i]);
         tc->slot[i] = NULL;
     }
+    if (mf_dtype_send_slot_tls != NULL)
+        free(mf_dtype_send_slot_tls - TEMP_HDR);
+    mf_dtype_send_slot_tls = NULL;
 }
 
 void mf_dtype_temp_note(size_t bytes)

@@ -248,6 +248,23 @@ uint64_t mf_dtype_temp_max(void);
 void *mf_dtype_temp_alloc(size_t bytes);
 void mf_dtype_temp_free(void *p);
 void mf_dtype_temp_flush(void);
+/* The calling thread's buffer for packing a small immediate send (MF_DT_SEND_SLOT bytes, a
+ * temporary): the transport mostly copies such a message inside the call, and then the buffer
+ * serves the next send; when it keeps the bytes, the request takes the buffer
+ * (mf_dtype_send_slot_give, then req->pack_buf) and the thread's next send makes a new one.
+ * NULL when out of memory or the thread cannot keep one. */
+#define MF_DT_SEND_SLOT 4096
+extern _Thread_local char *mf_dtype_send_slot_tls __attribute__((tls_model("initial-exec")));
+char *mf_dtype_send_slot_make(void);
+static inline char *mf_dtype_send_slot(void)
+{
+    char *slot = mf_dtype_send_slot_tls;
+    return __builtin_expect(slot != NULL, 1) ? slot : mf_dtype_send_slot_make();
+}
+static inline void mf_dtype_send_slot_give(void)
+{
+    mf_dtype_send_slot_tls = NULL;
+}
 /* Basic elements in the first `bytes` packed bytes of items of dt; -1 when `bytes` ends inside
  * a basic element. */
 MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes);
