@@ -201,11 +201,11 @@ mf_dtype_copy_inline(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *
         char *mem = (char *)(buf + (uintptr_t)d->copy_off);
         MPI_Aint st = d->copy_stride;
         MPI_Count nb = d->nsegs * count;
-        /* four blocks per iteration, as blocks_fixed in core_dtype.c; the packed pointer is the
-         * only induction variable besides the memory one (a block counter cost one more
-         * instruction per iteration) */
-        char *end4 = packed + (nb & ~(MPI_Count)3) * 8, *end = packed + nb * 8;
-        for (; packed != end4; mem += 4 * st, packed += 32) {
+        /* four blocks per iteration, as blocks_fixed in core_dtype.c, counted down (counting
+         * blocks up cost one instruction more per iteration, an end pointer for this loop more
+         * set-up for short messages); the tail runs to the end pointer */
+        char *end = packed + nb * 8;
+        for (MPI_Count k = nb >> 2; k > 0; k--, mem += 4 * st, packed += 32) {
             memcpy(dir == 0 ? packed : mem, dir == 0 ? mem : packed, 8);
             memcpy(dir == 0 ? packed + 8 : mem + st, dir == 0 ? mem + st : packed + 8, 8);
             memcpy(dir == 0 ? packed + 16 : mem + 2 * st, dir == 0 ? mem + 2 * st : packed + 16, 8);
