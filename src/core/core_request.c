@@ -478,10 +478,11 @@ static inline int complete_derived_recv(MPI_Request *handle_p, MPI_Status *statu
                                         mf_vci_t **held_p)
 {
     mf_request_t *req = *handle_p;
-    if (MF_LIKELY(req->op.status == MF_OK && req->op.length == req->buf_len && !req->unpacked))
+    if (MF_LIKELY(req->op.status == MF_OK && req->op.length == req->buf_len && req->buf_len > 0 &&
+                  !req->unpacked))
         mf_dtype_copy_inline(req->dtype, req->dt_count, (uintptr_t)req->dt_buf, req->pack_buf, 1);
     else
-        mf_request_unpack(req); /* a short, truncated or cancelled one */
+        mf_request_unpack(req); /* a short, truncated, cancelled or empty one */
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);
     void *packed = req->pack_buf;

@@ -255,6 +255,35 @@ static void special_receives(void)
     MPI_Comm_free(&dup);
 }
 
+/* A type of no data with an extent: items that pack to nothing. */
+static void zero_size(void)
+{
+    MPI_Datatype none, z;
+    MPI_Type_contiguous(0, MPI_INT, &none);
+    MPI_Type_create_resized(none, 0, 16, &z);
+    MPI_Type_free(&none);
+    MPI_Type_commit(&z);
+    double buf[8];
+    for (int i = 0; i < 8; i++)
+        buf[i] = -1.0;
+    MPI_Request req;
+    if (rank == 0) {
+        MPI_Isend(buf, 3, z, 1, 400, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+        MPI_Status st;
+        MPI_Irecv(buf, 3, z, 0, 400, MPI_COMM_WORLD, &req);
+        MPI_Wait(&req, &st);
+        int cnt = -1;
+        MPI_Get_count(&st, MPI_BYTE, &cnt);
+        MTEST_CHECK(st.MPI_SOURCE == 0 && cnt == 0, "zero size: source %d bytes %d", st.MPI_SOURCE,
+                    cnt);
+        for (int i = 0; i < 8; i++)
+            MTEST_CHECK(buf[i] == -1.0, "zero size: buf[%d] = %g", i, buf[i]);
+    }
+    MPI_Type_free(&z);
+}
+
 /* Persistent requests, restarted with new data each time. */
 static void persistent(void)
 {
@@ -321,6 +350,7 @@ int main(int argc, char **argv)
     struct_roundtrip(4, 21);
     struct_roundtrip(100, 22);
     special_receives();
+    zero_size();
     persistent();
     return mtest_finalize(0);
 }
