@@ -10,8 +10,9 @@
  * by iters. layout: vector (one column of two doubles), indexed (blocks of 1 to 4 ints with
  * gaps of 1 to 3 ints) or struct (int, double and float of a 32-byte particle); method: derived,
  * manual or both (default; prints wall-clock times too); order: irecv (default: MPI_Irecv,
- * MPI_Send, MPI_Wait) or blocking (MPI_Send, then MPI_Recv, the path of a blocking exchange; only
- * for messages the transport sends eagerly, a few KiB). The layouts are those of dt_transfer.c.
+ * MPI_Send, MPI_Wait), isend (MPI_Irecv, MPI_Isend, MPI_Waitall: both immediate forms) or
+ * blocking (MPI_Send, then MPI_Recv, the path of a blocking exchange; only for messages the
+ * transport sends eagerly, a few KiB). The layouts are those of dt_transfer.c.
  * Standard MPI only.
  */
 #include <mpi.h>
@@ -43,6 +44,7 @@ typedef struct self_ctx {
     MPI_Datatype type;
     int type_count;
     int blocking; /* MPI_Send then MPI_Recv */
+    int isend;    /* MPI_Irecv, MPI_Isend, MPI_Waitall */
 } self_ctx_t;
 
 static void check(int rc, const char *what)
@@ -58,6 +60,13 @@ static void exchange(const self_ctx_t *c, void *sbuf, void *rbuf, int count, MPI
     if (c->blocking) {
         check(MPI_Send(sbuf, count, type, 0, 1, MPI_COMM_SELF), "MPI_Send");
         check(MPI_Recv(rbuf, count, type, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE), "MPI_Recv");
+        return;
+    }
+    if (c->isend) {
+        MPI_Request reqs[2];
+        check(MPI_Irecv(rbuf, count, type, 0, 1, MPI_COMM_SELF, &reqs[0]), "MPI_Irecv");
+        check(MPI_Isend(sbuf, count, type, 0, 1, MPI_COMM_SELF, &reqs[1]), "MPI_Isend");
+        check(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE), "MPI_Waitall");
         return;
     }
     MPI_Request req;
@@ -179,14 +188,15 @@ int main(int argc, char **argv)
     if (argc < 3) {
         fprintf(stderr,
                 "usage: dt_self <bytes> <iters> [vector|indexed|struct] [derived|manual|both] "
-                "[irecv|blocking]\n");
+                "[irecv|isend|blocking]\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     size_t bytes = strtoul(argv[1], NULL, 0);
     int iters = atoi(argv[2]);
     const char *method = argc > 4 ? argv[4] : "both";
     self_ctx_t c = {.layout = LAYOUT_VECTOR,
-                    .blocking = argc > 5 && strcmp(argv[5], "blocking") == 0};
+                    .blocking = argc > 5 && strcmp(argv[5], "blocking") == 0,
+                    .isend = argc > 5 && strcmp(argv[5], "isend") == 0};
     for (int l = 0; argc > 3 && l < 3; l++)
         if (strcmp(argv[3], layout_names[l]) == 0)
             c.layout = l;

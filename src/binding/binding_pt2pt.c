@@ -513,8 +513,17 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
     return recv_into(func, buf, count, d, bytes, source, tag, c, st, packed, 1);
 }
 
-/* The immediate forms: one run goes to the predefined path, anything else is staged (streamed
- * or a packed temporary the request owns) without checking the envelope again. */
+/* The immediate forms: one run goes to the predefined path; a small message (up to the stack
+ * limit, so never a streamed size) is packed into the thread's send slot or a receive temporary
+ * with no staging bookkeeping; anything else is staged (streamed or a packed temporary the
+ * request owns) without checking the envelope again.
+ *
+ * A small send packs into the thread's slot and does what MPI_Isend of bytes does. The
+ * transport copies a small message inside the call as a rule (the shared completed request
+ * comes back) and the slot serves the next send; when it keeps the bytes (no room in its
+ * queues), the request takes the slot. Synchronous sends always keep them: staged. */
+_Static_assert(MF_DT_SEND_SLOT >= DT_STACK_CAP, "the send slot holds every small message");
+
 static inline __attribute__((always_inline)) int
 send_derived_immediate(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
                        int dest, int tag, mf_comm_t *c, mf_send_mode_t mode, MPI_Request *request)
@@ -527,7 +536,23 @@ send_derived_immediate(const char *func, const void *buf, MPI_Count count, MPI_D
     if (!mf_dtype_needs_pack(d, count))
         return send_fast(func, mf_dtype_run_start(d, count, buf), bytes, dest, tag, c, mode,
                          OP_IMMEDIATE, request);
-    return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_IMMEDIATE, request);
+    char *slot;
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct || mode == MF_SEND_SYNC ||
+                    (slot = mf_dtype_send_slot()) == NULL))
+        return send_issue(func, c, buf, count, dt, bytes, dest, tag, mode, OP_IMMEDIATE, request);
+    mf_dtype_copy_inline(d, count, (uintptr_t)buf, slot, 0);
+    mf_request_t *req;
+    mf_status_t status =
+        mf_pt2pt_isend(slot, bytes, dest, tag, c, mf_comm_ctx_user(c), mode, 0, &req);
+    if (MF_UNLIKELY(status != MF_OK))
+        return mf_err_from_status(c, status, func, "cannot start the send");
+    if (MF_UNLIKELY(req->type != MF_REQ_PRECOMPLETE)) {
+        mf_dtype_send_slot_give();
+        mf_dtype_temp_note(bytes);
+        req->pack_buf = slot;
+    }
+    *request = req;
+    return MPI_SUCCESS;
 }
 
 static inline __attribute__((always_inline)) int
@@ -542,8 +567,26 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
     if (!mf_dtype_needs_pack(d, count))
         return recv_fast(func, mf_dtype_run_start(d, count, buf), bytes, source, tag, c,
                          OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
-    return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_IMMEDIATE, request,
-                      MPI_STATUS_IGNORE);
+    char *packed;
+    if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct ||
+                    (packed = mf_dtype_temp_alloc(bytes)) == NULL))
+        return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_IMMEDIATE, request,
+                          MPI_STATUS_IGNORE);
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_irecv(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+    if (MF_UNLIKELY(status != MF_OK)) {
+        mf_dtype_temp_free(packed);
+        return mf_err_from_status(c, status, func, "cannot post the receive");
+    }
+    /* unpacked at completion (mf_request_unpack); the reference keeps the type for that */
+    mf_dtype_temp_note(bytes);
+    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed); /* mf_dtype_retain */
+    req->dtype = d;
+    req->dt_buf = buf;
+    req->dt_count = count;
+    req->pack_buf = packed;
+    *request = req;
+    return MPI_SUCCESS;
 }
 
 /* How the entry points reach these. GCC places a function's prologue before its first test (it

@@ -625,7 +625,17 @@ static inline __attribute__((always_inline)) void blocks_fixed(char *mem, char *
                                                                int dir)
 {
     MPI_Count i = 0;
-    if (dir == 0) {
+    if (dir == 0 && len == 8 && __builtin_constant_p(pstride) && pstride == 8) {
+        /* packed back to back: two blocks per 16-byte store, as in mf_dtype_copy_inline */
+        for (; i + 4 <= nb; i += 4, mem += 4 * mstride, packed += 32) {
+            mf_dtype_pair_t lo = mf_dtype_pair_load(mem, mem + mstride);
+            mf_dtype_pair_t hi = mf_dtype_pair_load(mem + 2 * mstride, mem + 3 * mstride);
+            memcpy(packed, &lo, 16);
+            memcpy(packed + 16, &hi, 16);
+        }
+        for (; i < nb; i++, mem += mstride, packed += 8)
+            memcpy(packed, mem, 8);
+    } else if (dir == 0) {
         for (; i + 4 <= nb; i += 4, mem += 4 * mstride, packed += 4 * pstride) {
             memcpy(packed, mem, len);
             memcpy(packed + pstride, mem + mstride, len);
@@ -1166,10 +1176,32 @@ static _Atomic uint64_t temp_max;
  * registration cache. */
 #define TEMP_HDR   64
 #define TEMP_SLOTS 2
+/* Small temporaries (up to 4 KiB: the immediate forms' receive copies, which a window of
+ * receives holds many of at once) come in powers of two from 64 bytes, and a thread keeps up to
+ * SMALL_KEEP of each size on a list linked through the header: taking one or giving it back is
+ * a pop or a push. */
+#define SMALL_MIN_LOG 6
+#define SMALL_CLASSES 7 /* 64 B ... 4 KiB */
+#define SMALL_MAX     ((size_t)1 << (SMALL_MIN_LOG + SMALL_CLASSES - 1))
+#define SMALL_KEEP    16
 typedef struct temp_cache {
     char *slot[TEMP_SLOTS];
-    int registered; /* the thread's exit frees the slots */
+    int registered; /* the thread's exit frees the slots and lists */
+    char *small[SMALL_CLASSES];
+    unsigned char nsmall[SMALL_CLASSES];
 } temp_cache_t;
+_Static_assert(SMALL_MAX == MF_DT_SEND_SLOT, "the send slot is a small temporary");
+
+/* The list a small temporary of `want` bytes (64 <= want <= SMALL_MAX, a power of two) is on. */
+static inline int small_class(size_t want)
+{
+    return (int)(63 - __builtin_clzll((unsigned long long)want)) - SMALL_MIN_LOG;
+}
+
+static inline char **small_next(char *b)
+{
+    return (char **)(b + sizeof(size_t));
+}
 /* initial-exec: a few bytes of static TLS, reached without a __tls_get_addr call per access */
 static _Thread_local temp_cache_t temp_cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t temp_key;
@@ -1188,10 +1220,8 @@ static void temp_key_create(void)
 }
 
 /* Whether this thread may keep buffers: its exit must free them (a key destructor). */
-static int temp_thread_ready(temp_cache_t *tc)
+static __attribute__((noinline)) int temp_thread_register(temp_cache_t *tc)
 {
-    if (tc->registered)
-        return 1;
     pthread_once(&temp_once, temp_key_create);
     if (!temp_key_ok || pthread_setspecific(temp_key, (void *)1) != 0)
         return 0;
@@ -1199,10 +1229,53 @@ static int temp_thread_ready(temp_cache_t *tc)
     return 1;
 }
 
+/* (inline, with the registration out of line: the common case saves no registers) */
+static inline int temp_thread_ready(temp_cache_t *tc)
+{
+    return MF_LIKELY(tc->registered) ? 1 : temp_thread_register(tc);
+}
+
+/* A new small temporary of `want` bytes. */
+static __attribute__((noinline)) char *small_make(size_t want)
+{
+    char *b = malloc(TEMP_HDR + want);
+    if (b != NULL)
+        *(size_t *)b = want;
+    return b;
+}
+
+static void *temp_alloc_large(temp_cache_t *tc, size_t bytes);
+static void temp_free_slow(temp_cache_t *tc, char *b, size_t cap);
+
+static inline void small_push(temp_cache_t *tc, char *b, int k)
+{
+    *small_next(b) = tc->small[k];
+    tc->small[k] = b;
+    tc->nsmall[k]++;
+}
+
+/* (the small sizes inline, the rest out of line: a pop or push saves no registers) */
 void *mf_dtype_temp_alloc(size_t bytes)
 {
     temp_cache_t *tc = &temp_cache;
-    size_t want = bytes > 0 ? (bytes + 63) & ~(size_t)63 : 64;
+    if (bytes <= SMALL_MAX) {
+        size_t want = bytes <= 64 ? 64 : (size_t)1 << (64 - __builtin_clzll(bytes - 1));
+        int k = small_class(want);
+        char *b = tc->small[k];
+        if (MF_LIKELY(b != NULL)) {
+            tc->small[k] = *small_next(b);
+            tc->nsmall[k]--;
+        } else if ((b = small_make(want)) == NULL) {
+            return NULL;
+        }
+        return b + TEMP_HDR;
+    }
+    return temp_alloc_large(tc, bytes);
+}
+
+static __attribute__((noinline)) void *temp_alloc_large(temp_cache_t *tc, size_t bytes)
+{
+    size_t want = (bytes + 63) & ~(size_t)63;
     for (int i = 0; i < TEMP_SLOTS; i++) {
         char *b = tc->slot[i];
         if (b != NULL && *(size_t *)b >= want) {
@@ -1224,6 +1297,27 @@ void mf_dtype_temp_free(void *p)
     temp_cache_t *tc = &temp_cache;
     char *b = (char *)p - TEMP_HDR;
     size_t cap = *(size_t *)b;
+    int k = small_class(cap);
+    if (MF_LIKELY(cap <= SMALL_MAX && tc->registered && tc->nsmall[k] < SMALL_KEEP &&
+                  cap <= (size_t)mf_params.dt_temp_cache)) {
+        small_push(tc, b, k);
+        return;
+    }
+    temp_free_slow(tc, b, cap);
+}
+
+static __attribute__((noinline)) void temp_free_slow(temp_cache_t *tc, char *b, size_t cap)
+{
+    if (cap <= SMALL_MAX) {
+        int k = small_class(cap);
+        if (tc->nsmall[k] < SMALL_KEEP && cap <= (size_t)mf_params.dt_temp_cache &&
+            temp_thread_ready(tc))
+            small_push(tc, b, k);
+        else
+            free(b);
+        return;
+    }
+
     if (cap <= (size_t)mf_params.dt_temp_cache && temp_thread_ready(tc)) {
         /* an empty slot, else the smallest kept one if this is larger */
         int k = 0;
@@ -1244,6 +1338,18 @@ void mf_dtype_temp_free(void *p)
     free(b);
 }
 
+_Thread_local char *mf_dtype_send_slot_tls __attribute__((tls_model("initial-exec")));
+
+char *mf_dtype_send_slot_make(void)
+{
+    /* kept until the thread exits, so only by a thread whose exit frees it */
+    if (!temp_thread_ready(&temp_cache))
+        return NULL;
+    char *slot = mf_dtype_temp_alloc(MF_DT_SEND_SLOT);
+    mf_dtype_send_slot_tls = slot;
+    return slot;
+}
+
 void mf_dtype_temp_flush(void)
 {
     temp_cache_t *tc = &temp_cache;
@@ -1251,6 +1357,17 @@ void mf_dtype_temp_flush(void)
         free(tc->slot[i]);
         tc->slot[i] = NULL;
     }
+    for (int k = 0; k < SMALL_CLASSES; k++) {
+        while (tc->small[k] != NULL) {
+            char *b = tc->small[k];
+            tc->small[k] = *small_next(b);
+            free(b);
+        }
+        tc->nsmall[k] = 0;
+    }
+    if (mf_dtype_send_slot_tls != NULL)
+        free(mf_dtype_send_slot_tls - TEMP_HDR);
+    mf_dtype_send_slot_tls = NULL;
 }
 
 void mf_dtype_temp_note(size_t bytes)

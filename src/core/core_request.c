@@ -464,7 +464,10 @@ void mf_request_unpack(mf_request_t *req)
     if (req->op.status != MF_OK && req->op.status != MF_ERR_TRUNCATE)
         return;
     size_t got = req->op.length < req->buf_len ? req->op.length : req->buf_len;
-    mf_dtype_unpack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0, (MPI_Count)got);
+    if (MF_LIKELY(got == req->buf_len && got > 0 && req->op.status == MF_OK))
+        mf_dtype_unpack_all(req->dtype, req->dt_count, req->dt_buf, req->pack_buf); /* no range */
+    else
+        mf_dtype_unpack(req->dtype, req->dt_count, req->dt_buf, req->pack_buf, 0, (MPI_Count)got);
 }
 
 static inline void hold_vci(mf_vci_t *vci, mf_vci_t **held_p)
@@ -475,6 +478,35 @@ static inline void hold_vci(mf_vci_t *vci, mf_vci_t **held_p)
         mf_vci_lock(vci);
         *held_p = vci;
     }
+}
+
+/* complete_any for a receive whose only extras are a packed copy to unpack and the type's
+ * reference (a small derived receive of the immediate forms, or a staged temporary): clearing
+ * just those fields restores the zero cold part, with no call to release_extras. */
+static inline int complete_derived_recv(MPI_Request *handle_p, MPI_Status *status,
+                                        mf_vci_t **held_p)
+{
+    mf_request_t *req = *handle_p;
+    if (MF_LIKELY(req->op.status == MF_OK && req->op.length == req->buf_len && req->buf_len > 0 &&
+                  !req->unpacked))
+        mf_dtype_copy_inline(req->dtype, req->dt_count, (uintptr_t)req->dt_buf, req->pack_buf, 1);
+    else
+        mf_request_unpack(req); /* a short, truncated, cancelled or empty one */
+    mf_request_fill_status(req, status);
+    int err = mf_request_error(req);
+    void *packed = req->pack_buf;
+    struct MPI_ABI_Datatype *dt = req->dtype;
+    req->dtype = NULL;
+    req->dt_buf = NULL;
+    req->dt_count = 0;
+    req->pack_buf = NULL;
+    req->unpacked = 0;
+    hold_vci(req->vci, held_p);
+    release_plain_locked(req);
+    *handle_p = MPI_REQUEST_NULL;
+    mf_dtype_temp_free(packed);
+    mf_dtype_release(dt);
+    return err;
 }
 
 /* Complete *handle_p (done, or inactive: an empty status), fill *status, free the request
@@ -488,6 +520,9 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
         mf_status_set_empty(status);
         return MPI_SUCCESS;
     }
+    if (req->type == MF_REQ_RECV && req->dtype != NULL &&
+        (req->cold_flags | (uintptr_t)req->poll) == 0)
+        return complete_derived_recv(handle_p, status, held_p);
     mf_request_unpack(req);
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);

@@ -5,7 +5,8 @@
  * of rank 1, on a communicator of its own and on one shared by all threads; the receiver
  * checks every element and that the gaps are untouched. The testlist forces Manifold's
  * streaming path (the pack engine called from inside the transport under each channel's lock)
- * with MANIFOLD_DT_STREAM_BYTES.
+ * with MANIFOLD_DT_STREAM_BYTES. Then a burst of small vectors per thread through MPI_Isend and
+ * MPI_Irecv, which pack into per-thread buffers.
  */
 #include "mtest.h"
 
@@ -47,6 +48,39 @@ static void one_round(int t, MPI_Comm comm, int tag)
     free(buf);
 }
 
+/* Small vectors through the immediate forms (each thread's send buffer, its receive copies),
+ * a burst of BURST messages in flight per thread, each with its own data. */
+#define BURST 200
+#define SMALL 4
+static void small_burst(int t, MPI_Comm comm)
+{
+    int stride = 2 + t;
+    size_t per = (size_t)SMALL * (size_t)stride;
+    double *buf = mtest_calloc(BURST * per, sizeof(double));
+    MPI_Request *reqs = mtest_calloc(BURST, sizeof(MPI_Request));
+    MPI_Datatype vec;
+    MPI_Type_vector(SMALL, 1, stride, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    for (size_t i = 0; i < BURST * per; i++)
+        buf[i] = rank == 0 ? (double)(t * 1000000) + (double)i : -1.0;
+    for (int m = 0; m < BURST; m++) {
+        if (rank == 0)
+            MPI_Isend(buf + (size_t)m * per, 1, vec, 1, 50, comm, &reqs[m]);
+        else
+            MPI_Irecv(buf + (size_t)m * per, 1, vec, 0, 50, comm, &reqs[m]);
+    }
+    MPI_Waitall(BURST, reqs, MPI_STATUSES_IGNORE);
+    if (rank == 1) {
+        size_t bad = 0;
+        for (size_t i = 0; i < BURST * per; i++)
+            bad += buf[i] != (i % (size_t)stride == 0 ? (double)(t * 1000000) + (double)i : -1.0);
+        MTEST_CHECK(bad == 0, "thread %d: %zu wrong doubles in the small burst", t, bad);
+    }
+    MPI_Type_free(&vec);
+    free(reqs);
+    free(buf);
+}
+
 static void *worker(void *arg)
 {
     int t = (int)(size_t)arg;
@@ -55,6 +89,7 @@ static void *worker(void *arg)
         /* on the shared communicator the tag tells the threads apart */
         one_round(t, MPI_COMM_WORLD, t + 1);
     }
+    small_burst(t, comms[t]);
     return NULL;
 }
 
