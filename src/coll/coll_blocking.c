@@ -14,6 +14,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* memcpy that allows empty copies from or to NULL: a user's buffer may be NULL (or MPI_BOTTOM)
+ * when its count is 0, and memcpy's pointers must not be NULL even then. */
+static inline void copy_bytes(void *dst, const void *src, size_t len)
+{
+    if (len > 0)
+        memcpy(dst, src, len);
+}
+
 /* Tags 1-3 belong to coll_internal.c. */
 enum {
     TAG_BCAST = 4,
@@ -111,7 +119,7 @@ static mf_status_t gather_pair(mf_comm_t *comm, const void *sbuf, size_t len, vo
     if (comm->rank != root)
         return pair_sendrecv(sbuf, len, NULL, 0, tag, comm);
     if (sbuf != MPI_IN_PLACE)
-        memcpy((char *)rbuf + (size_t)root * len, sbuf, len);
+        copy_bytes((char *)rbuf + (size_t)root * len, sbuf, len);
     return pair_sendrecv(NULL, 0, (char *)rbuf + (size_t)(root ^ 1) * len, len, tag, comm);
 }
 
@@ -121,7 +129,7 @@ static mf_status_t scatter_pair(mf_comm_t *comm, const void *sbuf, size_t len, v
     if (comm->rank != root)
         return pair_sendrecv(NULL, 0, rbuf, len, tag, comm);
     if (rbuf != MPI_IN_PLACE)
-        memcpy(rbuf, (const char *)sbuf + (size_t)root * len, len);
+        copy_bytes(rbuf, (const char *)sbuf + (size_t)root * len, len);
     return pair_sendrecv((const char *)sbuf + (size_t)(root ^ 1) * len, len, NULL, 0, tag, comm);
 }
 
@@ -135,10 +143,10 @@ static mf_status_t alltoall_pair(mf_comm_t *comm, const void *sbuf, size_t len, 
     if (sbuf == MPI_IN_PLACE) {
         if ((copy = mf_malloc(len ? len : 1, "alltoall buffer")) == NULL)
             return MF_ERR_NO_MEMORY;
-        memcpy(copy, r + (size_t)peer * len, len);
+        copy_bytes(copy, r + (size_t)peer * len, len);
         out = copy;
     } else {
-        memcpy(r + (size_t)rank * len, (const char *)sbuf + (size_t)rank * len, len);
+        copy_bytes(r + (size_t)rank * len, (const char *)sbuf + (size_t)rank * len, len);
     }
     mf_status_t status = pair_sendrecv(out, len, r + (size_t)peer * len, len, tag, comm);
     free(copy);
@@ -258,7 +266,7 @@ static mf_status_t reduce_binomial(mf_comm_t *comm, const void *sbuf, void *rbuf
         status = MF_ERR_NO_MEMORY;
         goto out_free;
     }
-    memcpy(acc, sbuf, len);
+    copy_bytes(acc, sbuf, len);
     for (int mask = 1; mask < size; mask <<= 1) {
         if (vr & mask) {
             status = mf_pt2pt_send_internal(acc, len, (vr - mask + troot) % size, tag, comm);
@@ -283,7 +291,7 @@ static mf_status_t reduce_binomial(mf_comm_t *comm, const void *sbuf, void *rbuf
             status = mf_pt2pt_recv_internal(acc, len, troot, tag, comm);
     }
     if (status == MF_OK && rank == root)
-        memcpy(rbuf, acc, len);
+        copy_bytes(rbuf, acc, len);
 out_free:
     free(acc);
     free(tmp);
@@ -325,10 +333,10 @@ static mf_status_t reduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, si
             mf_op_apply(op, own, res, n, dt); /* own op received */
         } else if (root == 0) {
             mf_op_apply(op, res, tmp, n, dt); /* in place: tmp = own op received */
-            memcpy(res, tmp, n * extent);
+            copy_bytes(res, tmp, n * extent);
         } else {
             if (own != res)
-                memcpy(res, own, n * extent);
+                copy_bytes(res, own, n * extent);
             mf_op_apply(op, tmp, res, n, dt); /* received op own */
         }
     }
@@ -520,7 +528,7 @@ static mf_status_t reduce_rabenseifner(mf_comm_t *comm, const void *sbuf, void *
     mf_status_t status = MF_ERR_NO_MEMORY;
     if (acc == NULL || tmp == NULL)
         goto out_free;
-    memcpy(acc, sbuf, len);
+    copy_bytes(acc, sbuf, len);
     status = fold_in(comm, &acc, &tmp, count, dt, len, op, rem, tag);
     int newrank = fold_rank(rank, rem);
     int lo_at[32], hi_at[32], steps = 0, lo = 0, hi = pof2;
@@ -563,7 +571,7 @@ static mf_status_t reduce_rabenseifner(mf_comm_t *comm, const void *sbuf, void *
         else if (rank == root)
             status = mf_pt2pt_recv_internal(rbuf, len, holder, tag, comm);
     } else if (status == MF_OK && rank == root) {
-        memcpy(rbuf, acc, len);
+        copy_bytes(rbuf, acc, len);
     }
 out_free:
     free(acc);
@@ -597,7 +605,7 @@ mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)
-        memcpy(rbuf, sbuf, len);
+        copy_bytes(rbuf, sbuf, len);
     if (comm->size == 1 || count == 0)
         return MF_OK;
     int alg = mf_coll_select(MF_COLL_ALLREDUCE, comm->size, len);
@@ -610,14 +618,14 @@ mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
     char *acc = mf_malloc(len, "allreduce buffer"), *tmp = mf_malloc(len, "allreduce buffer");
     mf_status_t status = MF_ERR_NO_MEMORY;
     if (acc != NULL && tmp != NULL) {
-        memcpy(acc, rbuf, len);
+        copy_bytes(acc, rbuf, len);
         if (alg == MF_COLL_ALLREDUCE_RABENSEIFNER)
             status = allreduce_rabenseifner(comm, &acc, &tmp, count, dt, extent, op, TAG_ALLREDUCE);
         else
             status = allreduce_recursive_doubling(comm, &acc, &tmp, count, dt, extent, op,
                                                   TAG_ALLREDUCE);
         if (status == MF_OK)
-            memcpy(rbuf, acc, len);
+            copy_bytes(rbuf, acc, len);
     }
     free(acc);
     free(tmp);
@@ -636,7 +644,7 @@ static mf_status_t gatherv_linear(mf_comm_t *comm, const void *sbuf, size_t slen
         mf_status_t status = MF_OK;
         if (i == root) {
             if (sbuf != MPI_IN_PLACE)
-                memcpy(r + rdispls[i], sbuf, slen);
+                copy_bytes(r + rdispls[i], sbuf, slen);
         } else {
             status = mf_pt2pt_recv_internal(r + rdispls[i], rlens[i], i, tag, comm);
         }
@@ -677,12 +685,12 @@ static mf_status_t gather_binomial(mf_comm_t *comm, const void *sbuf, size_t len
     } else if (vr == 0 && root == 0) {
         buf = rbuf; /* relative order is rank order */
         if (sbuf != MPI_IN_PLACE)
-            memcpy(buf, sbuf, len);
+            copy_bytes(buf, sbuf, len);
     } else {
         buf = alloc = mf_malloc((size_t)nblk * len, "gather buffer");
         if (buf == NULL)
             return MF_ERR_NO_MEMORY;
-        memcpy(buf, own, len);
+        copy_bytes(buf, own, len);
     }
     for (int mask = 1; mask < span && vr + mask < size && status == MF_OK; mask <<= 1) {
         int n = mask < size - vr - mask ? mask : size - vr - mask;
@@ -695,8 +703,8 @@ static mf_status_t gather_binomial(mf_comm_t *comm, const void *sbuf, size_t len
     } else if (status == MF_OK && buf != rbuf) {
         /* relative block j belongs to rank (j + root) % size */
         size_t head = (size_t)(size - root) * len;
-        memcpy((char *)rbuf + (size_t)root * len, buf, head);
-        memcpy(rbuf, buf + head, (size_t)root * len);
+        copy_bytes((char *)rbuf + (size_t)root * len, buf, head);
+        copy_bytes(rbuf, buf + head, (size_t)root * len);
     }
     free(alloc);
     return status;
@@ -748,7 +756,7 @@ static mf_status_t scatterv_linear(mf_comm_t *comm, const void *sbuf, const size
         mf_status_t status = MF_OK;
         if (i == root) {
             if (rbuf != MPI_IN_PLACE)
-                memcpy(rbuf, s + sdispls[i], slens[i]);
+                copy_bytes(rbuf, s + sdispls[i], slens[i]);
         } else {
             status = mf_pt2pt_send_internal(s + sdispls[i], slens[i], i, tag, comm);
         }
@@ -782,8 +790,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
             return MF_ERR_NO_MEMORY;
         if (vr == 0) {
             size_t head = (size_t)(size - root) * len;
-            memcpy(buf, (const char *)sbuf + (size_t)root * len, head);
-            memcpy(buf + head, sbuf, (size_t)root * len);
+            copy_bytes(buf, (const char *)sbuf + (size_t)root * len, head);
+            copy_bytes(buf + head, sbuf, (size_t)root * len);
         }
     }
     if (vr != 0)
@@ -797,7 +805,7 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
                                         (vr + mask + root) % size, tag, comm);
     }
     if (status == MF_OK && rbuf != MPI_IN_PLACE && buf != rbuf)
-        memcpy(rbuf, buf, len);
+        copy_bytes(rbuf, buf, len);
     free(alloc);
     return status;
 }
@@ -861,7 +869,7 @@ static mf_status_t allgatherv_recursive_doubling(mf_comm_t *comm, const void *ow
     /* packed, buf is the user's, which may be NULL when every block is empty */
     mf_status_t status = !packed && buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
     if (status == MF_OK && !packed)
-        memcpy(buf + off[rank], r + rdispls[rank], rlens[rank]);
+        copy_bytes(buf + off[rank], r + rdispls[rank], rlens[rank]);
     for (int mask = 1; mask < size && status == MF_OK; mask <<= 1) {
         int peer = rank ^ mask, base = rank & ~(mask - 1), pbase = peer & ~(mask - 1);
         const char *from = mask == 1 && own != NULL ? own : buf + off[base]; /* see the ring */
@@ -872,7 +880,7 @@ static mf_status_t allgatherv_recursive_doubling(mf_comm_t *comm, const void *ow
     if (status == MF_OK && !packed)
         for (int i = 0; i < size; i++)
             if (i != rank)
-                memcpy(r + rdispls[i], buf + off[i], rlens[i]);
+                copy_bytes(r + rdispls[i], buf + off[i], rlens[i]);
     if (!packed)
         free(buf);
     free(off);
@@ -894,7 +902,7 @@ static mf_status_t allgatherv_bruck(mf_comm_t *comm, const void *own, void *rbuf
     char *r = rbuf, *buf = mf_malloc(off[size] ? off[size] : 1, "allgather buffer");
     mf_status_t status = buf == NULL ? MF_ERR_NO_MEMORY : MF_OK;
     if (status == MF_OK)
-        memcpy(buf, r + rdispls[rank], rlens[rank]);
+        copy_bytes(buf, r + rdispls[rank], rlens[rank]);
     for (int k = 1; k < size && status == MF_OK; k <<= 1) {
         int n = k < size - k ? k : size - k;
         const char *from = k == 1 && own != NULL ? own : buf; /* see the ring */
@@ -903,7 +911,7 @@ static mf_status_t allgatherv_bruck(mf_comm_t *comm, const void *own, void *rbuf
     }
     if (status == MF_OK)
         for (int j = 1; j < size; j++)
-            memcpy(r + rdispls[(rank + j) % size], buf + off[j], off[j + 1] - off[j]);
+            copy_bytes(r + rdispls[(rank + j) % size], buf + off[j], off[j + 1] - off[j]);
     free(buf);
     free(off);
     return status;
@@ -914,7 +922,7 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
 {
     int size = comm->size, rank = comm->rank;
     if (sbuf != MPI_IN_PLACE)
-        memcpy((char *)rbuf + rdispls[rank], sbuf, slen);
+        copy_bytes((char *)rbuf + rdispls[rank], sbuf, slen);
     if (size == 1)
         return MF_OK;
     /* Others read the own block from the send buffer, not from its copy in rbuf (see
@@ -960,7 +968,7 @@ mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *s
         copy = mf_malloc(end ? end : 1, "alltoall buffer");
         if (copy == NULL)
             return MF_ERR_NO_MEMORY;
-        memcpy(copy, rbuf, end);
+        copy_bytes(copy, rbuf, end);
         sbuf = copy;
         slens = rlens;
         sdispls = rdispls;
@@ -973,7 +981,7 @@ mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *s
         if (i == 0) {
             if (slens[rank] > rlens[rank])
                 status = MF_ERR_TRUNCATE;
-            else
+            else if (slens[rank] > 0) /* empty blocks may be NULL */
                 memmove(r + rdispls[rank], s + sdispls[rank], slens[rank]);
             continue;
         }
@@ -998,24 +1006,24 @@ static mf_status_t alltoall_bruck(mf_comm_t *comm, const void *sbuf, size_t len,
         return MF_ERR_NO_MEMORY;
     char *pack = buf + all, *r = rbuf;
     for (int j = 0; j < size; j++)
-        memcpy(buf + (size_t)j * len, s + (size_t)((rank + j) % size) * len, len);
+        copy_bytes(buf + (size_t)j * len, s + (size_t)((rank + j) % size) * len, len);
     mf_status_t status = MF_OK;
     for (int k = 1; k < size && status == MF_OK; k <<= 1) {
         size_t n = 0;
         for (int j = 1; j < size; j++)
             if (j & k)
-                memcpy(pack + len * n++, buf + (size_t)j * len, len);
+                copy_bytes(pack + len * n++, buf + (size_t)j * len, len);
         char *in = pack + all;
         status = mf_pt2pt_sendrecv_internal(pack, len * n, (rank + k) % size, in, len * n,
                                             (rank - k + size) % size, tag, comm);
         n = 0;
         for (int j = 1; j < size && status == MF_OK; j++)
             if (j & k)
-                memcpy(buf + (size_t)j * len, in + len * n++, len);
+                copy_bytes(buf + (size_t)j * len, in + len * n++, len);
     }
     if (status == MF_OK)
         for (int j = 0; j < size; j++)
-            memcpy(r + (size_t)((rank - j + size) % size) * len, buf + (size_t)j * len, len);
+            copy_bytes(r + (size_t)((rank - j + size) % size) * len, buf + (size_t)j * len, len);
     free(buf);
     return status;
 }
@@ -1081,7 +1089,7 @@ static mf_status_t reduce_scatter_recursive_halving(mf_comm_t *comm, const void 
     for (int i = 0; i < pof2; i++)
         start[i] = displs[i < rem ? 2 * i : i + rem]; /* bytes */
     start[pof2] = len;
-    memcpy(acc, src, len);
+    copy_bytes(acc, src, len);
     status = fold_in(comm, &acc, &tmp, total, dt, len, op, rem, tag);
     int newrank = fold_rank(rank, rem), lo = 0, hi = pof2;
     for (int mask = pof2 / 2; status == MF_OK && newrank >= 0 && mask > 0; mask /= 2) {
@@ -1104,7 +1112,7 @@ static mf_status_t reduce_scatter_recursive_halving(mf_comm_t *comm, const void 
     if (rank < 2 * rem && rank % 2 == 0)
         status = mf_pt2pt_recv_internal(rbuf, lens[rank], rank + 1, tag, comm);
     else if (status == MF_OK)
-        memcpy(rbuf, acc + displs[rank], lens[rank]);
+        copy_bytes(rbuf, acc + displs[rank], lens[rank]);
 out_free:
     free(acc);
     free(tmp);
@@ -1123,7 +1131,7 @@ static mf_status_t reduce_scatter_pairwise(mf_comm_t *comm, const void *src, voi
     char *acc = mf_malloc(2 * mine + 1, "reduce-scatter buffer"), *tmp = acc + mine;
     if (acc == NULL)
         return MF_ERR_NO_MEMORY;
-    memcpy(acc, (const char *)src + displs[rank], mine);
+    copy_bytes(acc, (const char *)src + displs[rank], mine);
     mf_status_t status = MF_OK;
     for (int i = 1; i < size && status == MF_OK; i++) {
         int dst = (rank + i) % size, from = (rank - i + size) % size;
@@ -1133,7 +1141,7 @@ static mf_status_t reduce_scatter_pairwise(mf_comm_t *comm, const void *src, voi
             mf_op_apply(op, tmp, acc, mine / extent, dt);
     }
     if (status == MF_OK)
-        memcpy(rbuf, acc, mine);
+        copy_bytes(rbuf, acc, mine);
     free(acc);
     return status;
 }
@@ -1225,17 +1233,17 @@ static mf_status_t scan_chain(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
         status = MF_ERR_NO_MEMORY;
         goto out_free;
     }
-    memcpy(mine, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
+    copy_bytes(mine, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
     if (rank > 0) {
         status = mf_pt2pt_recv_internal(prefix, len, rank - 1, tag, comm);
         if (status != MF_OK)
             goto out_free;
         if (exclusive)
-            memcpy(rbuf, prefix, len);
+            copy_bytes(rbuf, prefix, len);
         mf_op_apply(op, prefix, mine, count, dt); /* mine = prefix op mine */
     }
     if (!exclusive)
-        memcpy(rbuf, mine, len);
+        copy_bytes(rbuf, mine, len);
     if (rank + 1 < size)
         status = mf_pt2pt_send_internal(mine, len, rank + 1, tag, comm);
 out_free:
@@ -1254,7 +1262,7 @@ static mf_status_t scan_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size
     size_t step = pair_items(extent, PAIR_PIECE);
     const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (comm->rank == 0 && !exclusive && own != rbuf)
-        memcpy(rbuf, own, count * extent);
+        copy_bytes(rbuf, own, count * extent);
     int direct = exclusive || (own != rbuf && mf_op_commutative(op));
     char *tmp = NULL;
     if (comm->rank == 1 && !direct && (tmp = mf_malloc(step * extent, "scan buffer")) == NULL)
@@ -1274,7 +1282,7 @@ static mf_status_t scan_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size
             mf_op_apply(op, own + off, res, n, dt); /* own op received */
         } else {
             if (own != rbuf)
-                memcpy(res, own + off, n * extent);
+                copy_bytes(res, own + off, n * extent);
             mf_op_apply(op, tmp, res, n, dt); /* received op own */
         }
     }
@@ -1294,9 +1302,9 @@ static mf_status_t scan_recursive_doubling(mf_comm_t *comm, const void *sbuf, vo
     char *part = mf_malloc(2 * len + 1, "scan buffer"), *tmp = part + len;
     if (part == NULL)
         return MF_ERR_NO_MEMORY;
-    memcpy(part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
+    copy_bytes(part, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
     if (!exclusive && sbuf != MPI_IN_PLACE)
-        memcpy(rbuf, sbuf, len);
+        copy_bytes(rbuf, sbuf, len);
     mf_status_t status = MF_OK;
     for (int mask = 1; mask < size && status == MF_OK; mask <<= 1) {
         int peer = rank ^ mask;
@@ -1309,12 +1317,12 @@ static mf_status_t scan_recursive_doubling(mf_comm_t *comm, const void *sbuf, vo
             if (!exclusive || have)
                 mf_op_apply(op, tmp, rbuf, count, dt);
             else
-                memcpy(rbuf, tmp, len);
+                copy_bytes(rbuf, tmp, len);
             have = 1;
             mf_op_apply(op, tmp, part, count, dt);
         } else {
             mf_op_apply(op, part, tmp, count, dt); /* tmp = part op tmp */
-            memcpy(part, tmp, len);
+            copy_bytes(part, tmp, len);
         }
     }
     free(part);
