@@ -723,14 +723,40 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
         *size = p.size > 0x7fffffff ? MPI_UNDEFINED : (int)p.size;
     return rc;
 }
-#pragma weak MPI_Type_size_c = PMPI_Type_size_c
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+/* The MPI_Count queries: the `_c` forms and the MPI-3 `_x` forms are the same. */
+static int size_count(const char *func, MPI_Datatype datatype, MPI_Count *size)
 {
     mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_size_c", datatype, size, size, &p);
+    int rc = query(func, datatype, size, size, &p);
     if (rc == MPI_SUCCESS)
         *size = p.size;
     return rc;
+}
+static int extent_count(const char *func, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+{
+    mf_dtype_props_t p = {0};
+    int rc = query(func, datatype, lb, extent, &p);
+    if (rc == MPI_SUCCESS) {
+        *lb = p.lb;
+        *extent = p.extent;
+    }
+    return rc;
+}
+static int true_extent_count(const char *func, MPI_Datatype datatype, MPI_Count *true_lb,
+                             MPI_Count *true_extent)
+{
+    mf_dtype_props_t p = {0};
+    int rc = query(func, datatype, true_lb, true_extent, &p);
+    if (rc == MPI_SUCCESS) {
+        *true_lb = p.true_lb;
+        *true_extent = p.true_ub - p.true_lb;
+    }
+    return rc;
+}
+#pragma weak MPI_Type_size_c = PMPI_Type_size_c
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
+{
+    return size_count("MPI_Type_size_c", datatype, size);
 }
 #pragma weak MPI_Type_get_extent = PMPI_Type_get_extent
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
@@ -746,13 +772,7 @@ int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 #pragma weak MPI_Type_get_extent_c = PMPI_Type_get_extent_c
 int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_extent_c", datatype, lb, extent, &p);
-    if (rc == MPI_SUCCESS) {
-        *lb = p.lb;
-        *extent = p.extent;
-    }
-    return rc;
+    return extent_count("MPI_Type_get_extent_c", datatype, lb, extent);
 }
 #pragma weak MPI_Type_get_true_extent = PMPI_Type_get_true_extent
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
@@ -768,46 +788,23 @@ int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint
 #pragma weak MPI_Type_get_true_extent_c = PMPI_Type_get_true_extent_c
 int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent, &p);
-    if (rc == MPI_SUCCESS) {
-        *true_lb = p.true_lb;
-        *true_extent = p.true_ub - p.true_lb;
-    }
-    return rc;
+    return true_extent_count("MPI_Type_get_true_extent_c", datatype, true_lb, true_extent);
 }
 
-/* The MPI-3 `_x` forms (MPI_Count results), the same as the `_c` forms. */
 #pragma weak MPI_Type_size_x = PMPI_Type_size_x
 int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_size_x", datatype, size, size, &p);
-    if (rc == MPI_SUCCESS)
-        *size = p.size;
-    return rc;
+    return size_count("MPI_Type_size_x", datatype, size);
 }
 #pragma weak MPI_Type_get_extent_x = PMPI_Type_get_extent_x
 int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
-    mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_extent_x", datatype, lb, extent, &p);
-    if (rc == MPI_SUCCESS) {
-        *lb = p.lb;
-        *extent = p.extent;
-    }
-    return rc;
+    return extent_count("MPI_Type_get_extent_x", datatype, lb, extent);
 }
 #pragma weak MPI_Type_get_true_extent_x = PMPI_Type_get_true_extent_x
 int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
-    mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent, &p);
-    if (rc == MPI_SUCCESS) {
-        *true_lb = p.true_lb;
-        *true_extent = p.true_ub - p.true_lb;
-    }
-    return rc;
+    return true_extent_count("MPI_Type_get_true_extent_x", datatype, true_lb, true_extent);
 }
 
 /* ---- envelope and contents --------------------------------------------------------------- */
