@@ -28,21 +28,7 @@ static void fill(double *a, int n, double base)
 
 static unsigned long long temp_max(void)
 {
-    int provided, index, count;
-    unsigned long long v = 0;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    if (MPI_T_pvar_get_index("dtype_temp_max", MPI_T_PVAR_CLASS_HIGHWATERMARK, &index) ==
-        MPI_SUCCESS) {
-        MPI_T_pvar_session s;
-        MPI_T_pvar_handle h;
-        MPI_T_pvar_session_create(&s);
-        MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count);
-        MPI_T_pvar_read(s, h, &v);
-        MPI_T_pvar_handle_free(s, &h);
-        MPI_T_pvar_session_free(&s);
-    }
-    MPI_T_finalize();
-    return v;
+    return mtest_pvar_highwater("dtype_temp_max");
 }
 
 /* n doubles every other one: blocking on both sides, every element checked, the gaps untouched */

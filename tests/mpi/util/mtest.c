@@ -323,3 +323,21 @@ int mtest_finalize(int errs)
     }
     return (rank == 0 ? total : local) != 0;
 }
+
+unsigned long long mtest_pvar_highwater(const char *name)
+{
+    int provided, index, count;
+    unsigned long long v = 0;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_HIGHWATERMARK, &index) == MPI_SUCCESS) {
+        MPI_T_pvar_session s;
+        MPI_T_pvar_handle h;
+        MPI_T_pvar_session_create(&s);
+        MPI_T_pvar_handle_alloc(s, index, NULL, &h, &count);
+        MPI_T_pvar_read(s, h, &v);
+        MPI_T_pvar_handle_free(s, &h);
+        MPI_T_pvar_session_free(&s);
+    }
+    MPI_T_finalize();
+    return v;
+}

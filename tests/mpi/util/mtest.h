@@ -54,6 +54,10 @@ const char *mtest_error_class_name(int error_class);
 /* 1 if the library is Manifold (its MPI_Get_library_version names it), else 0. */
 int mtest_is_manifold(void);
 
+/* The value of the high-water-mark MPI_T performance variable `name` (0 when the library has no
+ * such variable), read in an MPI_T session of its own. */
+unsigned long long mtest_pvar_highwater(const char *name);
+
 /* Print to stderr, prefixed with the rank, when MTEST_VERBOSE is set in the environment. */
 void mtest_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
