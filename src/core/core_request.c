@@ -324,6 +324,15 @@ int mf_request_is_complete(mf_request_t *req)
 enum { SPIN_SHORT = 4, SPIN_LONG = 1024, DOUBT_MAX = 256, HANDOVER_FACTOR = 4 };
 /* initial-exec: read on every poll, so no __tls_get_addr call (a few bytes of static TLS) */
 static _Thread_local int spin_doubt __attribute__((tls_model("initial-exec")));
+/* The empty polls before a yield that spin_doubt gives, kept beside it so that a poll reads
+ * one value. */
+static _Thread_local int spin_budget __attribute__((tls_model("initial-exec"))) = SPIN_LONG;
+
+static void doubt_changed(int doubt)
+{
+    spin_doubt = doubt;
+    spin_budget = doubt < DOUBT_MAX / 2 ? SPIN_LONG : SPIN_SHORT;
+}
 /* The shortest yield seen in this process: the cost of a lone yield on this machine. */
 static _Atomic uint64_t lone_yield_ns = UINT64_MAX;
 
@@ -336,7 +345,18 @@ static __attribute__((noinline)) void yield_and_learn(void)
     if (took < lone)
         atomic_store_explicit(&lone_yield_ns, took, memory_order_relaxed);
     else if (took > HANDOVER_FACTOR * lone)
-        spin_doubt += (DOUBT_MAX - spin_doubt) >> 5;
+        doubt_changed(spin_doubt + ((DOUBT_MAX - spin_doubt) >> 5));
+}
+
+/* A run of empty polls reached a sweep point or the spin budget: sweep the other VCIs, and
+ * yield at the budget. Out of line, so that an empty poll is a single test. */
+static __attribute__((noinline)) int idle_polls(mf_vci_t *vci, int polls)
+{
+    mf_vci_progress_others(vci);
+    if (polls < spin_budget)
+        return polls;
+    yield_and_learn();
+    return 0;
 }
 
 /* One poll of a wait. Inlined into mf_request_wait_done's loop, whose registers are then saved
@@ -352,18 +372,13 @@ static inline __attribute__((always_inline)) void poke(mf_vci_t *vci, int *polls
     }
     if (mf_vci_progress(vci) > 0) {
         if (*polls_p > 0)
-            spin_doubt -= spin_doubt >> 2;
+            doubt_changed(spin_doubt - (spin_doubt >> 2));
         *polls_p = 0;
         return;
     }
     int polls = ++*polls_p;
-    int budget = spin_doubt < DOUBT_MAX / 2 ? SPIN_LONG : SPIN_SHORT;
-    if (((unsigned)polls & mf_global.sweep_mask) == 0 || polls >= budget)
-        mf_vci_progress_others(vci);
-    if (polls >= budget) {
-        *polls_p = 0;
-        yield_and_learn();
-    }
+    if (MF_UNLIKELY(((unsigned)polls & mf_global.sweep_mask) == 0 || polls >= spin_budget))
+        *polls_p = idle_polls(vci, polls);
 }
 
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
