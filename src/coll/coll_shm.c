@@ -45,8 +45,11 @@
 #define STREAM_SLOTS 2
 /* Two rings of STREAM_SLOTS slots: node_stream uses the first, pair_exchange one per rank. */
 #define STREAM_RINGS 2
-/* Busy polls of a flag before the waiter starts yielding the CPU and driving progress. */
-#define SPIN_LIMIT 256
+/* Busy polls of a flag before the waiter starts yielding the CPU and driving progress: with a
+ * core per local rank, and when the node runs more local ranks than they have cores (the rank
+ * that must set the flag is then often waiting for the core this waiter spins on). */
+#define SPIN_LIMIT       256
+#define SPIN_LIMIT_CROWD 1
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
 #define SHM_PREFIX "manifold-coll"
 #define NAME_LEN   48
@@ -81,7 +84,9 @@ typedef struct mf_coll_shm {
     int cma;                          /* every local rank can read the others' memory */
     pid_t *pid_of;                    /* process id of each local rank */
     int roomy; /* medium gathers and scatters through the segment (a core for every local rank) */
-    int pair_p2p; /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
+    int pair_p2p;   /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
+    int crowded;    /* more local ranks than cores they may run on (agreed by the node) */
+    int spin_limit; /* busy polls of a wait before it yields */
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -129,8 +134,9 @@ static uint64_t wait_ge(mf_comm_t *comm, _Atomic uint64_t *p, uint64_t target, i
                         int *polls)
 {
     uint64_t v;
+    int limit = ((const mf_coll_shm_t *)comm->shm)->spin_limit;
     while ((v = atomic_load_explicit(p, memory_order_acquire)) < target) {
-        if (++*spins < SPIN_LIMIT) {
+        if (++*spins < limit) {
             cpu_relax();
             continue;
         }
@@ -165,6 +171,7 @@ typedef struct shm_entry {
     pid_t pid;
     uint64_t probe; /* address of cma_probe in this process */
     char name[NAME_LEN];
+    uint8_t cpus[128]; /* the cores this process may run on (first 1024, one bit each) */
 } shm_entry_t;
 
 /* What a peer reads at set-up to learn whether the kernel lets it copy from this process. */
@@ -275,8 +282,39 @@ static int layout_from(mf_coll_shm_t *sh, const shm_entry_t *all, int size, int 
     return crowded;
 }
 
-/* Collective over comm: everything the shared-memory path needs, or shm_disabled when it does
- * not apply or a member could not map the segment (then all fall back together). */
+/* The cores this process may run on, one bit each (all online cores when the affinity mask
+ * cannot be read). */
+static void my_cpus(uint8_t *bits, size_t nbytes)
+{
+    cpu_set_t set;
+    memset(bits, 0, nbytes);
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < n && c < (long)nbytes * 8; c++)
+            CPU_SET((int)c, &set);
+    }
+    for (size_t c = 0; c < nbytes * 8 && c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set))
+            bits[c / 8] |= (uint8_t)(1u << (c % 8));
+}
+
+/* Whether the node of `leader` runs more of the communicator's ranks than the cores they may
+ * use together: computed from what every member reported, so all of them agree. Ranks bound
+ * one per core are not crowded; four ranks on two cores are, bound or not. */
+static int node_crowded(const shm_entry_t *all, int size, int leader, int k)
+{
+    uint8_t any[sizeof(all[0].cpus)] = {0};
+    int cores = 0;
+    for (int i = 0; i < size; i++)
+        if (all[i].leader == leader)
+            for (size_t b = 0; b < sizeof(any); b++)
+                any[b] |= all[i].cpus[b];
+    for (size_t b = 0; b < sizeof(any); b++)
+        cores += __builtin_popcount(any[b]);
+    return k > cores;
+}
+
 /* Copies len bytes at address `src` of process `pid` to dst; 0 or an errno value. */
 static int cma_read(pid_t pid, void *dst, uint64_t src, size_t len)
 {
@@ -332,6 +370,7 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         goto err_free;
     shm_entry_t mine = {
         .leader = leader, .pid = getpid(), .probe = (uint64_t)(uintptr_t)&cma_probe};
+    my_cpus(mine.cpus, sizeof(mine.cpus));
     sh->k = count;
     segment_geometry(sh);
     if (leader == comm->rank && count > 1) {
@@ -397,9 +436,14 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     }
     sh->enabled = 1;
     /* the same on every rank of a node, so all of them pick the same protocol */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    sh->roomy = mf_params.coll_shm_medium == 2 ||
-                (mf_params.coll_shm_medium == 0 && cores > 0 && sh->k <= cores);
+    sh->crowded = node_crowded(all, size, leader, sh->k);
+    sh->roomy = mf_params.coll_shm_medium == 2 || (mf_params.coll_shm_medium == 0 && !sh->crowded);
+    int yield_early = mf_params.coll_shm_wait == 2 || (mf_params.coll_shm_wait == 0 && sh->crowded);
+    sh->spin_limit = yield_early ? SPIN_LIMIT_CROWD : SPIN_LIMIT;
+    if (sh->k > 1)
+        mf_log(MF_LOG_DEBUG, "coll", "%d local ranks on %s: waits %s", sh->k,
+               sh->crowded ? "fewer cores" : "a core each",
+               yield_early ? "yield at once" : "spin first");
     sh->pair_p2p = mf_params.coll_shm_medium != 2;
     sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
     if (sh->k > 1)
