@@ -79,7 +79,7 @@ typedef struct mf_coll_shm {
     int next_half;                    /* where the next broadcast chunk or small reduction goes */
     shm_flag_t *done;                 /* k counters: small calls each rank has finished reading */
     char *small;                      /* k rings of SMALL_SLOTS_CROWD entries */
-    unsigned slots;                   /* entries of each ring in use */
+    unsigned slots;                   /* entries of each ring in use (a power of two) */
     uint64_t small_n;                 /* small calls so far (the same on every local rank) */
     uint64_t small_free;              /* every rank's `done` was seen at least this high */
     char *ring;                       /* STREAM_SLOTS slots for node_stream */
@@ -502,7 +502,8 @@ static int small_call(const mf_coll_shm_t *sh, size_t len)
 
 static char *small_entry(const mf_coll_shm_t *sh, int lrank, uint64_t n)
 {
-    return sh->small + ((size_t)lrank * SMALL_SLOTS_CROWD + (size_t)(n % sh->slots)) * SMALL_ENTRY;
+    return sh->small +
+           ((size_t)lrank * SMALL_SLOTS_CROWD + (size_t)(n & (sh->slots - 1))) * SMALL_ENTRY;
 }
 
 static _Atomic uint64_t *small_stamp(char *entry)
