@@ -570,10 +570,10 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
 }
 
 /* Ranks sharing cores (crowded): a call up to MANIFOLD_COLL_SHM_CROWD_BYTES (per rank) runs as
- * a series of small calls, one entry-sized piece each. The ring lets a writer run 16 entries
- * ahead, where the data area's halves (two) or point-to-point make every call wait for ranks
- * that are off the core: 4 ranks on 2 cores, Bcast 2 KiB took 12 us in the halves against
- * 1.5 for two calls of 1 KiB. */
+ * a series of small calls, one entry-sized piece each. The ring (64 entries there) lets a
+ * writer run calls ahead, where the data area's halves (two) or point-to-point make every call
+ * wait for ranks that are off the core: 4 ranks on 2 cores, Bcast 2 KiB took 12 us in the
+ * halves against 1.5 for two calls of 1 KiB. */
 static int crowd_call(const mf_coll_shm_t *sh, size_t len)
 {
     return sh->crowded && sh->nnodes == 1 && len > SMALL_PAYLOAD &&
