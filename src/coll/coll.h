@@ -149,7 +149,10 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
  * on one node: 1 when the shared-memory allgatherv, gather and scan below apply (collective on
  * the first call, like mf_coll_shm_usable). Rank order is kept, so any operation works. */
 int mf_coll_shm_small(mf_comm_t *comm, size_t len);
-int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len);
+/* mf_coll_shm_small, or on a node running more ranks than cores any size up to `max` and
+ * MANIFOLD_COLL_SHM_CROWD_BYTES, in entry-sized pieces (gather and scan). */
+int mf_coll_shm_pieces(mf_comm_t *comm, size_t len, size_t max);
+int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent);
 mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);

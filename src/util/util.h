@@ -134,10 +134,12 @@ typedef struct mf_params {
     int coll_alltoall;
     int coll_reduce_scatter;
     int coll_scan;
-    int coll_check;      /* MANIFOLD_COLL_CHECK */
-    int coll_shm;        /* MANIFOLD_COLL_SHM */
-    int coll_shm_medium; /* MANIFOLD_COLL_SHM_MEDIUM: 0 auto, 1 off, 2 on */
-    int coll_cma_bytes;  /* MANIFOLD_COLL_CMA_BYTES (0: never copy across processes) */
+    int coll_check;           /* MANIFOLD_COLL_CHECK */
+    int coll_shm;             /* MANIFOLD_COLL_SHM */
+    int coll_shm_medium;      /* MANIFOLD_COLL_SHM_MEDIUM: 0 auto, 1 off, 2 on */
+    int coll_shm_crowded;     /* MANIFOLD_COLL_SHM_CROWDED: 0 auto, 1 off, 2 on */
+    int coll_shm_crowd_bytes; /* MANIFOLD_COLL_SHM_CROWD_BYTES */
+    int coll_cma_bytes;       /* MANIFOLD_COLL_CMA_BYTES (0: never copy across processes) */
     /* MANIFOLD_COLL_CMA_BCAST_BYTES, MANIFOLD_COLL_CMA_ALLGATHER_BYTES (0: never) */
     int coll_cma_bcast_bytes;
     int coll_cma_allgather_bytes;

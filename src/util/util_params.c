@@ -36,6 +36,7 @@ static const char *const coll_reduce_choices[] = {"auto", "binomial", "rabenseif
 static const char *const coll_allreduce_choices[] = {"auto", "recursive_doubling", "rabenseifner",
                                                      "reduce_bcast", NULL};
 static const char *const coll_shm_medium_choices[] = {"auto", "off", "on", NULL};
+static const char *const coll_shm_crowded_choices[] = {"auto", "off", "on", NULL};
 static const char *const coll_gather_choices[] = {"auto", "linear", "binomial", NULL};
 static const char *const coll_allgather_choices[] = {"auto", "ring", "recursive_doubling", "bruck",
                                                      NULL};
@@ -123,6 +124,16 @@ static const param_def_t param_table[] = {
      "(auto: only with a core for every rank of the node, and two ranks take point-to-point "
      "from 8-16 KiB instead; off; on: shared memory for two ranks too)",
      coll_shm_medium_choices},
+    {"COLL_SHM_CROWDED", &mf_params.coll_shm_crowded, 0, 0, 2,
+     "whether a node runs more ranks than they have cores (auto: from their affinity masks; "
+     "off; on): then shared-memory collectives yield the core at once when they wait, and "
+     "calls up to COLL_SHM_CROWD_BYTES go through the small-call entries in pieces",
+     coll_shm_crowded_choices},
+    {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
+     "on a crowded node (see COLL_SHM_CROWDED), bcast, reduce, gather and scan up to this "
+     "many bytes (per rank) go through the small-call entries in pieces, which let the writers "
+     "run calls ahead of ranks waiting for a core; 0: never",
+     NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "
      "COLL_SHM_MEDIUM): the readers copy straight from the root's buffer (process_vm_readv) "

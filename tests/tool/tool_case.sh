@@ -16,7 +16,7 @@ err=$(mktemp)
 table=$(mktemp)
 trap 'rm -f "$out" "$err" "$table"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_VCI_STATS MANIFOLD_VCI_COUNT
-unset MANIFOLD_COLL_TABLE MANIFOLD_LOG
+unset MANIFOLD_COLL_TABLE MANIFOLD_LOG MANIFOLD_COLL_SHM_CROWDED
 
 fail() {
     echo "FAIL ($case_name): $*"
@@ -127,6 +127,32 @@ bad_table)
     expect_err "$table:2: unknown algorithm"
     expect_err "coll: allreduce on 2 processes, [0-9]* bytes: [a-z_]* (built-in)"
     refute_err "rules loaded"
+    ;;
+shm_wait)
+    # More ranks than the cores they may use together (all on one core): the node is crowded
+    # and the shared-memory waits yield at once, unless MANIFOLD_COLL_SHM_CROWDED says
+    # otherwise; the collectives stay correct either way.
+    command -v taskset >/dev/null 2>&1 || { echo "SKIP ($case_name): no taskset"; exit 0; }
+    core=$(taskset -cp $$ | sed 's/.*: //; s/[-,].*//')
+    MANIFOLD_LOG=debug run taskset -c "$core" "$mpiexec" -n 3 "$colltest"
+    expect_rc 0
+    expect_out "^ No Errors"
+    expect_err "3 local ranks, crowded: waits yield at once"
+    MANIFOLD_COLL_SHM_CROWDED=off MANIFOLD_LOG=debug run taskset -c "$core" "$mpiexec" -n 3 "$colltest"
+    expect_rc 0
+    expect_out "^ No Errors"
+    expect_err "3 local ranks, a core each: waits spin first"
+    # a core for every rank (bound one per core or free to use two): spin first unless forced
+    if [ "$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+        awk -F- '{ n += (NF == 2) ? $2 - $1 + 1 : 1 } END { print n }')" -ge 2 ]; then
+        MANIFOLD_LOG=debug run "$mpiexec" -n 2 "$colltest"
+        expect_rc 0
+        expect_err "2 local ranks, a core each: waits spin first"
+        MANIFOLD_COLL_SHM_CROWDED=on MANIFOLD_LOG=debug run "$mpiexec" -n 2 "$colltest"
+        expect_rc 0
+        expect_out "^ No Errors"
+        expect_err "2 local ranks, crowded: waits yield at once"
+    fi
     ;;
 *)
     echo "unknown case $case_name"

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Collectives of a node that runs more ranks than cores (the testlist forces this with
+ * MANIFOLD_COLL_SHM_CROWDED=on, and runs it with the mode off for comparison): calls up to
+ * MANIFOLD_COLL_SHM_CROWD_BYTES then go through the small-call entries in pieces. Sizes just
+ * below, at and above one entry and across many pieces, back to back so that the ring of
+ * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
+ * items of a user operation whose pieces must end on item boundaries), Gather (in place too),
+ * Scan and Exscan with a non-commutative operation, which must combine in rank order, and
+ * around them Allreduce, Allgather, Allgatherv with blocks of different lengths (some empty)
+ * and Alltoall (in place too), which keep their other algorithms.
+ */
+#include "mtest.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ints: one entry holds 268; 16 KiB is 4096 */
+static const int counts[] = {267, 268, 269, 536, 537, 1000, 2048, 4095, 4096, 4097, 6000};
+#define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
+
+static int32_t value(int rank, int i, int round)
+{
+    return (int32_t)(rank * 7 + i % 1013 + round);
+}
+
+static int32_t sum_of(int size, int i, int round)
+{
+    return (int32_t)(7 * size * (size - 1) / 2 + size * (i % 1013 + round));
+}
+
+/* 12-byte items: a commutative sum of the three ints */
+typedef struct {
+    int32_t v[3];
+} trio_t;
+
+static void trio_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const trio_t *a = in;
+    trio_t *b = inout;
+    for (int i = 0; i < *len; i++)
+        for (int j = 0; j < 3; j++)
+            b[i].v[j] += a[i].v[j];
+}
+
+/* Non-commutative and associative: a pair (m, c) stands for t -> m t + c, and the operation
+ * applies the earlier map first, (m1, c1) o (m2, c2) = (m1 m2, c1 m2 + c2) (mod 2^32). Only
+ * rank order gives the expected prefixes. */
+static void affine(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const uint32_t *a = in;
+    uint32_t *b = inout;
+    for (int i = 0; i < *len; i++) {
+        uint32_t m = b[2 * i];
+        b[2 * i + 1] = a[2 * i + 1] * m + b[2 * i + 1];
+        b[2 * i] = a[2 * i] * m;
+    }
+}
+
+static uint32_t slope(int rank)
+{
+    return 2u + (uint32_t)rank % 3u;
+}
+
+/* The prefix of ranks 0..last at pair i, one rank after the other; `m_out` gets its slope. */
+static int32_t affine_expect(int last, int i, int round, uint32_t *m_out)
+{
+    uint32_t m = 1, c = 0;
+    for (int r = 0; r <= last; r++) {
+        c = c * slope(r) + (uint32_t)value(r, i, round);
+        m *= slope(r);
+    }
+    *m_out = m;
+    return (int32_t)c;
+}
+
+static void check_rooted(MPI_Comm comm, int round, int n)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int root = round % size;
+    int32_t *a = mtest_calloc((size_t)n, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)n * size, sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        a[i] = rank == root ? value(root, i, round) : -1;
+    MPI_Bcast(a, n, MPI_INT32_T, root, comm);
+    for (int i = 0; i < n; i++)
+        if (a[i] != value(root, i, round)) {
+            MTEST_CHECK(0, "bcast n %d root %d: item %d is %d", n, root, i, (int)a[i]);
+            break;
+        }
+    for (int i = 0; i < n; i++)
+        a[i] = value(rank, i, round);
+    int in_place = round % 2 == 1 && rank == root;
+    if (in_place)
+        memcpy(b, a, (size_t)n * sizeof(int32_t));
+    MPI_Reduce(in_place ? MPI_IN_PLACE : a, b, n, MPI_INT32_T, MPI_SUM, root, comm);
+    for (int i = 0; rank == root && i < n; i++)
+        if (b[i] != sum_of(size, i, round)) {
+            MTEST_CHECK(0, "reduce n %d root %d: item %d is %d", n, root, i, (int)b[i]);
+            break;
+        }
+    memcpy(b, a, (size_t)n * sizeof(int32_t));
+    MPI_Allreduce(round % 3 == 0 ? MPI_IN_PLACE : a, b, n, MPI_INT32_T, MPI_SUM, comm);
+    for (int i = 0; i < n; i++)
+        if (b[i] != sum_of(size, i, round)) {
+            MTEST_CHECK(0, "allreduce n %d: item %d is %d", n, i, (int)b[i]);
+            break;
+        }
+    memset(b, 0xff, (size_t)n * size * sizeof(int32_t));
+    if (rank == root && round % 2 == 0)
+        memcpy(b + (size_t)root * n, a, (size_t)n * sizeof(int32_t));
+    MPI_Gather(rank == root && round % 2 == 0 ? MPI_IN_PLACE : a, n, MPI_INT32_T, b, n, MPI_INT32_T,
+               root, comm);
+    for (int r = 0; rank == root && r < size; r++)
+        for (int i = 0; i < n; i++)
+            if (b[(size_t)r * n + i] != value(r, i, round)) {
+                MTEST_CHECK(0, "gather n %d root %d: block %d item %d is %d", n, root, r, i,
+                            (int)b[(size_t)r * n + i]);
+                r = size, i = n;
+            }
+    free(a);
+    free(b);
+}
+
+static void check_all(MPI_Comm comm, int round, int n)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *a = mtest_calloc((size_t)n * size, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)n * size, sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        a[i] = value(rank, i, round);
+    MPI_Allgather(a, n, MPI_INT32_T, b, n, MPI_INT32_T, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++)
+            if (b[(size_t)r * n + i] != value(r, i, round)) {
+                MTEST_CHECK(0, "allgather n %d: block %d item %d is %d", n, r, i,
+                            (int)b[(size_t)r * n + i]);
+                r = size, i = n;
+            }
+    /* Allgatherv: rank r gives n * r / size items (rank 0 none), packed in reverse rank order */
+    int *rc = mtest_calloc((size_t)size, sizeof(int));
+    int *rd = mtest_calloc((size_t)size, sizeof(int));
+    int at = 0;
+    for (int r = size - 1; r >= 0; r--) {
+        rc[r] = n * r / size;
+        rd[r] = at;
+        at += rc[r];
+    }
+    memset(b, 0xff, (size_t)n * size * sizeof(int32_t));
+    MPI_Allgatherv(a, rc[rank], MPI_INT32_T, b, rc, rd, MPI_INT32_T, comm);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < rc[r]; i++)
+            if (b[rd[r] + i] != value(r, i, round)) {
+                MTEST_CHECK(0, "allgatherv n %d: block %d item %d is %d", n, r, i,
+                            (int)b[rd[r] + i]);
+                r = size;
+                break;
+            }
+    free(rc);
+    free(rd);
+    /* Alltoall of n / size items per block (so the whole buffer is about n), in place on odd
+     * rounds: block j of rank r holds value(r * size + j, i, round). */
+    int m = n / size;
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < m; i++)
+            a[(size_t)j * m + i] = value(rank * size + j, i, round);
+    int in_place = round % 2 == 1;
+    if (in_place)
+        memcpy(b, a, (size_t)m * size * sizeof(int32_t));
+    MPI_Alltoall(in_place ? MPI_IN_PLACE : a, m, MPI_INT32_T, b, m, MPI_INT32_T, comm);
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < m; i++)
+            if (b[(size_t)j * m + i] != value(j * size + rank, i, round)) {
+                MTEST_CHECK(0, "alltoall m %d%s: block %d item %d is %d", m,
+                            in_place ? " in place" : "", j, i, (int)b[(size_t)j * m + i]);
+                j = size, i = m;
+            }
+    free(a);
+    free(b);
+}
+
+static void check_scans(MPI_Comm comm, int round, int n, MPI_Datatype pair, MPI_Op op)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int half = n / 2; /* pairs */
+    int32_t *a = mtest_calloc((size_t)half * 2 + 2, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)half * 2 + 2, sizeof(int32_t));
+    for (int i = 0; i < half; i++) {
+        a[2 * i] = (int32_t)slope(rank);
+        a[2 * i + 1] = value(rank, i, round);
+    }
+    int in_place = round % 2 == 1;
+    if (in_place)
+        memcpy(b, a, (size_t)half * 2 * sizeof(int32_t));
+    MPI_Scan(in_place ? MPI_IN_PLACE : a, b, half, pair, op, comm);
+    uint32_t m;
+    for (int i = 0; i < half; i++)
+        if (b[2 * i + 1] != affine_expect(rank, i, round, &m) || (uint32_t)b[2 * i] != m) {
+            MTEST_CHECK(0, "scan %d pairs: pair %d is (%d, %d)", half, i, (int)b[2 * i],
+                        (int)b[2 * i + 1]);
+            break;
+        }
+    MPI_Exscan(a, b, half, pair, op, comm);
+    for (int i = 0; rank > 0 && i < half; i++)
+        if (b[2 * i + 1] != affine_expect(rank - 1, i, round, &m) || (uint32_t)b[2 * i] != m) {
+            MTEST_CHECK(0, "exscan %d pairs: pair %d is (%d, %d)", half, i, (int)b[2 * i],
+                        (int)b[2 * i + 1]);
+            break;
+        }
+    free(a);
+    free(b);
+}
+
+/* 12-byte items: 1072 bytes is not a whole number of them */
+static void check_trios(MPI_Comm comm, int round, int n, MPI_Datatype trio, MPI_Op op)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int items = n / 3;
+    trio_t *a = mtest_calloc((size_t)items + 1, sizeof(trio_t));
+    trio_t *b = mtest_calloc((size_t)items + 1, sizeof(trio_t));
+    for (int i = 0; i < items; i++)
+        for (int j = 0; j < 3; j++)
+            a[i].v[j] = value(rank, 3 * i + j, round);
+    MPI_Reduce(a, b, items, trio, op, size - 1, comm);
+    if (rank != size - 1) {
+        free(a);
+        free(b);
+        return;
+    }
+    for (int i = 0; i < items; i++)
+        for (int j = 0; j < 3; j++)
+            if (b[i].v[j] != sum_of(size, 3 * i + j, round)) {
+                MTEST_CHECK(0, "reduce of %d 12-byte items: item %d.%d is %d", items, i, j,
+                            (int)b[i].v[j]);
+                i = items, j = 3;
+            }
+    free(a);
+    free(b);
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    MPI_Comm comms[2];
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    comms[0] = MPI_COMM_WORLD;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed order */
+    MPI_Datatype pair, trio;
+    MPI_Type_contiguous(2, MPI_INT32_T, &pair);
+    MPI_Type_commit(&pair);
+    MPI_Type_contiguous(3, MPI_INT32_T, &trio);
+    MPI_Type_commit(&trio);
+    MPI_Op aff, tsum;
+    MPI_Op_create(affine, 0, &aff);
+    MPI_Op_create(trio_sum, 1, &tsum);
+    for (int round = 0; round < 2 * NCOUNTS; round++) {
+        MPI_Comm comm = comms[round % 2];
+        int n = counts[round % NCOUNTS];
+        check_rooted(comm, round, n);
+        check_all(comm, round, n);
+        check_scans(comm, round, n, pair, aff);
+        check_trios(comm, round, n, trio, tsum);
+    }
+    MPI_Op_free(&aff);
+    MPI_Op_free(&tsum);
+    MPI_Type_free(&pair);
+    MPI_Type_free(&trio);
+    MPI_Comm_free(&comms[1]);
+    return mtest_finalize(0);
+}
