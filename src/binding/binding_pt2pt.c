@@ -514,7 +514,7 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
                                   st);
     if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct))
         return recv_derived_large(func, buf, count, d, bytes, source, tag, c, st);
-    char packed[DT_STACK_CAP];
+    _Alignas(64) char packed[DT_STACK_CAP]; /* on a cache line, as a temporary (core_dtype.c) */
     return recv_into(func, buf, count, d, bytes, source, tag, c, st, packed, 1);
 }
 
