@@ -340,8 +340,13 @@ static int recv_issue(const char *func, mf_comm_t *c, void *buf, MPI_Count count
         status = mf_pt2pt_recv_init(sg.ptr, bytes, source, tag, c, &req);
     else if (sg.stream)
         status = mf_pt2pt_irecv_stream(dt, buf, count, bytes, source, tag, c, &req);
+    else if (sg.tmp != NULL) /* the request takes the temporary and unpacks it at completion */
+        status = mf_pt2pt_irecv_unpack(sg.tmp, bytes, mf_dtype_get(dt), buf, count, source, tag, c,
+                                       &req);
     else
         status = mf_pt2pt_irecv(sg.ptr, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
+    if (sg.tmp != NULL && form != OP_PERSISTENT)
+        sg.tmp = NULL; /* mf_pt2pt_irecv_unpack's now, whatever happened */
     if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
         mf_pt2pt_stream_attach(req, dt, buf, count);
     else if (status == MF_OK)
@@ -509,7 +514,7 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
                                   st);
     if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct))
         return recv_derived_large(func, buf, count, d, bytes, source, tag, c, st);
-    char packed[DT_STACK_CAP];
+    _Alignas(64) char packed[DT_STACK_CAP]; /* on a cache line, as a temporary (core_dtype.c) */
     return recv_into(func, buf, count, d, bytes, source, tag, c, st, packed, 1);
 }
 
@@ -572,19 +577,12 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
                     (packed = mf_dtype_temp_alloc(bytes)) == NULL))
         return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_IMMEDIATE, request,
                           MPI_STATUS_IGNORE);
-    mf_request_t *req;
-    mf_status_t status = mf_pt2pt_irecv(packed, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
-    if (MF_UNLIKELY(status != MF_OK)) {
-        mf_dtype_temp_free(packed);
-        return mf_err_from_status(c, status, func, "cannot post the receive");
-    }
-    /* unpacked at completion (mf_request_unpack); the reference keeps the type for that */
+    /* unpacked and released by the transport's completion: the wait finds a plain request */
     mf_dtype_temp_note(bytes);
-    atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed); /* mf_dtype_retain */
-    req->dtype = d;
-    req->dt_buf = buf;
-    req->dt_count = count;
-    req->pack_buf = packed;
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_irecv_unpack(packed, bytes, d, buf, count, source, tag, c, &req);
+    if (MF_UNLIKELY(status != MF_OK))
+        return mf_err_from_status(c, status, func, "cannot post the receive");
     *request = req;
     return MPI_SUCCESS;
 }

@@ -273,10 +273,10 @@ mf_status_t mf_pt2pt_isend_other(const void *buf, size_t len, int dest, int tag,
     return isend_sync(buf, len, dest, tag, comm, ctx, req_p);
 }
 
-static inline __attribute__((always_inline)) mf_status_t recv_issue_locked(mf_request_t *req,
-                                                                           void *buf, size_t len,
-                                                                           int source, int tag,
-                                                                           unsigned ctx, int placed)
+/* recv_issue_locked with the op's completion callback `done_cb` (a constant at every call). */
+static inline __attribute__((always_inline)) mf_status_t
+recv_post_locked(mf_request_t *req, void *buf, size_t len, int source, int tag, unsigned ctx,
+                 int placed, int (*done_cb)(mf_vci_op_t *))
 {
     uint64_t match, mask;
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
@@ -287,12 +287,20 @@ static inline __attribute__((always_inline)) mf_status_t recv_issue_locked(mf_re
         comm->open_recvs++; /* home VCI lock held */
         req->counted = 1;
     }
-    req->op.on_complete = req_on_complete; /* a fresh op, as for send_issue_locked */
+    req->op.on_complete = done_cb; /* a fresh op, as for send_issue_locked */
     if (req->streamed)
         return mf_vci_tag_recv_packed_locked(req->vci, &req->packer, match, mask, &req->op);
     /* `placed`: the request has room in front for UCX's own (one from the VCI's cache, or an
      * mf_request_local_t with room enough). */
     return mf_vci_tag_recv_locked(req->vci, buf, len, match, mask, placed ? req : NULL, &req->op);
+}
+
+static inline __attribute__((always_inline)) mf_status_t recv_issue_locked(mf_request_t *req,
+                                                                           void *buf, size_t len,
+                                                                           int source, int tag,
+                                                                           unsigned ctx, int placed)
+{
+    return recv_post_locked(req, buf, len, source, tag, ctx, placed, req_on_complete);
 }
 
 /* ---- streamed derived datatypes ---------------------------------------------------------- */
@@ -394,6 +402,67 @@ MF_HOT_PATH mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int ta
     mf_status_t status = recv_issue_locked(req, buf, len, source, tag, ctx, 1);
     if (status != MF_OK)
         mf_request_release_locked(req);
+    mf_vci_unlock(vci);
+    if (status == MF_OK)
+        *req_p = req;
+    return status;
+}
+
+/* ---- derived receives through a packed temporary ---------------------------------------- */
+
+/* The completion of a receive into a packed temporary (mf_pt2pt_irecv_unpack): unpack into the
+ * user's layout here, then give the temporary back and drop the type's reference, so that the
+ * request is plain by the time anybody waits for it and MPI_Wait/Waitall release it inline.
+ * Runs under the VCI lock, before `done` is published, so a waiter that sees `done` sees the
+ * data. A short, truncated, cancelled or failed receive unpacks what arrived (or nothing), as
+ * mf_request_unpack does at completion for other staged receives. */
+static int req_on_complete_unpack(mf_vci_op_t *op)
+{
+    mf_request_t *req = req_of_op(op);
+    struct MPI_ABI_Datatype *d = req->dtype;
+    void *packed = req->pack_buf;
+    if (MF_LIKELY(op->status == MF_OK && op->length == req->buf_len))
+        mf_dtype_copy_inline(d, req->dt_count, (uintptr_t)req->dt_buf, packed, 1);
+    else
+        mf_request_unpack(req);
+    req->dtype = NULL;
+    req->dt_buf = NULL;
+    req->dt_count = 0;
+    req->pack_buf = NULL;
+    req->unpacked = 0;
+    mf_dtype_temp_free(packed);
+    mf_dtype_release(d);
+    return req_on_complete(op);
+}
+
+mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype_t *dt, void *buf,
+                                  MPI_Count count, int source, int tag, mf_comm_t *comm,
+                                  mf_request_t **req_p)
+{
+    unsigned ctx = mf_comm_ctx_user(comm);
+    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
+    if (source == MPI_PROC_NULL) {
+        mf_dtype_temp_free(packed);
+        *req_p = mf_request_proc_null(vci);
+        return MF_OK;
+    }
+    mf_vci_lock(vci);
+    mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
+    if (MF_UNLIKELY(req == NULL)) {
+        mf_vci_unlock(vci);
+        mf_dtype_temp_free(packed);
+        return MF_ERR_NO_MEMORY;
+    }
+    /* set before posting: the message may be there already and complete inside the call */
+    atomic_fetch_add_explicit(&dt->refs, 1, memory_order_relaxed); /* mf_dtype_retain */
+    req->dtype = dt;
+    req->dt_buf = buf;
+    req->dt_count = count;
+    req->pack_buf = packed;
+    mf_status_t status =
+        recv_post_locked(req, packed, len, source, tag, ctx, 1, req_on_complete_unpack);
+    if (MF_UNLIKELY(status != MF_OK))
+        mf_request_release_locked(req); /* never completed: releases the temporary and type */
     mf_vci_unlock(vci);
     if (status == MF_OK)
         *req_p = req;

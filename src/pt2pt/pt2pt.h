@@ -76,6 +76,13 @@ mf_status_t mf_pt2pt_isend_other(const void *buf, size_t len, int dest, int tag,
 mf_request_t *mf_pt2pt_send_pending_locked(mf_vci_t *vci, mf_comm_t *comm, void *pending);
 mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                            unsigned ctx, mf_request_t **req_p);
+/* MPI_Irecv of `count` items of the committed derived type `dt` at `buf` through `packed`, a
+ * temporary of `len` bytes (mf_dtype_temp_alloc) that this call takes over in every case. The
+ * transport's completion unpacks it and releases it and the type's reference (taken here), so a
+ * wait finds a plain request. MPI_PROC_NULL completes at once. */
+mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype_t *dt, void *buf,
+                                  MPI_Count count, int source, int tag, mf_comm_t *comm,
+                                  mf_request_t **req_p);
 /* A receive the caller waits for at once (MPI_Recv): `local` is a request on the caller's
  * stack, which cannot outlive the call, so the message needs no request from the cache (nor,
  * with the headroom, one from UCX's pool). Not for MPI_PROC_NULL. Wait for local->req with

@@ -360,8 +360,28 @@ static void check_fast_paths(void)
     }
 }
 
+/* Temporaries start on a cache line (a transport's memcpy into them must not meet the
+ * alignment penalties a 16-byte-aligned malloc block can), new or reused, small or large. */
+static void check_temp_alignment(void)
+{
+    size_t sizes[] = {1, 8, 63, 64, 65, 1000, 4096, 4097, 5000, 70000, 300000};
+    void *kept[sizeof(sizes) / sizeof(sizes[0])];
+    for (int round = 0; round < 2; round++) { /* the second round reuses cached ones */
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            kept[i] = mf_dtype_temp_alloc(sizes[i]);
+            UNIT_CHECK(kept[i] != NULL && (uintptr_t)kept[i] % 64 == 0,
+                       "a temporary of %zu bytes at %p (round %d)", sizes[i], kept[i], round);
+            if (kept[i] != NULL)
+                memset(kept[i], 0xab, sizes[i]);
+        }
+        for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+            mf_dtype_temp_free(kept[i]);
+    }
+}
+
 int main(void)
 {
+    check_temp_alignment();
     check_contiguous();
     check_fast_paths();
     check_external32();

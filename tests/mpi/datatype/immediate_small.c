@@ -5,7 +5,9 @@
  * packed copy unpacked at completion. Besides data round trips: thousands of sends in flight to
  * a receiver that is not listening (the transport then keeps some of the packed buffers, which
  * must not be reused), a receive cancelled, one freed in flight, one whose type is freed in
- * flight, a short and a truncated message, MPI_ANY_SOURCE. Rank 0 sends, rank 1 receives.
+ * flight, a short and a truncated message, MPI_ANY_SOURCE, messages that arrived before their
+ * receive, completion by MPI_Waitall, MPI_Testall and MPI_Request_get_status. Rank 0 sends,
+ * rank 1 receives.
  */
 #include "mtest.h"
 
@@ -255,6 +257,61 @@ static void special_receives(void)
     MPI_Comm_free(&dup);
 }
 
+/* Receives completed by the transport's own completion (which unpacks them): messages that
+ * arrived before the receive was posted (they complete inside MPI_Irecv), then completion
+ * through MPI_Waitall and MPI_Testall with statuses and MPI_Request_get_status, at a size on
+ * the stack limit's side and one above it (a staged temporary). */
+static void arrived_first(int n, int tag)
+{
+    MPI_Datatype vec = vector_of(n);
+    fill(src, 2 * MAXN, 700.0 + n);
+    if (rank == 0) {
+        MPI_Send(src, 1, vec, 1, tag, MPI_COMM_WORLD);
+        MPI_Send(src, 1, vec, 1, tag + 1, MPI_COMM_WORLD);
+        MPI_Send(src, 1, vec, 1, tag + 2, MPI_COMM_WORLD);
+    }
+    MPI_Barrier(MPI_COMM_WORLD); /* the messages are at rank 1 (or on their way) */
+    if (rank == 1) {
+        MPI_Request reqs[2];
+        MPI_Status sts[2];
+        int flag = 0, cnt = -1;
+
+        reset_dst();
+        MPI_Irecv(dst, 1, vec, 0, tag, MPI_COMM_WORLD, &reqs[0]);
+        reqs[1] = MPI_REQUEST_NULL;
+        MPI_Waitall(2, reqs, sts);
+        MPI_Get_count(&sts[0], vec, &cnt);
+        MTEST_CHECK(cnt == 1 && sts[0].MPI_TAG == tag && sts[0].MPI_SOURCE == 0,
+                    "arrived first, Waitall n=%d: count %d tag %d source %d", n, cnt,
+                    sts[0].MPI_TAG, sts[0].MPI_SOURCE);
+        check_vector(n, n, "arrived first, Waitall");
+
+        reset_dst();
+        MPI_Irecv(dst, 1, vec, MPI_ANY_SOURCE, tag + 1, MPI_COMM_WORLD, &reqs[0]);
+        do {
+            MPI_Request_get_status(reqs[0], &flag, &sts[0]);
+        } while (!flag);
+        check_vector(n, n, "arrived first, Request_get_status"); /* before the request is freed */
+        MPI_Get_count(&sts[0], vec, &cnt);
+        MTEST_CHECK(cnt == 1, "arrived first, Request_get_status n=%d: count %d", n, cnt);
+        MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+        MTEST_CHECK(reqs[0] == MPI_REQUEST_NULL, "the waited request is not MPI_REQUEST_NULL");
+
+        reset_dst();
+        MPI_Irecv(dst, 1, vec, 0, tag + 2, MPI_COMM_WORLD, &reqs[0]);
+        static double spare[2 * MAXN];
+        MPI_Irecv(spare, 1, vec, 0, tag + 3, MPI_COMM_WORLD, &reqs[1]); /* never matched */
+        MPI_Cancel(&reqs[1]);
+        flag = 0;
+        while (!flag)
+            MPI_Testall(2, reqs, &flag, sts);
+        check_vector(n, n, "arrived first, Testall");
+        MPI_Test_cancelled(&sts[1], &flag);
+        MTEST_CHECK(flag, "Testall: the unmatched receive is not marked cancelled");
+    }
+    MPI_Type_free(&vec);
+}
+
 /* A type of no data with an extent: items that pack to nothing. */
 static void zero_size(void)
 {
@@ -336,6 +393,8 @@ int main(int argc, char **argv)
     struct_roundtrip(4, 21);
     struct_roundtrip(100, 22);
     special_receives();
+    arrived_first(8, 30);
+    arrived_first(MAXN, 40);
     zero_size();
     persistent();
     return mtest_finalize(0);

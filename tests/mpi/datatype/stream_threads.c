@@ -6,7 +6,8 @@
  * checks every element and that the gaps are untouched. The testlist forces Manifold's
  * streaming path (the pack engine called from inside the transport under each channel's lock)
  * with MANIFOLD_DT_STREAM_BYTES. Then a burst of small vectors per thread through MPI_Isend and
- * MPI_Irecv, which pack into per-thread buffers.
+ * MPI_Irecv, which pack into per-thread buffers, on the thread's communicator and on a shared
+ * one.
  */
 #include "mtest.h"
 
@@ -52,7 +53,7 @@ static void one_round(int t, MPI_Comm comm, int tag)
  * a burst of BURST messages in flight per thread, each with its own data. */
 #define BURST 200
 #define SMALL 4
-static void small_burst(int t, MPI_Comm comm)
+static void small_burst(int t, MPI_Comm comm, int tag)
 {
     int stride = 2 + t;
     size_t per = (size_t)SMALL * (size_t)stride;
@@ -65,9 +66,9 @@ static void small_burst(int t, MPI_Comm comm)
         buf[i] = rank == 0 ? (double)(t * 1000000) + (double)i : -1.0;
     for (int m = 0; m < BURST; m++) {
         if (rank == 0)
-            MPI_Isend(buf + (size_t)m * per, 1, vec, 1, 50, comm, &reqs[m]);
+            MPI_Isend(buf + (size_t)m * per, 1, vec, 1, tag, comm, &reqs[m]);
         else
-            MPI_Irecv(buf + (size_t)m * per, 1, vec, 0, 50, comm, &reqs[m]);
+            MPI_Irecv(buf + (size_t)m * per, 1, vec, 0, tag, comm, &reqs[m]);
     }
     MPI_Waitall(BURST, reqs, MPI_STATUSES_IGNORE);
     if (rank == 1) {
@@ -89,7 +90,10 @@ static void *worker(void *arg)
         /* on the shared communicator the tag tells the threads apart */
         one_round(t, MPI_COMM_WORLD, t + 1);
     }
-    small_burst(t, comms[t]);
+    small_burst(t, comms[t], 50);
+    /* on the shared communicator one thread's progress completes (and unpacks) the others'
+     * receives, returning their temporaries to its own cache */
+    small_burst(t, MPI_COMM_WORLD, 60 + t);
     return NULL;
 }
 
