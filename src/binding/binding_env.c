@@ -423,7 +423,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     static const char func[] = "MPI_Comm_set_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc != MPI_SUCCESS)
@@ -439,7 +439,18 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     static const char func[] = "MPI_Comm_get_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    /* MPI-4.1 gives the null handle the name "MPI_COMM_NULL". */
+    if (comm == MPI_COMM_NULL) {
+        int rc = mf_check_initialized(func);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, comm_name, "comm_name");
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, resultlen, "resultlen");
+        if (rc == MPI_SUCCESS)
+            *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "MPI_COMM_NULL");
+        return rc;
+    }
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc == MPI_SUCCESS)
@@ -533,7 +544,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 {
     static const char func[] = "MPI_Comm_get_attr";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, attribute_val, "attribute_val");
     if (rc == MPI_SUCCESS)

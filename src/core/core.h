@@ -33,6 +33,9 @@ typedef enum {
     MF_KIND_INFO = 0x6672ee05,
     MF_KIND_GROUP = 0x6672ee06,
     MF_KIND_SESSION = 0x6672ee07,
+    /* A communicator of MPI_Comm_idup before its request completes: only the calls local to
+     * the handle (error handler, name, attributes) accept it. */
+    MF_KIND_COMM_PENDING = 0x6672ee08,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
@@ -441,6 +444,7 @@ typedef enum {
     MF_REQ_PRECV,       /* partitioned receive (src/part) */
     MF_REQ_COLL,        /* non-blocking or persistent collective: runs a schedule (coll.h) */
     MF_REQ_SENDRECV,    /* MPI_Isendrecv(_replace): completes when both `joined` parts have */
+    MF_REQ_GREQ,        /* generalized request (core_greq.c): the user completes it */
 } mf_req_type_t;
 
 typedef enum {
@@ -550,6 +554,20 @@ int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[]
                             mf_comm_t **failed_comm_p);
 int mf_request_error(mf_request_t *req);
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
+/* Generalized requests (core_greq.c). The callbacks run with no library lock held. query runs
+ * query_fn into `status` (MPI_STATUS_IGNORE allowed) and returns its code, which error then
+ * repeats; finish runs free_fn and releases the request (returns `err`, else free_fn's code);
+ * free is MPI_Request_free (released now if complete, else by complete). */
+mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
+                          MPI_Grequest_free_function *free_fn,
+                          MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                          mf_request_t **req_p);
+void mf_greq_complete(mf_request_t *req);
+int mf_greq_query(mf_request_t *req, MPI_Status *status);
+int mf_greq_error(const mf_request_t *req);
+int mf_greq_finish(mf_request_t *req, int err);
+void mf_greq_free(mf_request_t *req);
+int mf_greq_cancel(mf_request_t *req);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
  * The progress loops call the first, so a collective moves on whatever request is waited for. */
 void mf_sched_progress_all(void);

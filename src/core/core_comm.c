@@ -668,7 +668,7 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
         ranks[i] = mf_comm_world_rank(parent, i);
     /* Set up now so attributes can be copied at the call; unusable until the agreement. */
     comm_setup(comm, 0, mf_vci_index(parent->vci), parent->rank, parent->size, ranks);
-    comm->kind = 0;
+    comm->kind = MF_KIND_COMM_PENDING;
     comm->info = kept;
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
@@ -1349,7 +1349,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     comm_setup(lc, 0, mf_vci_index(plc->vci), plc->rank, plc->size, lranks);
     lc->kind = 0;
     comm_setup(comm, 0, 0, plc->rank, plc->size, ranks);
-    comm->kind = 0;
+    comm->kind = MF_KIND_COMM_PENDING;
     comm->remote_size = parent->remote_size;
     comm->remote_ranks = rranks;
     comm->local_comm = lc;
