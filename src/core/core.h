@@ -126,6 +126,16 @@ void mf_errhandler_release(MPI_Errhandler eh);
 /* 1 when eh is a predefined handler or a live user handler. */
 int mf_errhandler_valid(MPI_Errhandler eh);
 
+/* A buffer for buffered sends (pt2pt.c): the process's (MPI_Buffer_attach), a communicator's
+ * or a session's (MPI-4.1 MPI_Comm/Session_attach_buffer). `used` counts the bytes charged by
+ * buffered sends in flight; MPI_BUFFER_AUTOMATIC as `buf` means no limit. */
+typedef struct mf_bsend_pool {
+    pthread_mutex_t lock;
+    void *buf;
+    size_t size, used;
+    int attached;
+} mf_bsend_pool_t;
+
 /* ---- sessions ---------------------------------------------------------------------------- */
 
 /* An MPI-4 session: a handle on the library's start-up with its own error handler and hints.
@@ -137,6 +147,7 @@ struct MPI_ABI_Session {
     _Atomic(MPI_Errhandler) errhandler;
     struct MPI_ABI_Info *info; /* the hints given to MPI_Session_init; NULL when none */
     struct MPI_ABI_Session *next_free;
+    _Atomic(mf_bsend_pool_t *) bsend_pool; /* MPI_Session_attach_buffer; NULL until then */
 };
 
 typedef struct MPI_ABI_Session mf_session_t;
@@ -205,6 +216,11 @@ struct MPI_ABI_Comm {
     struct MPI_ABI_Comm *local_comm;
     struct MPI_ABI_Comm *next_free;
     void *shm; /* shared-memory collectives (coll_shm.c); NULL until the first one */
+    /* Buffered sends: the communicator's own buffer (made at the first attach, freed with the
+     * communicator), and the session it was created from (MPI_Comm_create_from_group), whose
+     * buffer comes next; NULL when none. */
+    _Atomic(mf_bsend_pool_t *) bsend_pool;
+    struct MPI_ABI_Session *session;
 };
 
 typedef struct MPI_ABI_Comm mf_comm_t;
@@ -350,6 +366,7 @@ struct MPI_ABI_Group {
     int rank;         /* this process's rank in the group; MPI_UNDEFINED when not a member */
     int *world_ranks; /* world rank of each member, by group rank */
     struct MPI_ABI_Group *next_free;
+    struct MPI_ABI_Session *session; /* MPI_Group_from_session_pset's session, else NULL */
 };
 
 typedef struct MPI_ABI_Group mf_group_t;
@@ -563,6 +580,10 @@ mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
                           MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                           mf_request_t **req_p);
 void mf_greq_complete(mf_request_t *req);
+/* A request of the library's own that completes when poll (called by every completion check
+ * while not done) finds its work finished and sets op.done; `arg` is mf_greq_arg's. */
+mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req), void *arg, mf_request_t **req_p);
+void *mf_greq_arg(const mf_request_t *req);
 int mf_greq_query(mf_request_t *req, MPI_Status *status);
 int mf_greq_error(const mf_request_t *req);
 int mf_greq_finish(mf_request_t *req, int err);

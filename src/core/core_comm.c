@@ -130,6 +130,9 @@ static void comm_destroy(mf_comm_t *comm)
     if (comm->local_comm != NULL)
         mf_comm_release(comm->local_comm);
     comm->local_comm = NULL;
+    /* Buffered sends in flight hold the communicator, so its buffer is idle by now. */
+    free(atomic_exchange(&comm->bsend_pool, NULL));
+    comm->session = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
     pthread_mutex_lock(&comms.lock);

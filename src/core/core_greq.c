@@ -47,6 +47,19 @@ mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
     return MF_OK;
 }
 
+mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req), void *arg, mf_request_t **req_p)
+{
+    mf_status_t status = mf_greq_start(NULL, NULL, NULL, arg, req_p);
+    if (status == MF_OK)
+        (*req_p)->poll = poll;
+    return status;
+}
+
+void *mf_greq_arg(const mf_request_t *req)
+{
+    return ((const greq_t *)req->part)->extra_state;
+}
+
 /* free_fn, then the request back to its cache. No lock held: callbacks may call MPI. */
 static int greq_release(mf_request_t *req)
 {
