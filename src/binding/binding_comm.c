@@ -132,8 +132,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     mf_comm_t *c = NULL, *out = NULL;
     struct MPI_ABI_Info *obj = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c); /* not yet on intercommunicators */
+    /* Intercommunicators: the shared-memory split (each local group split by node, the
+     * groups paired by node, as MPI_Comm_split does) and MPI_UNDEFINED; not the hardware ones. */
+    if (rc == MPI_SUCCESS && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc == MPI_SUCCESS)

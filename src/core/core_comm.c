@@ -894,7 +894,10 @@ mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm
 {
     int color = MPI_UNDEFINED;
     if (shared) {
-        mf_status_t status = node_color(parent, &color);
+        /* On an intercommunicator the split pairs each node's processes of one group with
+         * those of the other: the launcher's node colour is the same in both groups. */
+        mf_status_t status =
+            node_color(mf_comm_is_inter(parent) ? parent->local_comm : parent, &color);
         if (status != MF_OK)
             return status;
     }
