@@ -580,3 +580,61 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
         *(int **)attribute_val = value;
     return MPI_SUCCESS;
 }
+
+/* ---- MPI-5.0 ABI: Fortran details (no Fortran bindings here: only what a layer sets) ------- */
+
+/* The info of MPI_Abi_set_fortran_info (a copy), or NULL: MPI_Abi_get_fortran_info then
+ * gives MPI_INFO_NULL, which the standard allows when no Fortran details are known. */
+static struct {
+    pthread_mutex_t lock;
+    struct MPI_ABI_Info *info;
+} fortran_info = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+#pragma weak MPI_Abi_get_fortran_info = PMPI_Abi_get_fortran_info
+int PMPI_Abi_get_fortran_info(MPI_Info *info)
+{
+    static const char func[] = "MPI_Abi_get_fortran_info";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, info, "info");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct MPI_ABI_Info *out = NULL;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&fortran_info.lock);
+    if (fortran_info.info != NULL)
+        status = mf_info_dup(fortran_info.info, &out);
+    pthread_mutex_unlock(&fortran_info.lock);
+    if (status != MF_OK)
+        return mf_err_from_status(NULL, status, func, "cannot copy the info");
+    *info = out != NULL ? out : MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abi_set_fortran_info = PMPI_Abi_set_fortran_info
+int PMPI_Abi_set_fortran_info(MPI_Info info)
+{
+    static const char func[] = "MPI_Abi_set_fortran_info";
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct MPI_ABI_Info *in = mf_info_get_obj(info);
+    if (in == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
+    struct MPI_ABI_Info *copy = NULL;
+    if (mf_info_dup(in, &copy) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    pthread_mutex_lock(&fortran_info.lock);
+    int set = fortran_info.info != NULL;
+    if (!set)
+        fortran_info.info = copy;
+    pthread_mutex_unlock(&fortran_info.lock);
+    if (set) {
+        mf_info_free(copy);
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ABI, func,
+                                              "the Fortran details were set already (at most "
+                                              "one call)"));
+    }
+    return MPI_SUCCESS;
+}
