@@ -39,6 +39,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$tree" ]; then
     rm -rf "$src/build"
     MPICC=$tree/bin/mpicc_abi "$venv/bin/pip" install --quiet --no-build-isolation --no-deps \
         --force-reinstall "$src"
+    # The extension must need the tree's library (a link while the library was being rebuilt
+    # gave one that needs none).
+    ext=$(find "$venv/lib" -name 'MPI.*.so' | head -n 1)
+    if ! readelf -d "$ext" | grep -q 'libmpi_abi'; then
+        echo "check-mpi4py: $ext is not linked with libmpi_abi; run again" >&2
+        exit 1
+    fi
     echo "$tree" >"$stamp"
 fi
 
