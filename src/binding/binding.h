@@ -53,6 +53,9 @@ int mf_binding_lib_release(const char *func, int world);
 int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 /* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
 int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
+/* As mf_check_init_comm, also accepting a communicator of MPI_Comm_idup whose request has not
+ * completed: for the calls local to the handle (error handler, name, attributes). */
+int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
 /* Validates a committed datatype (predefined or derived) and computes the byte length of the
  * packed form of `count` items (for predefined types count * extent). */

@@ -129,7 +129,7 @@ static int attr_error(const char *func, mf_comm_t *comm, mf_status_t status, int
 static int comm_attr_set(const char *func, MPI_Comm comm, int keyval, void *value)
 {
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))
@@ -142,7 +142,7 @@ static int comm_attr_set(const char *func, MPI_Comm comm, int keyval, void *valu
 static int comm_attr_delete(const char *func, MPI_Comm comm, int keyval)
 {
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))

@@ -680,6 +680,9 @@ typedef struct {
     vec_t counts, displs;
     MPI_Count all_count;
     MPI_Datatype all_type;
+    /* A v form: the non-roots' counts are not significant (often NULL), yet they must pick the
+     * v algorithm as the root does. */
+    int vform;
 } move_args_t;
 
 /* Gathers: each process sends its block to the root (all: to everyone), which expects the
@@ -910,7 +913,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         if (rc != MPI_SUCCESS)
             return rc;
     }
-    if (nb == NULL && kind != MOVE_ALLGATHER && a->counts.p == NULL && !coll_checking(c) &&
+    if (nb == NULL && kind != MOVE_ALLGATHER && !a->vform && !coll_checking(c) &&
         (one_in_place || predefined(a->one_type)) && (!is_root || predefined(a->all_type)))
         return move_direct(func, kind, a, root, c, one_in_place ? 0 : one_bytes);
     if (is_root) {
@@ -956,7 +959,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         return nb_end(func, c, nb, s);
     }
     mf_status_t status;
-    if (kind != MOVE_ALLGATHER && a->counts.p == NULL) {
+    if (kind != MOVE_ALLGATHER && !a->vform) {
         /* MPI_Gather/Scatter: equal blocks, the root's back to back */
         size_t block = c->rank == root ? lens[0] : n;
         char *tmp = NULL, *blocks = c->rank != root
@@ -998,11 +1001,12 @@ static int gather_like(const char *func, move_kind_t kind, const void *sendbuf, 
 {
     move_args_t a;
     if (kind == MOVE_SCATTER) {
-        a = (move_args_t){recvbuf,         recvcount,       recvtype,  (void *)sendbuf,
-                          vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype};
+        a = (move_args_t){recvbuf,         recvcount,       recvtype,
+                          (void *)sendbuf, vec_of(NULL, 0), vec_of(NULL, 0),
+                          sendcount,       sendtype,        0};
     } else {
-        a = (move_args_t){sendbuf,         sendcount,       sendtype,  recvbuf,
-                          vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype};
+        a = (move_args_t){sendbuf,         sendcount, sendtype, recvbuf, vec_of(NULL, 0),
+                          vec_of(NULL, 0), recvcount, recvtype, 0};
     }
     return move_common(func, kind, &a, root, comm, nb);
 }
@@ -1049,7 +1053,7 @@ static int gatherv_like(const char *func, move_kind_t kind, const void *one_buf,
                         vec_t displs, MPI_Datatype all_type, int root, MPI_Comm comm,
                         const nb_t *nb)
 {
-    move_args_t a = {one_buf, one_count, one_type, all_buf, counts, displs, 0, all_type};
+    move_args_t a = {one_buf, one_count, one_type, all_buf, counts, displs, 0, all_type, 1};
     return move_common(func, kind, &a, root, comm, nb);
 }
 
@@ -1171,8 +1175,9 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
             return rc;
     }
     rc = a2a_layout(func, c, rcv, 0, &rb);
+    /* Nothing received: buffers of length 0 may well share an address (mpi4py's do). */
     if (rc == MPI_SUCCESS && rcv->buf != NULL)
-        rc = check_alias(func, c, snd->buf, rcv->buf, 1);
+        rc = check_alias(func, c, snd->buf, rcv->buf, rb.total);
     if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_alltoall(func, c, in_place ? rcv : snd, rcv);
     const void *sbuf = in_place ? MPI_IN_PLACE : sb.buf;

@@ -132,8 +132,10 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     mf_comm_t *c = NULL, *out = NULL;
     struct MPI_ABI_Info *obj = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c); /* not yet on intercommunicators */
+    /* Intercommunicators: the shared-memory split (each local group split by node, the
+     * groups paired by node, as MPI_Comm_split does) and MPI_UNDEFINED; not the hardware ones. */
+    if (rc == MPI_SUCCESS && split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        rc = mf_check_intra(func, c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
     if (rc == MPI_SUCCESS)
@@ -146,16 +148,15 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     switch (split_type) {
     case MPI_COMM_TYPE_SHARED: shared = 1; break;
     case MPI_COMM_TYPE_HW_GUIDED:
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
         /* "mpi_shared_memory" is the node; other names are hwloc's (core_hwtopo.c); no key
-         * gives MPI_COMM_NULL. */
+         * gives MPI_COMM_NULL. The only resources known are hardware ones, so the resource
+         * guided split is the hardware guided one. */
         if (obj != NULL && mf_info_get(obj, "mpi_hw_resource_type", value, sizeof(value), &len))
             shared = strcmp(value, "mpi_shared_memory") == 0, hw = !shared;
         break;
     case MPI_COMM_TYPE_HW_UNGUIDED: hw = 1; break;
-    case MPI_COMM_TYPE_RESOURCE_GUIDED:
-    case MPI_UNDEFINED:
-        /* No finer hardware level than the node is known here: nobody gets a communicator. */
-        break;
+    case MPI_UNDEFINED: break;
     default:
         return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
                                            "argument split_type=%d is not a communicator split "

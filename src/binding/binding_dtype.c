@@ -33,6 +33,8 @@ static int check_array(const char *func, const void *a, MPI_Count n, const char 
     return n > 0 ? mf_check_ptr(func, NULL, a, arg) : MPI_SUCCESS;
 }
 
+static int is_f90(const mf_dtype_t *d);
+
 static int raise_status(const char *func, mf_status_t st)
 {
     return mf_err_from_status(NULL, st, func, "cannot create the datatype");
@@ -691,6 +693,10 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     int rc = check_derived_ptr("MPI_Type_free", datatype, "cannot be freed", &d);
     if (rc != MPI_SUCCESS)
         return rc;
+    if (d != NULL && is_f90(d))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, "MPI_Type_free",
+                                              "argument datatype: a predefined Fortran 90 "
+                                              "datatype (MPI_Type_create_f90_*) cannot be freed"));
     /* Attributes go with the user's handle (their delete callbacks may refuse). */
     rc = mf_binding_type_delete_attrs("MPI_Type_free", *datatype);
     if (rc != MPI_SUCCESS)
@@ -954,6 +960,15 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     mf_dtype_props_t p = {0};
+    /* MPI-4.1 gives the null handle the name "MPI_DATATYPE_NULL". */
+    if (datatype == MPI_DATATYPE_NULL) {
+        int rc = mf_check_initialized("MPI_Type_get_name");
+        if (rc == MPI_SUCCESS && (type_name == NULL || resultlen == NULL))
+            rc = mf_check_ptr("MPI_Type_get_name", NULL, NULL, "an output argument");
+        if (rc == MPI_SUCCESS)
+            *resultlen = snprintf(type_name, MPI_MAX_OBJECT_NAME, "MPI_DATATYPE_NULL");
+        return rc;
+    }
     int rc = query("MPI_Type_get_name", datatype, type_name, resultlen, &p);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -1256,4 +1271,162 @@ int PMPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datat
                               MPI_Count *size)
 {
     return external_size_common("MPI_Pack_external_size_c", datarep, incount, datatype, size);
+}
+
+/* ---- the Fortran 90 parameterised types and MPI_Type_get_value_index ---------------------- */
+
+/* MPI_Type_create_f90_*: a type with the layout of the predefined Fortran type of the smallest
+ * kind that has the precision and range asked (the kinds of gfortran), combiner
+ * MPI_COMBINER_F90_* and contents (r) or (p, r). The standard calls them predefined: they are
+ * made once per argument set, kept for the life of the process and never freed. */
+typedef struct f90_type {
+    int combiner, p, r;
+    MPI_Datatype type;
+    struct f90_type *next;
+} f90_type_t;
+
+static struct {
+    pthread_mutex_t lock;
+    f90_type_t *list;
+} f90 = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+static int is_f90(const mf_dtype_t *d)
+{
+    return d->combiner == MPI_COMBINER_F90_INTEGER || d->combiner == MPI_COMBINER_F90_REAL ||
+           d->combiner == MPI_COMBINER_F90_COMPLEX;
+}
+
+/* The predefined type for (p, r), MPI_UNDEFINED meaning "any"; MPI_DATATYPE_NULL when no
+ * Fortran kind has them. */
+static MPI_Datatype f90_base(int combiner, int p, int r)
+{
+    static const struct {
+        int p, r;
+        MPI_Datatype real, cplx;
+    } reals[] = {
+        {6, 37, MPI_REAL4, MPI_COMPLEX8},
+        {15, 307, MPI_REAL8, MPI_COMPLEX16},
+        {33, 4931, MPI_REAL16, MPI_COMPLEX32},
+    };
+    static const struct {
+        int r;
+        MPI_Datatype type;
+    } ints[] = {{2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}};
+    if (combiner == MPI_COMBINER_F90_INTEGER) {
+        for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+            if (r <= ints[i].r)
+                return ints[i].type;
+        return MPI_DATATYPE_NULL;
+    }
+    for (size_t i = 0; i < sizeof(reals) / sizeof(reals[0]); i++)
+        if ((p == MPI_UNDEFINED || p <= reals[i].p) && (r == MPI_UNDEFINED || r <= reals[i].r))
+            return combiner == MPI_COMBINER_F90_REAL ? reals[i].real : reals[i].cplx;
+    return MPI_DATATYPE_NULL;
+}
+
+static int f90_common(const char *func, int combiner, int p, int r, MPI_Datatype *newtype)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, newtype, "newtype");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int ints = combiner == MPI_COMBINER_F90_INTEGER;
+    if (ints ? r < 0 : (p == MPI_UNDEFINED && r == MPI_UNDEFINED))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              ints ? "argument r=%d is negative"
+                                                   : "arguments p and r are both MPI_UNDEFINED",
+                                              r));
+    if ((!ints && p != MPI_UNDEFINED && p < 0) || (!ints && r != MPI_UNDEFINED && r < 0))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s=%d is negative",
+                                              p < 0 ? "p" : "r", p < 0 ? p : r));
+    MPI_Datatype base = f90_base(combiner, p, r);
+    if (base == MPI_DATATYPE_NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              ints ? "argument r=%d: no Fortran integer kind has "
+                                                     "this range"
+                                                   : "arguments p=%d, r=%d: no Fortran kind has "
+                                                     "this precision and range",
+                                              ints ? r : p, r));
+    pthread_mutex_lock(&f90.lock);
+    for (f90_type_t *e = f90.list; e != NULL; e = e->next) {
+        if (e->combiner == combiner && e->p == p && e->r == r) {
+            *newtype = e->type;
+            pthread_mutex_unlock(&f90.lock);
+            return MPI_SUCCESS;
+        }
+    }
+    mf_dtype_props_t bp = {0};
+    mf_dtype_props(base, &bp);
+    f90_type_t *e = malloc(sizeof(*e));
+    mf_dtype_t *d = NULL;
+    mf_status_t st = e != NULL ? mf_dtype_create_resized(base, bp.lb, bp.extent, combiner, &d)
+                               : MF_ERR_NO_MEMORY;
+    int pr[2] = {p, r};
+    if (st == MF_OK)
+        st = mf_dtype_set_contents(d, ints ? 1 : 2, ints ? &pr[1] : pr, 0, NULL, 0, NULL, 0, NULL);
+    if (st == MF_OK)
+        st = mf_dtype_commit(d);
+    if (st != MF_OK) {
+        pthread_mutex_unlock(&f90.lock);
+        free(e);
+        if (d != NULL)
+            mf_dtype_release(d);
+        return raise_status(func, st);
+    }
+    *e = (f90_type_t){combiner, p, r, d, f90.list};
+    f90.list = e;
+    pthread_mutex_unlock(&f90.lock);
+    *newtype = d;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Type_create_f90_integer = PMPI_Type_create_f90_integer
+int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    return f90_common("MPI_Type_create_f90_integer", MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r,
+                      newtype);
+}
+
+#pragma weak MPI_Type_create_f90_real = PMPI_Type_create_f90_real
+int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    return f90_common("MPI_Type_create_f90_real", MPI_COMBINER_F90_REAL, p, r, newtype);
+}
+
+#pragma weak MPI_Type_create_f90_complex = PMPI_Type_create_f90_complex
+int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    return f90_common("MPI_Type_create_f90_complex", MPI_COMBINER_F90_COMPLEX, p, r, newtype);
+}
+
+/* MPI-4.1: the predefined pair type of MINLOC/MAXLOC for (value, index), MPI_DATATYPE_NULL
+ * when there is none. */
+#pragma weak MPI_Type_get_value_index = PMPI_Type_get_value_index
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    static const char func[] = "MPI_Type_get_value_index";
+    static const struct {
+        MPI_Datatype value, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_FLOAT_INT}, {MPI_DOUBLE, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_LONG_INT},   {MPI_INT, MPI_2INT},
+        {MPI_SHORT, MPI_SHORT_INT}, {MPI_LONG_DOUBLE, MPI_LONG_DOUBLE_INT},
+    };
+    mf_dtype_props_t p = {0};
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = check_type(func, value_type, "value_type", &p);
+    if (rc == MPI_SUCCESS)
+        rc = check_type(func, index_type, "index_type", &p);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, pair_type, "pair_type");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *pair_type = MPI_DATATYPE_NULL;
+    for (size_t i = 0; index_type == MPI_INT && i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (pairs[i].value == value_type)
+            *pair_type = pairs[i].pair;
+    return MPI_SUCCESS;
 }

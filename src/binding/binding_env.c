@@ -423,7 +423,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
     static const char func[] = "MPI_Comm_set_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc != MPI_SUCCESS)
@@ -439,7 +439,18 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     static const char func[] = "MPI_Comm_get_name";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    /* MPI-4.1 gives the null handle the name "MPI_COMM_NULL". */
+    if (comm == MPI_COMM_NULL) {
+        int rc = mf_check_initialized(func);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, comm_name, "comm_name");
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, resultlen, "resultlen");
+        if (rc == MPI_SUCCESS)
+            *resultlen = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "MPI_COMM_NULL");
+        return rc;
+    }
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_name, "comm_name");
     if (rc == MPI_SUCCESS)
@@ -533,7 +544,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
 {
     static const char func[] = "MPI_Comm_get_attr";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, attribute_val, "attribute_val");
     if (rc == MPI_SUCCESS)
@@ -567,5 +578,63 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     *flag = value != NULL && c == &mf_comm_world;
     if (*flag)
         *(int **)attribute_val = value;
+    return MPI_SUCCESS;
+}
+
+/* ---- MPI-5.0 ABI: Fortran details (no Fortran bindings here: only what a layer sets) ------- */
+
+/* The info of MPI_Abi_set_fortran_info (a copy), or NULL: MPI_Abi_get_fortran_info then
+ * gives MPI_INFO_NULL, which the standard allows when no Fortran details are known. */
+static struct {
+    pthread_mutex_t lock;
+    struct MPI_ABI_Info *info;
+} fortran_info = {PTHREAD_MUTEX_INITIALIZER, NULL};
+
+#pragma weak MPI_Abi_get_fortran_info = PMPI_Abi_get_fortran_info
+int PMPI_Abi_get_fortran_info(MPI_Info *info)
+{
+    static const char func[] = "MPI_Abi_get_fortran_info";
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, info, "info");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct MPI_ABI_Info *out = NULL;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&fortran_info.lock);
+    if (fortran_info.info != NULL)
+        status = mf_info_dup(fortran_info.info, &out);
+    pthread_mutex_unlock(&fortran_info.lock);
+    if (status != MF_OK)
+        return mf_err_from_status(NULL, status, func, "cannot copy the info");
+    *info = out != NULL ? out : MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abi_set_fortran_info = PMPI_Abi_set_fortran_info
+int PMPI_Abi_set_fortran_info(MPI_Info info)
+{
+    static const char func[] = "MPI_Abi_set_fortran_info";
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    struct MPI_ABI_Info *in = mf_info_get_obj(info);
+    if (in == NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
+    struct MPI_ABI_Info *copy = NULL;
+    if (mf_info_dup(in, &copy) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    pthread_mutex_lock(&fortran_info.lock);
+    int set = fortran_info.info != NULL;
+    if (!set)
+        fortran_info.info = copy;
+    pthread_mutex_unlock(&fortran_info.lock);
+    if (set) {
+        mf_info_free(copy);
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ABI, func,
+                                              "the Fortran details were set already (at most "
+                                              "one call)"));
+    }
     return MPI_SUCCESS;
 }

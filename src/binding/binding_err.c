@@ -102,6 +102,9 @@ static int class_valid(int c)
 
 int mf_err_code(int error_class, const char *func, const char *fmt, ...)
 {
+    /* A code already (a user callback's, a user class): passed on as it is. */
+    if (!class_valid(error_class))
+        return error_class;
     char reason[MPI_MAX_ERROR_STRING / 2];
     va_list ap;
     va_start(ap, fmt);
@@ -304,6 +307,16 @@ int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
 {
     int rc = mf_check_initialized(func);
     return rc != MPI_SUCCESS ? rc : mf_check_comm(func, handle, comm_p);
+}
+
+int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+{
+    if (!mf_handle_is_predefined(handle) && handle->kind == MF_KIND_COMM_PENDING &&
+        mf_check_initialized(func) == MPI_SUCCESS) {
+        *comm_p = handle;
+        return MPI_SUCCESS;
+    }
+    return mf_check_init_comm(func, handle, comm_p);
 }
 
 int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count)
@@ -509,7 +522,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
     static const char func[] = "MPI_Comm_set_errhandler";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(errhandler))
@@ -531,7 +544,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Comm_get_errhandler";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
@@ -667,6 +680,9 @@ static int user_remove(const char *func, int value, int want_class, int string_o
         why = want_class ? "is not a user-defined error class" : "is not a user-defined error code";
     } else if (string_only) {
         e->string[0] = '\0';
+    } else if (e->string[0] != '\0') {
+        /* MPI-4.1 section 9.5: the string goes first (MPI_Remove_error_string). */
+        why = "still has an error string";
     } else {
         for (int i = 0; want_class && i < user.count && why == NULL; i++) {
             user_error_t *o = &user.entries[i];

@@ -550,6 +550,11 @@ int PMPI_Request_free(MPI_Request *request)
                             mf_err_code(MPI_ERR_REQUEST, func,
                                         "argument request is an active collective operation; "
                                         "complete it before freeing it"));
+    if ((*request)->type == MF_REQ_GREQ) {
+        mf_greq_free(*request);
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     if (mf_part_is_part(*request)) {
         /* Partitioned requests may only be freed while inactive (MPI-4.0 section 4.2). */
         if ((*request)->active)
@@ -582,6 +587,13 @@ int PMPI_Cancel(MPI_Request *request)
                             mf_err_code(MPI_ERR_REQUEST, func,
                                         "argument request is a collective operation, which "
                                         "cannot be cancelled"));
+    if ((*request)->type == MF_REQ_GREQ) {
+        int err = mf_greq_cancel(*request); /* the user's cancel_fn decides */
+        return err == MPI_SUCCESS ? MPI_SUCCESS
+                                  : mf_err_raise(NULL, mf_err_code(err, func,
+                                                                   "the generalized request's "
+                                                                   "cancel_fn failed"));
+    }
     if (!req_inactive(*request))
         mf_pt2pt_cancel(*request);
     return MPI_SUCCESS;

@@ -172,6 +172,12 @@ int PMPI_Session_finalize(MPI_Session *session)
     if (rc != MPI_SUCCESS)
         return rc;
     mf_handle_forget(s);
+    /* Its buffered sends go out first (MPI-4.1 section 3.6.1); the memory stays the user's. */
+    mf_bsend_pool_t *pool = atomic_exchange(&s->bsend_pool, NULL);
+    if (pool != NULL) {
+        mf_bsend_pool_flush(pool);
+        free(pool);
+    }
     if (s->info != NULL)
         mf_info_free(s->info);
     mf_errhandler_release(atomic_load(&s->errhandler));
@@ -313,6 +319,8 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     free(ranks);
     if (status != MF_OK)
         return mf_err_raise_session(s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    if (g != &mf_group_empty)
+        g->session = s; /* communicators made from it use the session's send buffer */
     *newgroup = mf_group_handle(g);
     return MPI_SUCCESS;
 }
@@ -383,6 +391,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     mf_errhandler_retain(eh);
     mf_errhandler_release(atomic_exchange(&out->errhandler, eh));
+    out->session = g->session;
     *newcomm = out;
     return MPI_SUCCESS;
 }

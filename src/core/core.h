@@ -33,6 +33,9 @@ typedef enum {
     MF_KIND_INFO = 0x6672ee05,
     MF_KIND_GROUP = 0x6672ee06,
     MF_KIND_SESSION = 0x6672ee07,
+    /* A communicator of MPI_Comm_idup before its request completes: only the calls local to
+     * the handle (error handler, name, attributes) accept it. */
+    MF_KIND_COMM_PENDING = 0x6672ee08,
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)
@@ -123,6 +126,16 @@ void mf_errhandler_release(MPI_Errhandler eh);
 /* 1 when eh is a predefined handler or a live user handler. */
 int mf_errhandler_valid(MPI_Errhandler eh);
 
+/* A buffer for buffered sends (pt2pt.c): the process's (MPI_Buffer_attach), a communicator's
+ * or a session's (MPI-4.1 MPI_Comm/Session_attach_buffer). `used` counts the bytes charged by
+ * buffered sends in flight; MPI_BUFFER_AUTOMATIC as `buf` means no limit. */
+typedef struct mf_bsend_pool {
+    pthread_mutex_t lock;
+    void *buf;
+    size_t size, used;
+    int attached;
+} mf_bsend_pool_t;
+
 /* ---- sessions ---------------------------------------------------------------------------- */
 
 /* An MPI-4 session: a handle on the library's start-up with its own error handler and hints.
@@ -134,6 +147,7 @@ struct MPI_ABI_Session {
     _Atomic(MPI_Errhandler) errhandler;
     struct MPI_ABI_Info *info; /* the hints given to MPI_Session_init; NULL when none */
     struct MPI_ABI_Session *next_free;
+    _Atomic(mf_bsend_pool_t *) bsend_pool; /* MPI_Session_attach_buffer; NULL until then */
 };
 
 typedef struct MPI_ABI_Session mf_session_t;
@@ -202,6 +216,11 @@ struct MPI_ABI_Comm {
     struct MPI_ABI_Comm *local_comm;
     struct MPI_ABI_Comm *next_free;
     void *shm; /* shared-memory collectives (coll_shm.c); NULL until the first one */
+    /* Buffered sends: the communicator's own buffer (made at the first attach, freed with the
+     * communicator), and the session it was created from (MPI_Comm_create_from_group), whose
+     * buffer comes next; NULL when none. */
+    _Atomic(mf_bsend_pool_t *) bsend_pool;
+    struct MPI_ABI_Session *session;
 };
 
 typedef struct MPI_ABI_Comm mf_comm_t;
@@ -347,6 +366,7 @@ struct MPI_ABI_Group {
     int rank;         /* this process's rank in the group; MPI_UNDEFINED when not a member */
     int *world_ranks; /* world rank of each member, by group rank */
     struct MPI_ABI_Group *next_free;
+    struct MPI_ABI_Session *session; /* MPI_Group_from_session_pset's session, else NULL */
 };
 
 typedef struct MPI_ABI_Group mf_group_t;
@@ -441,6 +461,7 @@ typedef enum {
     MF_REQ_PRECV,       /* partitioned receive (src/part) */
     MF_REQ_COLL,        /* non-blocking or persistent collective: runs a schedule (coll.h) */
     MF_REQ_SENDRECV,    /* MPI_Isendrecv(_replace): completes when both `joined` parts have */
+    MF_REQ_GREQ,        /* generalized request (core_greq.c): the user completes it */
 } mf_req_type_t;
 
 typedef enum {
@@ -550,6 +571,24 @@ int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[]
                             mf_comm_t **failed_comm_p);
 int mf_request_error(mf_request_t *req);
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status);
+/* Generalized requests (core_greq.c). The callbacks run with no library lock held. query runs
+ * query_fn into `status` (MPI_STATUS_IGNORE allowed) and returns its code, which error then
+ * repeats; finish runs free_fn and releases the request (returns `err`, else free_fn's code);
+ * free is MPI_Request_free (released now if complete, else by complete). */
+mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
+                          MPI_Grequest_free_function *free_fn,
+                          MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                          mf_request_t **req_p);
+void mf_greq_complete(mf_request_t *req);
+/* A request of the library's own that completes when poll (called by every completion check
+ * while not done) finds its work finished and sets op.done; `arg` is mf_greq_arg's. */
+mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req), void *arg, mf_request_t **req_p);
+void *mf_greq_arg(const mf_request_t *req);
+int mf_greq_query(mf_request_t *req, MPI_Status *status);
+int mf_greq_error(const mf_request_t *req);
+int mf_greq_finish(mf_request_t *req, int err);
+void mf_greq_free(mf_request_t *req);
+int mf_greq_cancel(mf_request_t *req);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
  * The progress loops call the first, so a collective moves on whatever request is waited for. */
 void mf_sched_progress_all(void);

@@ -130,6 +130,9 @@ static void comm_destroy(mf_comm_t *comm)
     if (comm->local_comm != NULL)
         mf_comm_release(comm->local_comm);
     comm->local_comm = NULL;
+    /* Buffered sends in flight hold the communicator, so its buffer is idle by now. */
+    free(atomic_exchange(&comm->bsend_pool, NULL));
+    comm->session = NULL;
     pthread_mutex_destroy(&comm->name_lock);
     comm->kind = MF_KIND_FREED;
     pthread_mutex_lock(&comms.lock);
@@ -668,7 +671,7 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
         ranks[i] = mf_comm_world_rank(parent, i);
     /* Set up now so attributes can be copied at the call; unusable until the agreement. */
     comm_setup(comm, 0, mf_vci_index(parent->vci), parent->rank, parent->size, ranks);
-    comm->kind = 0;
+    comm->kind = MF_KIND_COMM_PENDING;
     comm->info = kept;
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
@@ -891,7 +894,10 @@ mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm
 {
     int color = MPI_UNDEFINED;
     if (shared) {
-        mf_status_t status = node_color(parent, &color);
+        /* On an intercommunicator the split pairs each node's processes of one group with
+         * those of the other: the launcher's node colour is the same in both groups. */
+        mf_status_t status =
+            node_color(mf_comm_is_inter(parent) ? parent->local_comm : parent, &color);
         if (status != MF_OK)
             return status;
     }
@@ -1349,7 +1355,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     comm_setup(lc, 0, mf_vci_index(plc->vci), plc->rank, plc->size, lranks);
     lc->kind = 0;
     comm_setup(comm, 0, 0, plc->rank, plc->size, ranks);
-    comm->kind = 0;
+    comm->kind = MF_KIND_COMM_PENDING;
     comm->remote_size = parent->remote_size;
     comm->remote_ranks = rranks;
     comm->local_comm = lc;

@@ -46,6 +46,7 @@ mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group
     memcpy(ranks, world_ranks, sizeof(int) * (size_t)size);
     group->size = size;
     group->world_ranks = ranks;
+    group->session = NULL;
     group->rank = MPI_UNDEFINED;
     for (int i = 0; i < size; i++) {
         if (ranks[i] == mf_global.world_rank) {

@@ -423,11 +423,17 @@ static int class_from_status(mf_status_t status)
 
 int mf_request_error(mf_request_t *req)
 {
+    if (MF_UNLIKELY(req->type == MF_REQ_GREQ))
+        return mf_greq_error(req);
     return class_from_status(req->op.status);
 }
 
 void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
 {
+    if (MF_UNLIKELY(req->type == MF_REQ_GREQ)) {
+        mf_greq_query(req, status); /* query_fn runs even when the status is ignored */
+        return;
+    }
     if (status == MPI_STATUS_IGNORE)
         return;
     if (req->persistent && !req->active) {
@@ -538,6 +544,15 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
     if (req->type == MF_REQ_RECV && req->dtype != NULL &&
         (req->cold_flags | (uintptr_t)req->poll) == 0)
         return complete_derived_recv(handle_p, status, held_p);
+    if (req->type == MF_REQ_GREQ) {
+        /* The user's callbacks may call MPI: no VCI lock across them. */
+        if (*held_p != NULL)
+            mf_vci_unlock(*held_p);
+        *held_p = NULL;
+        int err = mf_greq_query(req, status);
+        *handle_p = MPI_REQUEST_NULL;
+        return mf_greq_finish(req, err);
+    }
     mf_request_unpack(req);
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);

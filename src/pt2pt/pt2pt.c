@@ -23,85 +23,127 @@ static mf_request_t *req_of_op(mf_vci_op_t *op)
 
 /* ---- buffered sends ---------------------------------------------------------------------- */
 
-static struct {
-    pthread_mutex_t lock;
-    void *buf;   /* what the user attached (or MPI_BUFFER_AUTOMATIC) */
-    size_t size; /* attached size in bytes */
-    size_t used; /* bytes charged by buffered sends in flight */
-    int attached;
-} bsend = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* The process's buffer (MPI_Buffer_attach); communicators and sessions have their own
+ * (mf_comm_t, mf_session_t), made at their first attach. */
+static mf_bsend_pool_t process_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static size_t bsend_charge(size_t len)
 {
     return len + MPI_BSEND_OVERHEAD;
 }
 
-static mf_status_t bsend_reserve(size_t len)
+static int pool_attached(mf_bsend_pool_t *pool)
+{
+    pthread_mutex_lock(&pool->lock);
+    int attached = pool->attached;
+    pthread_mutex_unlock(&pool->lock);
+    return attached;
+}
+
+/* The buffer a buffered send on comm uses: the communicator's, else its session's, else the
+ * process's (MPI-4.1 section 3.6.1). */
+static mf_bsend_pool_t *bsend_pool_of(mf_comm_t *comm)
+{
+    mf_bsend_pool_t *pool = atomic_load_explicit(&comm->bsend_pool, memory_order_acquire);
+    if (pool != NULL && pool_attached(pool))
+        return pool;
+    mf_session_t *s = comm->session;
+    if (s != NULL && s->kind == MF_KIND_SESSION) {
+        pool = atomic_load_explicit(&s->bsend_pool, memory_order_acquire);
+        if (pool != NULL && pool_attached(pool))
+            return pool;
+    }
+    return &process_pool;
+}
+
+static mf_status_t bsend_reserve(mf_bsend_pool_t *pool, size_t len)
 {
     mf_status_t status = MF_OK;
-    pthread_mutex_lock(&bsend.lock);
-    if (!bsend.attached) {
+    pthread_mutex_lock(&pool->lock);
+    if (!pool->attached) {
         mf_log(MF_LOG_INFO, "pt2pt", "buffered send of %zu bytes with no buffer attached", len);
         status = MF_ERR_NOT_FOUND;
-    } else if (bsend.buf != MPI_BUFFER_AUTOMATIC && bsend.used + bsend_charge(len) > bsend.size) {
+    } else if (pool->buf != MPI_BUFFER_AUTOMATIC && pool->used + bsend_charge(len) > pool->size) {
         status = MF_ERR_NO_MEMORY;
     } else {
-        bsend.used += bsend_charge(len);
+        pool->used += bsend_charge(len);
     }
-    pthread_mutex_unlock(&bsend.lock);
+    pthread_mutex_unlock(&pool->lock);
     return status;
 }
 
-static void bsend_unreserve(size_t len)
+static void bsend_unreserve(mf_bsend_pool_t *pool, size_t len)
 {
-    pthread_mutex_lock(&bsend.lock);
-    bsend.used -= bsend_charge(len);
-    pthread_mutex_unlock(&bsend.lock);
+    pthread_mutex_lock(&pool->lock);
+    pool->used -= bsend_charge(len);
+    pthread_mutex_unlock(&pool->lock);
 }
 
-static size_t bsend_used(void)
+static size_t bsend_used(mf_bsend_pool_t *pool)
 {
-    pthread_mutex_lock(&bsend.lock);
-    size_t used = bsend.used;
-    pthread_mutex_unlock(&bsend.lock);
+    pthread_mutex_lock(&pool->lock);
+    size_t used = pool->used;
+    pthread_mutex_unlock(&pool->lock);
     return used;
+}
+
+mf_bsend_pool_t *mf_bsend_pool_process(void)
+{
+    return &process_pool;
+}
+
+mf_status_t mf_bsend_pool_attach(mf_bsend_pool_t *pool, void *buf, size_t size)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&pool->lock);
+    if (pool->attached) {
+        status = MF_ERR_INVALID;
+    } else {
+        pool->buf = buf;
+        pool->size = size;
+        pool->used = 0;
+        pool->attached = 1;
+    }
+    pthread_mutex_unlock(&pool->lock);
+    return status;
+}
+
+void mf_bsend_pool_flush(mf_bsend_pool_t *pool)
+{
+    /* Every message in the buffer must have been transmitted. */
+    int polls = 0;
+    while (bsend_used(pool) != 0)
+        mf_progress_poke(mf_vci_get(0), &polls);
+}
+
+int mf_bsend_pool_idle(mf_bsend_pool_t *pool)
+{
+    return bsend_used(pool) == 0;
+}
+
+mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, void **buf_p, size_t *size_p)
+{
+    if (!pool_attached(pool))
+        return MF_ERR_NOT_FOUND;
+    mf_bsend_pool_flush(pool);
+    pthread_mutex_lock(&pool->lock);
+    *buf_p = pool->buf;
+    *size_p = pool->size;
+    pool->attached = 0;
+    pool->buf = NULL;
+    pool->size = 0;
+    pthread_mutex_unlock(&pool->lock);
+    return MF_OK;
 }
 
 mf_status_t mf_bsend_attach(void *buf, size_t size)
 {
-    mf_status_t status = MF_OK;
-    pthread_mutex_lock(&bsend.lock);
-    if (bsend.attached) {
-        status = MF_ERR_INVALID;
-    } else {
-        bsend.buf = buf;
-        bsend.size = size;
-        bsend.used = 0;
-        bsend.attached = 1;
-    }
-    pthread_mutex_unlock(&bsend.lock);
-    return status;
+    return mf_bsend_pool_attach(&process_pool, buf, size);
 }
 
 mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
 {
-    pthread_mutex_lock(&bsend.lock);
-    int attached = bsend.attached;
-    pthread_mutex_unlock(&bsend.lock);
-    if (!attached)
-        return MF_ERR_NOT_FOUND;
-    /* The standard: detach blocks until every message in the buffer has been transmitted. */
-    int polls = 0;
-    while (bsend_used() != 0)
-        mf_progress_poke(mf_vci_get(0), &polls);
-    pthread_mutex_lock(&bsend.lock);
-    *buf_p = bsend.buf;
-    *size_p = bsend.size;
-    bsend.attached = 0;
-    bsend.buf = NULL;
-    bsend.size = 0;
-    pthread_mutex_unlock(&bsend.lock);
-    return MF_OK;
+    return mf_bsend_pool_detach(&process_pool, buf_p, size_p);
 }
 
 /* The VCI of a message: user traffic may be spread (mf_comm_vci_for), the library's own
@@ -118,7 +160,7 @@ static inline mf_vci_t *msg_vci(mf_comm_t *comm, unsigned ctx, int rank, int tag
 static __attribute__((noinline)) int req_release_on_complete(mf_request_t *req)
 {
     if (req->internal)
-        bsend_unreserve(req->buf_len);
+        bsend_unreserve(req->part, req->buf_len); /* a buffered send keeps its pool in `part` */
     if (req->user_freed)
         mf_request_unpack(req); /* nobody will wait for it: the data must land now */
     mf_request_release_locked(req);
@@ -165,19 +207,20 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
 static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
                                unsigned ctx)
 {
-    mf_status_t status = bsend_reserve(len);
+    mf_bsend_pool_t *pool = bsend_pool_of(comm);
+    mf_status_t status = bsend_reserve(pool, len);
     /* Space held by earlier buffered sends comes back as they complete: progress for up to a
      * second before declaring the buffer too small (the standard makes that case an error;
      * waiting longer could hang a program whose receiver needs this sender to go on). */
-    if (status == MF_ERR_NO_MEMORY && bsend_used() > 0) {
+    if (status == MF_ERR_NO_MEMORY && bsend_used(pool) > 0) {
         struct timespec start, now;
         clock_gettime(CLOCK_MONOTONIC, &start);
         int polls = 0;
         do {
             mf_progress_poke(comm->vci, &polls);
-            status = bsend_reserve(len);
+            status = bsend_reserve(pool, len);
             clock_gettime(CLOCK_MONOTONIC, &now);
-        } while (status == MF_ERR_NO_MEMORY && bsend_used() > 0 &&
+        } while (status == MF_ERR_NO_MEMORY && bsend_used(pool) > 0 &&
                  (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) <
                      BSEND_WAIT_NS);
     }
@@ -185,7 +228,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
         return status;
     void *copy = malloc(len > 0 ? len : 1);
     if (copy == NULL) {
-        bsend_unreserve(len);
+        bsend_unreserve(pool, len);
         return MF_ERR_NO_MEMORY;
     }
     memcpy(copy, buf, len);
@@ -195,18 +238,19 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
     if (req == NULL) {
         mf_vci_unlock(vci);
         free(copy);
-        bsend_unreserve(len);
+        bsend_unreserve(pool, len);
         return MF_ERR_NO_MEMORY;
     }
     req->bsend_copy = copy;
     req->buf_len = len;
+    req->part = pool; /* cleared with the cold part: `internal` is set below */
     /* Marked internal before issuing: if the send completes inside the call, the completion
      * hook already releases the request and its reservation. */
     req->internal = 1;
     status = send_issue_locked(req, copy, len, dest, tag, ctx, 0, 0);
     if (status != MF_OK) {
         mf_request_release_locked(req); /* frees the copy */
-        bsend_unreserve(len);
+        bsend_unreserve(pool, len);
     }
     mf_vci_unlock(vci);
     return status;

@@ -135,6 +135,15 @@ void mf_pt2pt_request_free(mf_request_t *req);
 /* Buffered sends (MPI_Buffer_attach/detach); the attached buffer bounds the space in use. */
 mf_status_t mf_bsend_attach(void *buf, size_t size);
 mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p);
+/* The same on any buffer (mf_bsend_pool_t, core.h): the process's, a communicator's or a
+ * session's. attach: MF_ERR_INVALID when one is attached; detach: MF_ERR_NOT_FOUND when none
+ * is, else it waits until the buffer's messages are out (flush), as does flush; idle: nothing
+ * in flight. */
+mf_bsend_pool_t *mf_bsend_pool_process(void);
+mf_status_t mf_bsend_pool_attach(mf_bsend_pool_t *pool, void *buf, size_t size);
+mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, void **buf_p, size_t *size_p);
+void mf_bsend_pool_flush(mf_bsend_pool_t *pool);
+int mf_bsend_pool_idle(mf_bsend_pool_t *pool);
 
 /* Inline, because it is most of every short send: the message goes out first, and only a
  * send the transport keeps gets a request, so a short standard or ready send costs no request

@@ -16,15 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static MPI_Comm split_guided(const char *resource)
+static MPI_Comm split_type_info(int type, const char *resource)
 {
     MPI_Info info;
     MPI_Comm out;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "mpi_hw_resource_type", resource);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &out);
+    if (resource != NULL)
+        MPI_Info_set(info, "mpi_hw_resource_type", resource);
+    MPI_Comm_split_type(MPI_COMM_WORLD, type, 0, info, &out);
     MPI_Info_free(&info);
     return out;
+}
+
+static MPI_Comm split_guided(const char *resource)
+{
+    return split_type_info(MPI_COMM_TYPE_HW_GUIDED, resource);
 }
 
 /* 1 when every member of comm reports the same value. */
@@ -76,6 +82,30 @@ int main(int argc, char **argv)
         MPI_Comm_size(comm, &csize);
         MTEST_CHECK(csize == nsize, "mpi_shared_memory: %d processes, the node has %d", csize,
                     nsize);
+        MPI_Comm_free(&comm);
+    }
+
+    /* MPI_COMM_TYPE_RESOURCE_GUIDED takes the same key (MPI-4.1 section 7.4.2) */
+    comm = split_type_info(MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_shared_memory");
+    MTEST_CHECK(comm != MPI_COMM_NULL, "resource guided mpi_shared_memory gave MPI_COMM_NULL");
+    if (comm != MPI_COMM_NULL) {
+        MPI_Comm_size(comm, &csize);
+        MTEST_CHECK(csize == nsize, "resource guided: %d processes, the node has %d", csize, nsize);
+        MPI_Comm_free(&comm);
+    }
+    comm = split_type_info(MPI_COMM_TYPE_RESOURCE_GUIDED, NULL);
+    MTEST_CHECK(comm == MPI_COMM_NULL, "resource guided without a key gave a communicator");
+    comm = split_type_info(MPI_COMM_TYPE_RESOURCE_GUIDED, "NoSuchResource");
+    MTEST_CHECK(comm == MPI_COMM_NULL, "resource guided, unknown resource gave a communicator");
+    /* only rank 0 asks, the others pass MPI_UNDEFINED */
+    comm = split_type_info(wrank == 0 ? MPI_COMM_TYPE_RESOURCE_GUIDED : MPI_UNDEFINED,
+                           "mpi_shared_memory");
+    MTEST_CHECK((comm != MPI_COMM_NULL) == (wrank == 0),
+                "resource guided on rank 0 only: rank %d %s a communicator", wrank,
+                comm != MPI_COMM_NULL ? "got" : "did not get");
+    if (comm != MPI_COMM_NULL) {
+        MPI_Comm_size(comm, &csize);
+        MTEST_CHECK(csize == 1, "resource guided on rank 0 only: %d processes", csize);
         MPI_Comm_free(&comm);
     }
 

@@ -43,6 +43,16 @@ static void check_lastused_covers(int error_class)
                 "MPI_LASTUSEDCODE does not cover the new class %d", error_class);
 }
 
+static void check_remove_refused(const char *what, int rc)
+{
+    int cls = -1;
+
+    if (rc != MPI_SUCCESS)
+        MPI_Error_class(rc, &cls);
+    MTEST_CHECK(cls == MPI_ERR_ARG, "%s succeeded or gave class %d, expected MPI_ERR_ARG", what,
+                cls);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Errhandler eh;
@@ -58,6 +68,13 @@ int main(int argc, char **argv)
     MPI_Error_class(new_class, &got);
     MTEST_CHECK(got == new_class, "the new class maps to class %d", got);
     check_lastused_covers(new_class);
+    {
+        int *last = NULL, flag = 0;
+
+        MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &last, &flag);
+        MTEST_CHECK(flag && *last == new_class, "MPI_LASTUSEDCODE is %d, not the new class %d",
+                    flag ? *last : -1, new_class);
+    }
 
     rc = MPI_Add_error_code(new_class, &code1);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Add_error_code returned %d", rc);
@@ -92,14 +109,21 @@ int main(int argc, char **argv)
     MPI_Errhandler_free(&eh);
     MPI_Comm_free(&comm);
 
+    /* MPI-4.1 section 9.5: a code or class with a string, or a class with codes, stays. */
+    check_remove_refused("MPI_Remove_error_code", MPI_Remove_error_code(code1));
+    check_remove_refused("MPI_Remove_error_class", MPI_Remove_error_class(new_class));
+
     rc = MPI_Remove_error_string(code1);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_string returned %d", rc);
     rc = MPI_Remove_error_string(new_class);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_string of the class returned %d", rc);
     rc = MPI_Remove_error_code(code1);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_code returned %d", rc);
+    check_remove_refused("MPI_Remove_error_class with a code left",
+                         MPI_Remove_error_class(new_class));
     rc = MPI_Remove_error_code(code2);
     MTEST_CHECK(rc == MPI_SUCCESS, "second MPI_Remove_error_code returned %d", rc);
+    check_remove_refused("MPI_Remove_error_code of a removed code", MPI_Remove_error_code(code2));
     rc = MPI_Remove_error_class(new_class);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_class returned %d", rc);
 

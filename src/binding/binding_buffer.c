@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Binding layer: the MPI-4.1 buffers for buffered sends of communicators and sessions
+ * (MPI_Comm/Session_attach_buffer, _detach_buffer) and the flushes of every buffer, blocking
+ * and not (MPI_Buffer_flush/iflush, MPI_Comm/Session_(i)flush_buffer). A buffered send uses
+ * its communicator's buffer, else its session's, else the process's (pt2pt.c). The process's
+ * own MPI_Buffer_attach/detach are in binding_pt2pt.c.
+ */
+#include "binding.h"
+
+#include "pt2pt.h"
+
+#include <stdlib.h>
+
+/* The buffer of a communicator or a session, made at the first attach and kept. */
+static mf_bsend_pool_t *pool_get(_Atomic(mf_bsend_pool_t *) *slot)
+{
+    mf_bsend_pool_t *pool = atomic_load_explicit(slot, memory_order_acquire);
+    if (pool != NULL)
+        return pool;
+    mf_bsend_pool_t *fresh = calloc(1, sizeof(*fresh));
+    if (fresh == NULL)
+        return NULL;
+    pthread_mutex_init(&fresh->lock, NULL);
+    if (atomic_compare_exchange_strong(slot, &pool, fresh))
+        return fresh;
+    free(fresh); /* another thread made it first */
+    return pool;
+}
+
+/* Errors go to the communicator's handler, or the session's. */
+static int raise_on(mf_comm_t *c, mf_session_t *s, int code)
+{
+    return s != NULL ? mf_err_raise_session(s, code) : mf_err_raise(c, code);
+}
+
+static int attach(const char *func, mf_comm_t *c, mf_session_t *s, void *buffer, MPI_Count size)
+{
+    if (buffer != MPI_BUFFER_AUTOMATIC && (size < 0 || (buffer == NULL && size > 0)))
+        return raise_on(c, s,
+                        mf_err_code(MPI_ERR_BUFFER, func, "argument %s",
+                                    size < 0 ? "size is negative" : "buffer is NULL"));
+    mf_bsend_pool_t *pool = pool_get(s != NULL ? &s->bsend_pool : &c->bsend_pool);
+    if (pool == NULL)
+        return raise_on(c, s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    if (mf_bsend_pool_attach(pool, buffer, (size_t)size) != MF_OK)
+        return raise_on(c, s,
+                        mf_err_code(MPI_ERR_BUFFER, func, "a buffer is already attached to this %s",
+                                    s != NULL ? "session" : "communicator"));
+    return MPI_SUCCESS;
+}
+
+static int detach(const char *func, mf_comm_t *c, mf_session_t *s, void *buffer_addr,
+                  MPI_Count *size_p)
+{
+    if (buffer_addr == NULL || size_p == NULL)
+        return raise_on(c, s,
+                        mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                    buffer_addr == NULL ? "buffer_addr" : "size"));
+    mf_bsend_pool_t *pool =
+        atomic_load_explicit(s != NULL ? &s->bsend_pool : &c->bsend_pool, memory_order_acquire);
+    void *buf;
+    size_t size;
+    if (pool == NULL || mf_bsend_pool_detach(pool, &buf, &size) != MF_OK)
+        return raise_on(c, s,
+                        mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached to this %s",
+                                    s != NULL ? "session" : "communicator"));
+    *(void **)buffer_addr = buf;
+    *size_p = (MPI_Count)size;
+    return MPI_SUCCESS;
+}
+
+static int comm_attach(const char *func, MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    return rc != MPI_SUCCESS ? rc : attach(func, c, NULL, buffer, size);
+}
+
+#pragma weak MPI_Comm_attach_buffer = PMPI_Comm_attach_buffer
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+{
+    return comm_attach("MPI_Comm_attach_buffer", comm, buffer, size);
+}
+
+#pragma weak MPI_Comm_attach_buffer_c = PMPI_Comm_attach_buffer_c
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return comm_attach("MPI_Comm_attach_buffer_c", comm, buffer, size);
+}
+
+static int comm_detach(const char *func, MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    return rc != MPI_SUCCESS ? rc : detach(func, c, NULL, buffer_addr, size);
+}
+
+#pragma weak MPI_Comm_detach_buffer = PMPI_Comm_detach_buffer
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    MPI_Count s = 0;
+    int rc = comm_detach("MPI_Comm_detach_buffer", comm, buffer_addr, size != NULL ? &s : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = (int)s;
+    return rc;
+}
+
+#pragma weak MPI_Comm_detach_buffer_c = PMPI_Comm_detach_buffer_c
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    return comm_detach("MPI_Comm_detach_buffer_c", comm, buffer_addr, size);
+}
+
+static int session_attach(const char *func, MPI_Session session, void *buffer, MPI_Count size)
+{
+    mf_session_t *s = NULL;
+    int rc = mf_check_session(func, session, &s);
+    return rc != MPI_SUCCESS ? rc : attach(func, NULL, s, buffer, size);
+}
+
+#pragma weak MPI_Session_attach_buffer = PMPI_Session_attach_buffer
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+{
+    return session_attach("MPI_Session_attach_buffer", session, buffer, size);
+}
+
+#pragma weak MPI_Session_attach_buffer_c = PMPI_Session_attach_buffer_c
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
+{
+    return session_attach("MPI_Session_attach_buffer_c", session, buffer, size);
+}
+
+static int session_detach(const char *func, MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    mf_session_t *s = NULL;
+    int rc = mf_check_session(func, session, &s);
+    return rc != MPI_SUCCESS ? rc : detach(func, NULL, s, buffer_addr, size);
+}
+
+#pragma weak MPI_Session_detach_buffer = PMPI_Session_detach_buffer
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+{
+    MPI_Count s = 0;
+    int rc =
+        session_detach("MPI_Session_detach_buffer", session, buffer_addr, size != NULL ? &s : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = (int)s;
+    return rc;
+}
+
+#pragma weak MPI_Session_detach_buffer_c = PMPI_Session_detach_buffer_c
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
+{
+    return session_detach("MPI_Session_detach_buffer_c", session, buffer_addr, size);
+}
+
+/* ---- flushes: every buffered send of the buffer has left (MPI-4.1 section 3.6.1) ---------- */
+
+static void iflush_poll(mf_request_t *req)
+{
+    if (mf_bsend_pool_idle(mf_greq_arg(req)))
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+}
+
+/* pool NULL: nothing attached there, so nothing to wait for. */
+static int flush(const char *func, mf_comm_t *c, mf_session_t *s, mf_bsend_pool_t *pool,
+                 MPI_Request *request)
+{
+    if (request == NULL) {
+        if (pool != NULL)
+            mf_bsend_pool_flush(pool);
+        return MPI_SUCCESS;
+    }
+    static mf_bsend_pool_t none = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    mf_request_t *req = NULL;
+    if (mf_greq_start_polled(iflush_poll, pool != NULL ? pool : &none, &req) != MF_OK)
+        return raise_on(c, s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    *request = req;
+    return MPI_SUCCESS;
+}
+
+static int process_flush(const char *func, MPI_Request *request, int nonblocking)
+{
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS && nonblocking)
+        rc = mf_check_ptr(func, NULL, request, "request");
+    return rc != MPI_SUCCESS ? rc : flush(func, NULL, NULL, mf_bsend_pool_process(), request);
+}
+
+#pragma weak MPI_Buffer_flush = PMPI_Buffer_flush
+int PMPI_Buffer_flush(void)
+{
+    return process_flush("MPI_Buffer_flush", NULL, 0);
+}
+
+#pragma weak MPI_Buffer_iflush = PMPI_Buffer_iflush
+int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    return process_flush("MPI_Buffer_iflush", request, 1);
+}
+
+static int comm_flush(const char *func, MPI_Comm comm, MPI_Request *request, int nonblocking)
+{
+    mf_comm_t *c = NULL;
+    int rc = mf_check_init_comm(func, comm, &c);
+    if (rc == MPI_SUCCESS && nonblocking)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return flush(func, c, NULL, atomic_load(&c->bsend_pool), request);
+}
+
+#pragma weak MPI_Comm_flush_buffer = PMPI_Comm_flush_buffer
+int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    return comm_flush("MPI_Comm_flush_buffer", comm, NULL, 0);
+}
+
+#pragma weak MPI_Comm_iflush_buffer = PMPI_Comm_iflush_buffer
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    return comm_flush("MPI_Comm_iflush_buffer", comm, request, 1);
+}
+
+static int session_flush(const char *func, MPI_Session session, MPI_Request *request,
+                         int nonblocking)
+{
+    mf_session_t *s = NULL;
+    int rc = mf_check_session(func, session, &s);
+    if (rc == MPI_SUCCESS && nonblocking && request == NULL)
+        rc = mf_err_raise_session(s, mf_err_code(MPI_ERR_ARG, func, "argument request is NULL"));
+    if (rc != MPI_SUCCESS)
+        return rc;
+    return flush(func, NULL, s, atomic_load(&s->bsend_pool), request);
+}
+
+#pragma weak MPI_Session_flush_buffer = PMPI_Session_flush_buffer
+int PMPI_Session_flush_buffer(MPI_Session session)
+{
+    return session_flush("MPI_Session_flush_buffer", session, NULL, 0);
+}
+
+#pragma weak MPI_Session_iflush_buffer = PMPI_Session_iflush_buffer
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
+{
+    return session_flush("MPI_Session_iflush_buffer", session, request, 1);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The MPI-4.1 buffers for buffered sends: a buffered send on a communicator uses the
+ * communicator's buffer, else its session's, else the process's. Each is checked by what
+ * fails without it: a communicator with a buffer too small for a message gives MPI_ERR_BUFFER
+ * although the process's is large, and a communicator without one falls back to the
+ * process's. MPI_BUFFER_AUTOMATIC lifts the limit. Flushes (blocking and not) wait until the
+ * buffered messages are out; detach gives back what was attached. Errors: attaching twice and
+ * detaching nothing are MPI_ERR_BUFFER.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtest.h"
+
+#define SMALL 64
+#define BIG   (1 << 16)
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    int rank, size, rc;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int peer = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Comm comm, other;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_dup(MPI_COMM_WORLD, &other);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(other, MPI_ERRORS_RETURN);
+
+    char *process_buf = malloc(BIG + MPI_BSEND_OVERHEAD);
+    char *comm_buf = malloc(SMALL + MPI_BSEND_OVERHEAD);
+    int data[256], got[256];
+    for (int i = 0; i < 256; i++)
+        data[i] = rank * 1000 + i;
+    MPI_Buffer_attach(process_buf, BIG + MPI_BSEND_OVERHEAD);
+    rc = MPI_Comm_attach_buffer(comm, comm_buf, SMALL + MPI_BSEND_OVERHEAD);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Comm_attach_buffer: rc %d", rc);
+
+    /* 1 KiB does not fit in the communicator's buffer: its own buffer is the one used. */
+    rc = MPI_Bsend(data, 256, MPI_INT, peer, 1, comm);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Bsend");
+    /* 16 bytes fit. */
+    rc = MPI_Bsend(data, 4, MPI_INT, peer, 2, comm);
+    MTEST_CHECK(rc == MPI_SUCCESS, "small MPI_Bsend on the communicator: rc %d", rc);
+    /* Another communicator has none: the process's buffer takes 1 KiB. */
+    rc = MPI_Bsend(data, 256, MPI_INT, peer, 3, other);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Bsend falling back to the process buffer: rc %d", rc);
+    rc = MPI_Comm_flush_buffer(comm);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Comm_flush_buffer: rc %d", rc);
+    MPI_Request req;
+    rc = MPI_Buffer_iflush(&req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Buffer_iflush: rc %d", rc);
+    MPI_Recv(got, 4, MPI_INT, from, 2, comm, MPI_STATUS_IGNORE);
+    MTEST_CHECK(got[3] == from * 1000 + 3, "small message: %d", got[3]);
+    MPI_Recv(got, 256, MPI_INT, from, 3, other, MPI_STATUS_IGNORE);
+    MTEST_CHECK(got[255] == from * 1000 + 255, "process-buffer message: %d", got[255]);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MTEST_CHECK(req == MPI_REQUEST_NULL, "iflush request not freed");
+    rc = MPI_Comm_iflush_buffer(comm, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Comm_iflush_buffer: rc %d", rc);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Buffer_flush();
+
+    /* Attaching twice, detaching twice. */
+    rc = MPI_Comm_attach_buffer(comm, comm_buf, SMALL);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Comm_attach_buffer");
+    void *back = NULL;
+    int back_size = -1;
+    rc = MPI_Comm_detach_buffer(comm, &back, &back_size);
+    MTEST_CHECK(rc == MPI_SUCCESS && back == comm_buf && back_size == SMALL + MPI_BSEND_OVERHEAD,
+                "MPI_Comm_detach_buffer: rc %d size %d", rc, back_size);
+    rc = MPI_Comm_detach_buffer(comm, &back, &back_size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Comm_detach_buffer");
+    rc = MPI_Comm_attach_buffer(comm, comm_buf, -1);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Comm_attach_buffer");
+
+    /* MPI_BUFFER_AUTOMATIC on the communicator: no limit, even with no process buffer. */
+    MPI_Buffer_detach(&back, &back_size);
+    MPI_Comm_attach_buffer(comm, MPI_BUFFER_AUTOMATIC, 0);
+    rc = MPI_Bsend(data, 256, MPI_INT, peer, 4, comm);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Bsend with MPI_BUFFER_AUTOMATIC: rc %d", rc);
+    rc = MPI_Bsend(data, 256, MPI_INT, peer, 5, other);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Bsend");
+    MPI_Recv(got, 256, MPI_INT, from, 4, comm, MPI_STATUS_IGNORE);
+    MTEST_CHECK(got[7] == from * 1000 + 7, "automatic-buffer message: %d", got[7]);
+    MPI_Comm_detach_buffer(comm, &back, &back_size);
+    MTEST_CHECK(back == MPI_BUFFER_AUTOMATIC, "detach did not give MPI_BUFFER_AUTOMATIC back");
+    MPI_Comm_free(&comm);
+    MPI_Comm_free(&other);
+
+    /* A session's buffer serves the communicators made from its groups. */
+    MPI_Session session;
+    MPI_Group group;
+    rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &session);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Session_init: rc %d", rc);
+    MPI_Group_from_session_pset(session, "mpi://WORLD", &group);
+    MPI_Comm_create_from_group(group, "bsend_attach", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm);
+    MPI_Group_free(&group);
+    rc = MPI_Bsend(data, 16, MPI_INT, peer, 6, comm);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Bsend");
+    char *session_buf = malloc(BIG);
+    rc = MPI_Session_attach_buffer(session, session_buf, BIG);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Session_attach_buffer: rc %d", rc);
+    rc = MPI_Session_attach_buffer(session, session_buf, BIG);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Session_attach_buffer");
+    rc = MPI_Bsend(data, 16, MPI_INT, peer, 7, comm);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Bsend through the session buffer: rc %d", rc);
+    rc = MPI_Session_iflush_buffer(session, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Session_iflush_buffer: rc %d", rc);
+    MPI_Recv(got, 16, MPI_INT, from, 7, comm, MPI_STATUS_IGNORE);
+    MTEST_CHECK(got[15] == from * 1000 + 15, "session-buffer message: %d", got[15]);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MPI_Session_flush_buffer(session);
+    rc = MPI_Session_detach_buffer(session, &back, &back_size);
+    MTEST_CHECK(rc == MPI_SUCCESS && back == session_buf && back_size == BIG,
+                "MPI_Session_detach_buffer: rc %d", rc);
+    rc = MPI_Session_detach_buffer(session, &back, &back_size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Session_detach_buffer");
+    MPI_Comm_free(&comm);
+    MPI_Session_finalize(&session);
+    free(session_buf);
+    free(process_buf);
+    free(comm_buf);
+    return mtest_finalize(0);
+}

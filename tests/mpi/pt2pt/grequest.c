@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Generalized requests (MPI_Grequest_start/complete): MPI_Test is false until
+ * MPI_Grequest_complete; MPI_Wait, MPI_Waitall with a point-to-point request beside it and
+ * MPI_Request_get_status call query_fn for the status (source, tag, count, cancelled) and
+ * return its code; free_fn runs once, when the request is freed (also when MPI_Request_free
+ * came before the completion); MPI_Cancel calls cancel_fn with whether it had completed; a
+ * second thread may complete it while the first waits. Errors: MPI_Grequest_complete on a
+ * request that is not generalized or completed twice is MPI_ERR_REQUEST.
+ */
+#include <pthread.h>
+
+#include "mtest.h"
+
+typedef struct state {
+    int queries, frees, cancels, last_complete, code;
+} state_t;
+
+static int query_fn(void *extra, MPI_Status *status)
+{
+    state_t *s = extra;
+    s->queries++;
+    status->MPI_SOURCE = 3;
+    status->MPI_TAG = 17;
+    MPI_Status_set_elements(status, MPI_INT, 5);
+    MPI_Status_set_cancelled(status, 0);
+    return s->code;
+}
+
+static int free_fn(void *extra)
+{
+    ((state_t *)extra)->frees++;
+    return MPI_SUCCESS;
+}
+
+static int cancel_fn(void *extra, int complete)
+{
+    state_t *s = extra;
+    s->cancels++;
+    s->last_complete = complete;
+    return MPI_SUCCESS;
+}
+
+static void *completer(void *arg)
+{
+    MPI_Grequest_complete(*(MPI_Request *)arg);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, flag, count, rc;
+    mtest_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
+    MPI_Query_thread(&provided);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    /* Test, complete, Request_get_status, Wait */
+    state_t s = {0};
+    MPI_Request req;
+    MPI_Status st;
+    MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s, &req);
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    MTEST_CHECK(!flag && req != MPI_REQUEST_NULL, "test before completion: flag %d", flag);
+    MPI_Grequest_complete(req);
+    MPI_Request_get_status(req, &flag, &st);
+    MPI_Get_count(&st, MPI_INT, &count);
+    MTEST_CHECK(flag && st.MPI_SOURCE == 3 && st.MPI_TAG == 17 && count == 5 && s.frees == 0,
+                "get_status: flag %d source %d tag %d count %d frees %d", flag, st.MPI_SOURCE,
+                st.MPI_TAG, count, s.frees);
+    MPI_Cancel(&req);
+    MTEST_CHECK(s.cancels == 1 && s.last_complete == 1, "cancel after completion: %d calls, %d",
+                s.cancels, s.last_complete);
+    rc = MPI_Wait(&req, &st);
+    MTEST_CHECK(rc == MPI_SUCCESS && req == MPI_REQUEST_NULL && st.MPI_TAG == 17 &&
+                    s.queries == 2 && s.frees == 1,
+                "wait: rc %d tag %d queries %d frees %d", rc, st.MPI_TAG, s.queries, s.frees);
+    rc = MPI_Grequest_complete(req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Grequest_complete");
+
+    /* Waitall beside a point-to-point request; query_fn's code comes back. */
+    state_t s2 = {0};
+    s2.code = MPI_ERR_OTHER;
+    MPI_Request reqs[2];
+    int rank, buf = 0, out = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s2, &reqs[0]);
+    MPI_Irecv(&buf, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, &reqs[1]);
+    MPI_Send(&out, 1, MPI_INT, rank, 5, MPI_COMM_WORLD);
+    MPI_Cancel(&reqs[0]);
+    MTEST_CHECK(s2.cancels == 1 && s2.last_complete == 0, "cancel before completion: %d, %d",
+                s2.cancels, s2.last_complete);
+    MPI_Grequest_complete(reqs[0]);
+    MPI_Status sts[2];
+    rc = MPI_Waitall(2, reqs, sts);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    MTEST_CHECK(cls == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_ERR_OTHER &&
+                    sts[1].MPI_ERROR == MPI_SUCCESS && buf == 1 && s2.frees == 1,
+                "waitall: rc %d errors %d %d buf %d frees %d", rc, sts[0].MPI_ERROR,
+                sts[1].MPI_ERROR, buf, s2.frees);
+
+    /* Request_free before the completion: free_fn runs at the completion. */
+    state_t s3 = {0};
+    MPI_Request keep;
+    MPI_Grequest_start(query_fn, free_fn, NULL, &s3, &req);
+    keep = req;
+    MPI_Request_free(&req);
+    MTEST_CHECK(req == MPI_REQUEST_NULL && s3.frees == 0, "free before completion ran free_fn");
+    MPI_Grequest_complete(keep);
+    MTEST_CHECK(s3.frees == 1 && s3.queries == 0, "completion after free: frees %d queries %d",
+                s3.frees, s3.queries);
+
+    /* Completed by another thread while this one waits. */
+    if (provided == MPI_THREAD_MULTIPLE) {
+        state_t s4 = {0};
+        pthread_t th;
+        MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s4, &req);
+        MPI_Request copy = req;
+        pthread_create(&th, NULL, completer, &copy);
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        pthread_join(th, NULL);
+        MTEST_CHECK(rc == MPI_SUCCESS && s4.queries == 1 && s4.frees == 1,
+                    "threaded: rc %d queries %d frees %d", rc, s4.queries, s4.frees);
+    }
+
+    /* Not a generalized request. */
+    MPI_Irecv(&buf, 1, MPI_INT, rank, 6, MPI_COMM_WORLD, &req);
+    rc = MPI_Grequest_complete(req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Grequest_complete");
+    MPI_Send(&out, 1, MPI_INT, rank, 6, MPI_COMM_WORLD);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    rc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s, NULL);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Grequest_start");
+    return mtest_finalize(0);
+}
