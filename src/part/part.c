@@ -502,8 +502,8 @@ int mf_part_parrived(mf_request_t *req, int p)
     int flag = 0, lo, hi;
     if (pt->data_posted) {
         flag = 1;
-        if (pt->err == MF_OK &&
-            mf_part_cover(pt->part_bytes, p, pt->peer_part_bytes, pt->peer_npart, &lo, &hi)) {
+        if (pt->err == MF_OK && mf_part_cover(pt->part_bytes, p, pt->npart, pt->peer_part_bytes,
+                                              pt->peer_npart, &lo, &hi)) {
             for (int i = lo; i <= hi && flag; i++)
                 flag = recv_part_done(pt, i);
         }

@@ -12,12 +12,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The sender partitions [*lo_p, *hi_p] that carry bytes of receive partition j (r bytes each),
- * when the sender has send_npart partitions of s bytes. Returns 0 when no sender bytes fall
- * into the receive partition (r == 0, s == 0, or the partition lies past the sender's data):
- * such a partition has nothing to wait for. */
-static inline int mf_part_cover(size_t r, int j, size_t s, int send_npart, int *lo_p, int *hi_p)
+/* The sender partitions [*lo_p, *hi_p] that carry bytes of receive partition j (r bytes each,
+ * recv_npart of them), when the sender has send_npart partitions of s bytes. A message of no
+ * bytes still travels as one (empty) message per sender partition, and receive partition j
+ * waits for those at the same relative position, as if each receive partition held send_npart
+ * bytes and each sender partition recv_npart. Returns 0 when no sender bytes fall into the
+ * receive partition (it lies past the sender's data, or the sender has none while the
+ * receiver has some): such a partition has nothing to wait for. */
+static inline int mf_part_cover(size_t r, int j, int recv_npart, size_t s, int send_npart,
+                                int *lo_p, int *hi_p)
 {
+    if (r == 0 && s == 0 && recv_npart > 0 && send_npart > 0) {
+        r = (size_t)send_npart;
+        s = (size_t)recv_npart;
+    }
     if (r == 0 || s == 0 || send_npart <= 0)
         return 0;
     uint64_t begin = (uint64_t)j * r, end = begin + r; /* [begin, end) */

@@ -23,7 +23,7 @@ static void check_layout(int m, size_t s, int n, size_t r)
             ref_hi = i;
         }
         int lo = -7, hi = -7;
-        int any = mf_part_cover(r, j, s, m, &lo, &hi);
+        int any = mf_part_cover(r, j, n, s, m, &lo, &hi);
         UNIT_CHECK(any == (ref_lo >= 0), "M=%d (%zu bytes) N=%d (%zu bytes) j=%d: lo %d hi %d", m,
                    s, n, r, j, lo, hi);
         if (any && ref_lo >= 0) {
@@ -49,10 +49,22 @@ int main(void)
     check_layout(3, 4, 5, 4);
     check_layout(2, 3, 4, 5);
     int lo, hi;
-    UNIT_CHECK(!mf_part_cover(0, 0, 4, 2, &lo, &hi), "%s", "edge case");
-    UNIT_CHECK(!mf_part_cover(4, 0, 0, 2, &lo, &hi), "%s", "edge case");
-    UNIT_CHECK(!mf_part_cover(4, 3, 4, 2, &lo, &hi), "%s",
+    UNIT_CHECK(!mf_part_cover(4, 0, 2, 0, 2, &lo, &hi), "%s", "edge case"); /* sender empty */
+    UNIT_CHECK(!mf_part_cover(4, 3, 4, 4, 2, &lo, &hi), "%s",
                "edge case"); /* past the sender's 8 bytes */
+    /* A message of no bytes: receive partition j waits for the sender partitions at the same
+     * relative position (never for none: that would report it arrived before any Pready). */
+    static const struct {
+        int m, n, j, lo, hi;
+    } empty[] = {{3, 3, 0, 0, 0}, {3, 3, 2, 2, 2}, {2, 4, 1, 0, 0}, {2, 4, 2, 1, 1},
+                 {4, 2, 0, 0, 1}, {4, 2, 1, 2, 3}, {1, 3, 2, 0, 0}, {3, 1, 0, 0, 2}};
+    for (size_t k = 0; k < sizeof(empty) / sizeof(empty[0]); k++) {
+        lo = hi = -7;
+        int any = mf_part_cover(0, empty[k].j, empty[k].n, 0, empty[k].m, &lo, &hi);
+        UNIT_CHECK(any && lo == empty[k].lo && hi == empty[k].hi,
+                   "empty message M=%d N=%d j=%d: lo %d hi %d", empty[k].m, empty[k].n, empty[k].j,
+                   lo, hi);
+    }
 
     /* Data tags set bit 63; point-to-point tags (context < 0x2000) and setup tags never do. */
     uint64_t data = mf_part_data_tag(0xffffffffu, MF_PART_TOKEN_INDEX);
