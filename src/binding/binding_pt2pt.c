@@ -466,7 +466,10 @@ recv_into(const char *func, void *buf, MPI_Count count, mf_dtype_t *d, size_t by
             mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
         else
             mf_dtype_unpack_all(d, count, buf, packed);
-    } else if (local->op.status == MF_OK || local->op.status == MF_ERR_TRUNCATE) {
+    } else if (local->op.status == MF_OK) {
+        /* a short message; a truncated one left nothing defined in the copy (the transport does
+         * not deliver a message too long for its buffer), so the user's buffer stays as it was,
+         * as for a predefined type */
         size_t got = local->op.length < bytes ? local->op.length : bytes;
         mf_dtype_unpack(d, count, buf, packed, 0, (MPI_Count)got);
     }
