@@ -133,6 +133,11 @@ void mf_dtype_release(MPI_Datatype dt)
         dtype_destroy(d);
 }
 
+void mf_dtype_release_last(mf_dtype_t *d)
+{
+    dtype_destroy(d);
+}
+
 static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
 {
     mf_dtype_t *d = mf_calloc(1, sizeof(*d), "datatype");

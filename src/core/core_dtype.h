@@ -140,6 +140,13 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *props);
  * its references on its children. */
 void mf_dtype_retain(MPI_Datatype dt);
 void mf_dtype_release(MPI_Datatype dt);
+/* mf_dtype_release of a derived type the caller holds a reference to (no handle check). */
+void mf_dtype_release_last(mf_dtype_t *d);
+static inline void mf_dtype_release_held(mf_dtype_t *d)
+{
+    if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
+        mf_dtype_release_last(d);
+}
 
 /* Constructors. Children must be valid (the caller checks); each gets a reference. Block lengths
  * and counts are >= 0. The new type has one reference (the user's) and is not committed. */

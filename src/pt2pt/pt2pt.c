@@ -431,7 +431,7 @@ static int req_on_complete_unpack(mf_vci_op_t *op)
     req->pack_buf = NULL;
     req->unpacked = 0;
     mf_dtype_temp_free_fast(packed);
-    mf_dtype_release(d);
+    mf_dtype_release_held(d);
     return req_on_complete(op);
 }
 
