@@ -466,7 +466,10 @@ recv_into(const char *func, void *buf, MPI_Count count, mf_dtype_t *d, size_t by
             mf_dtype_copy_inline(d, count, (uintptr_t)buf, packed, 1);
         else
             mf_dtype_unpack_all(d, count, buf, packed);
-    } else if (local->op.status == MF_OK || local->op.status == MF_ERR_TRUNCATE) {
+    } else if (local->op.status == MF_OK) {
+        /* a short message; a truncated one left nothing defined in the copy (the transport does
+         * not deliver a message too long for its buffer), so the user's buffer stays as it was,
+         * as for a predefined type */
         size_t got = local->op.length < bytes ? local->op.length : bytes;
         mf_dtype_unpack(d, count, buf, packed, 0, (MPI_Count)got);
     }
@@ -528,6 +531,7 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
  * comes back) and the slot serves the next send; when it keeps the bytes (no room in its
  * queues), the request takes the slot. Synchronous sends always keep them: staged. */
 _Static_assert(MF_DT_SEND_SLOT >= DT_STACK_CAP, "the send slot holds every small message");
+_Static_assert(MF_DT_SMALL_MAX >= DT_STACK_CAP, "a small receive's temporary is a small one");
 
 static inline __attribute__((always_inline)) int
 send_derived_immediate(const char *func, const void *buf, MPI_Count count, MPI_Datatype dt,
@@ -574,7 +578,7 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
                          OP_IMMEDIATE, request, MPI_STATUS_IGNORE);
     char *packed;
     if (MF_UNLIKELY(bytes > (size_t)mf_params.dt_stack_direct ||
-                    (packed = mf_dtype_temp_alloc(bytes)) == NULL))
+                    (packed = mf_dtype_temp_alloc_small(bytes)) == NULL))
         return recv_issue(func, c, buf, count, dt, bytes, source, tag, OP_IMMEDIATE, request,
                           MPI_STATUS_IGNORE);
     /* unpacked and released by the transport's completion: the wait finds a plain request */

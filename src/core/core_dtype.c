@@ -133,6 +133,11 @@ void mf_dtype_release(MPI_Datatype dt)
         dtype_destroy(d);
 }
 
+void mf_dtype_release_last(mf_dtype_t *d)
+{
+    dtype_destroy(d);
+}
+
 static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
 {
     mf_dtype_t *d = mf_calloc(1, sizeof(*d), "datatype");
@@ -1174,8 +1179,8 @@ static _Atomic uint64_t temp_max;
  * exchange has a send's and a receive's in flight). malloc and free of a fresh buffer cost more
  * than packing a small message, and a reused buffer stays in cache and in the transport's
  * registration cache. */
-#define TEMP_HDR   64
-#define TEMP_SLOTS 2
+#define TEMP_HDR   MF_DT_TEMP_HDR
+#define TEMP_SLOTS MF_DT_TEMP_SLOTS
 /* Temporaries start on a cache line, as a user's buffer from an aligned allocation does: the
  * transport copies received bytes into them with memcpy, which on some CPUs (AMD Zen) runs
  * several times slower when the destination sits just above the source modulo 4 KiB (8-24
@@ -1192,16 +1197,11 @@ static char *temp_malloc(size_t bytes)
  * receives holds many of at once) come in powers of two from 64 bytes, and a thread keeps up to
  * SMALL_KEEP of each size on a list linked through the header: taking one or giving it back is
  * a pop or a push. */
-#define SMALL_MIN_LOG 6
-#define SMALL_CLASSES 7 /* 64 B ... 4 KiB */
-#define SMALL_MAX     ((size_t)1 << (SMALL_MIN_LOG + SMALL_CLASSES - 1))
-#define SMALL_KEEP    16
-typedef struct temp_cache {
-    char *slot[TEMP_SLOTS];
-    int registered; /* the thread's exit frees the slots and lists */
-    char *small[SMALL_CLASSES];
-    unsigned char nsmall[SMALL_CLASSES];
-} temp_cache_t;
+#define SMALL_MIN_LOG MF_DT_SMALL_MIN_LOG
+#define SMALL_CLASSES MF_DT_SMALL_CLASSES
+#define SMALL_MAX     MF_DT_SMALL_MAX
+#define SMALL_KEEP    MF_DT_SMALL_KEEP
+typedef mf_dtype_temp_cache_t temp_cache_t;
 _Static_assert(SMALL_MAX == MF_DT_SEND_SLOT, "the send slot is a small temporary");
 
 /* The list a small temporary of `want` bytes (64 <= want <= SMALL_MAX, a power of two) is on. */
@@ -1215,7 +1215,8 @@ static inline char **small_next(char *b)
     return (char **)(b + sizeof(size_t));
 }
 /* initial-exec: a few bytes of static TLS, reached without a __tls_get_addr call per access */
-static _Thread_local temp_cache_t temp_cache __attribute__((tls_model("initial-exec")));
+_Thread_local temp_cache_t mf_dtype_temp_cache __attribute__((tls_model("initial-exec")));
+#define temp_cache mf_dtype_temp_cache
 static pthread_key_t temp_key;
 static pthread_once_t temp_once = PTHREAD_ONCE_INIT;
 static int temp_key_ok;
@@ -1310,8 +1311,7 @@ void mf_dtype_temp_free(void *p)
     char *b = (char *)p - TEMP_HDR;
     size_t cap = *(size_t *)b;
     int k = small_class(cap);
-    if (MF_LIKELY(cap <= SMALL_MAX && tc->registered && tc->nsmall[k] < SMALL_KEEP &&
-                  cap <= (size_t)mf_params.dt_temp_cache)) {
+    if (MF_LIKELY(cap <= tc->small_cap && tc->nsmall[k] < SMALL_KEEP)) {
         small_push(tc, b, k);
         return;
     }
@@ -1323,9 +1323,12 @@ static __attribute__((noinline)) void temp_free_slow(temp_cache_t *tc, char *b, 
     if (cap <= SMALL_MAX) {
         int k = small_class(cap);
         if (tc->nsmall[k] < SMALL_KEEP && cap <= (size_t)mf_params.dt_temp_cache &&
-            temp_thread_ready(tc))
+            temp_thread_ready(tc)) {
+            /* what the inline push (mf_dtype_temp_free_fast) may keep from now on */
+            size_t lim = (size_t)mf_params.dt_temp_cache;
+            tc->small_cap = lim < SMALL_MAX ? lim : SMALL_MAX;
             small_push(tc, b, k);
-        else
+        } else
             free(b);
         return;
     }
@@ -1377,6 +1380,7 @@ void mf_dtype_temp_flush(void)
         }
         tc->nsmall[k] = 0;
     }
+    tc->small_cap = 0;
     if (mf_dtype_send_slot_tls != NULL)
         free(mf_dtype_send_slot_tls - TEMP_HDR);
     mf_dtype_send_slot_tls = NULL;

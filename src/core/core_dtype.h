@@ -140,6 +140,13 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *props);
  * its references on its children. */
 void mf_dtype_retain(MPI_Datatype dt);
 void mf_dtype_release(MPI_Datatype dt);
+/* mf_dtype_release of a derived type the caller holds a reference to (no handle check). */
+void mf_dtype_release_last(mf_dtype_t *d);
+static inline void mf_dtype_release_held(mf_dtype_t *d)
+{
+    if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) == 1)
+        mf_dtype_release_last(d);
+}
 
 /* Constructors. Children must be valid (the caller checks); each gets a reference. Block lengths
  * and counts are >= 0. The new type has one reference (the user's) and is not committed. */
@@ -273,6 +280,58 @@ uint64_t mf_dtype_temp_max(void);
 void *mf_dtype_temp_alloc(size_t bytes);
 void mf_dtype_temp_free(void *p);
 void mf_dtype_temp_flush(void);
+
+/* The calling thread's cache (core_dtype.c), visible here for the inline fast paths below.
+ * Small temporaries (up to MF_DT_SMALL_MAX) are powers of two from 64 bytes, each with a
+ * 64-byte header holding its capacity and, while kept, the next one of its list. */
+#define MF_DT_TEMP_HDR      64
+#define MF_DT_TEMP_SLOTS    2
+#define MF_DT_SMALL_MIN_LOG 6
+#define MF_DT_SMALL_CLASSES 7 /* 64 B ... 4 KiB */
+#define MF_DT_SMALL_MAX     ((size_t)1 << (MF_DT_SMALL_MIN_LOG + MF_DT_SMALL_CLASSES - 1))
+#define MF_DT_SMALL_KEEP    16
+typedef struct mf_dtype_temp_cache {
+    char *slot[MF_DT_TEMP_SLOTS];
+    int registered;   /* the thread's exit frees the slots and lists */
+    size_t small_cap; /* the largest small temporary a push may keep: 0 until registered */
+    char *small[MF_DT_SMALL_CLASSES];
+    unsigned char nsmall[MF_DT_SMALL_CLASSES];
+} mf_dtype_temp_cache_t;
+extern _Thread_local mf_dtype_temp_cache_t mf_dtype_temp_cache
+    __attribute__((tls_model("initial-exec")));
+
+static inline int mf_dtype_small_class(size_t cap)
+{
+    return (int)(63 - __builtin_clzll((unsigned long long)cap)) - MF_DT_SMALL_MIN_LOG;
+}
+/* mf_dtype_temp_alloc for `bytes` <= MF_DT_SMALL_MAX, with the pop inline (a call and its
+ * frame cost as much as the pop itself on a small receive's path). */
+static inline void *mf_dtype_temp_alloc_small(size_t bytes)
+{
+    mf_dtype_temp_cache_t *tc = &mf_dtype_temp_cache;
+    int k = bytes <= 64 ? 0 : 64 - __builtin_clzll(bytes - 1) - MF_DT_SMALL_MIN_LOG;
+    char *b = tc->small[k];
+    if (__builtin_expect(b == NULL, 0))
+        return mf_dtype_temp_alloc(bytes);
+    tc->small[k] = *(char **)(b + sizeof(size_t));
+    tc->nsmall[k]--;
+    return b + MF_DT_TEMP_HDR;
+}
+/* mf_dtype_temp_free with the push inline; anything else goes out of line. */
+static inline void mf_dtype_temp_free_fast(void *p)
+{
+    mf_dtype_temp_cache_t *tc = &mf_dtype_temp_cache;
+    char *b = (char *)p - MF_DT_TEMP_HDR;
+    size_t cap = *(size_t *)b;
+    int k = mf_dtype_small_class(cap);
+    if (__builtin_expect(cap > tc->small_cap || tc->nsmall[k] >= MF_DT_SMALL_KEEP, 0)) {
+        mf_dtype_temp_free(p);
+        return;
+    }
+    *(char **)(b + sizeof(size_t)) = tc->small[k];
+    tc->small[k] = b;
+    tc->nsmall[k]++;
+}
 /* The calling thread's buffer for packing a small immediate send (MF_DT_SEND_SLOT bytes, a
  * temporary): the transport mostly copies such a message inside the call, and then the buffer
  * serves the next send; when it keeps the bytes, the request takes the buffer

@@ -482,7 +482,10 @@ void mf_request_unpack(mf_request_t *req)
     if (req->type != MF_REQ_RECV || req->dtype == NULL || req->unpacked || req->streamed)
         return;
     req->unpacked = 1;
-    if (req->op.status != MF_OK && req->op.status != MF_ERR_TRUNCATE)
+    /* a truncated message left nothing defined in the copy (the transport does not deliver a
+     * message too long for its buffer): the user's buffer stays as it was, as for a predefined
+     * type, rather than receive stale bytes of the temporary's last use */
+    if (req->op.status != MF_OK)
         return;
     size_t got = req->op.length < req->buf_len ? req->op.length : req->buf_len;
     if (MF_LIKELY(got == req->buf_len && got > 0 && req->op.status == MF_OK))

@@ -474,14 +474,16 @@ static int req_on_complete_unpack(mf_vci_op_t *op)
     req->dt_count = 0;
     req->pack_buf = NULL;
     req->unpacked = 0;
-    mf_dtype_temp_free(packed);
-    mf_dtype_release(d);
+    mf_dtype_temp_free_fast(packed);
+    mf_dtype_release_held(d);
     return req_on_complete(op);
 }
 
-mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype_t *dt, void *buf,
-                                  MPI_Count count, int source, int tag, mf_comm_t *comm,
-                                  mf_request_t **req_p)
+/* (inlined into the derived MPI_Irecv, as mf_pt2pt_irecv into MPI_Irecv: a call with nine
+ * arguments cost its frame, the stack arguments and a second register save) */
+MF_HOT_PATH mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype_t *dt, void *buf,
+                                              MPI_Count count, int source, int tag, mf_comm_t *comm,
+                                              mf_request_t **req_p)
 {
     unsigned ctx = mf_comm_ctx_user(comm);
     mf_vci_t *vci = msg_vci(comm, ctx, source, tag);

@@ -379,9 +379,54 @@ static void check_temp_alignment(void)
     }
 }
 
+/* The inline pop and push (mf_dtype_temp_alloc_small, mf_dtype_temp_free_fast) keep what the
+ * out-of-line ones would: a freed temporary is the next one of its size, a list holds at most
+ * MF_DT_SMALL_KEEP, and nothing above MANIFOLD_DT_TEMP_CACHE is kept (0: nothing at all). */
+static void check_temp_inline(void)
+{
+    int saved = mf_params.dt_temp_cache;
+    mf_params.dt_temp_cache = 256 * 1024;
+    mf_dtype_temp_flush();
+    char *a = mf_dtype_temp_alloc_small(100);
+    UNIT_CHECK(a != NULL && (uintptr_t)a % 64 == 0, "a small temporary at %p", (void *)a);
+    mf_dtype_temp_free_fast(a); /* the first push registers the thread, out of line */
+    char *b = mf_dtype_temp_alloc_small(120);
+    UNIT_CHECK(b == a, "the 128-byte list gave %p, not the temporary freed (%p)", (void *)b,
+               (void *)a);
+    mf_dtype_temp_free_fast(b); /* inline now */
+    UNIT_CHECK(mf_dtype_temp_cache.nsmall[1] == 1, "the 128-byte list holds %d, not 1",
+               mf_dtype_temp_cache.nsmall[1]);
+    UNIT_CHECK(mf_dtype_temp_alloc_small(65) == a, "the inline push did not keep the temporary");
+    mf_dtype_temp_free(a);
+
+    char *many[MF_DT_SMALL_KEEP + 4];
+    for (int i = 0; i < MF_DT_SMALL_KEEP + 4; i++)
+        many[i] = mf_dtype_temp_alloc_small(8);
+    for (int i = 0; i < MF_DT_SMALL_KEEP + 4; i++)
+        mf_dtype_temp_free_fast(many[i]);
+    UNIT_CHECK(mf_dtype_temp_cache.nsmall[0] == MF_DT_SMALL_KEEP, "the 64-byte list holds %d",
+               mf_dtype_temp_cache.nsmall[0]);
+
+    int limits[] = {100, 0};
+    for (int l = 0; l < 2; l++) {
+        mf_params.dt_temp_cache = limits[l];
+        mf_dtype_temp_flush();
+        char *s64 = mf_dtype_temp_alloc_small(64), *s128 = mf_dtype_temp_alloc_small(128);
+        mf_dtype_temp_free_fast(s64);
+        mf_dtype_temp_free_fast(s128);
+        UNIT_CHECK(mf_dtype_temp_cache.nsmall[0] == (limits[l] >= 64) &&
+                       mf_dtype_temp_cache.nsmall[1] == 0,
+                   "with a cache limit of %d bytes the lists hold %d and %d", limits[l],
+                   mf_dtype_temp_cache.nsmall[0], mf_dtype_temp_cache.nsmall[1]);
+    }
+    mf_params.dt_temp_cache = saved;
+    mf_dtype_temp_flush();
+}
+
 int main(void)
 {
     check_temp_alignment();
+    check_temp_inline();
     check_contiguous();
     check_fast_paths();
     check_external32();
