@@ -1564,7 +1564,7 @@ static void small_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, 
  * pieces that holds its block; a rank whose block a piece misses finishes that call at once.
  * The root runs up to a ring ahead, where point-to-point made it wait for each receiver in
  * turn (4 ranks on 2 cores: 64 B blocks 3-8 us, 4 KiB 13 us). */
-#define CROWD_SCATTER_MAX ((size_t)8 * 1024) /* all blocks; 16 KiB lost to point-to-point */
+#define CROWD_SCATTER_MAX ((size_t)4 * 1024) /* all blocks; 8 KiB lost to point-to-point */
 
 static void crowd_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, size_t len,
                           void *rbuf, int root)

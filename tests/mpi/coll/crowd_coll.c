@@ -6,7 +6,7 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too),
- * Scatter (blocks together up to 8 KiB, in place too), Scan and Exscan with a non-commutative
+ * Scatter (blocks together up to 4 KiB, in place too), Scan and Exscan with a non-commutative
  * operation, which must combine in rank order, and around them Allreduce, Allgather,
  * Allgatherv with blocks of different lengths (some empty) and Alltoall (in place too), which
  * keep their other algorithms.
@@ -128,9 +128,10 @@ static void check_rooted(MPI_Comm comm, int round, int n)
     free(b);
 }
 
-/* Scatter blocks (ints) whose blocks together take one entry, a few, and up to 8 KiB on 4
- * ranks, cut by the pieces at odd places; from every root, in place at the root on odd rounds.
- * Items just past a block must keep their guard value. */
+/* Scatter blocks (ints) whose blocks together take one entry, a few (up to 4 KiB go through
+ * the root's ring) and up to 8 KiB on 4 ranks (point-to-point), cut by the pieces at odd
+ * places; from every root, in place at the root on odd rounds. Items just past a block must
+ * keep their guard value. */
 static const int scatter_counts[] = {1, 2, 67, 68, 134, 135, 268, 300, 409, 512};
 #define NSCATTER ((int)(sizeof(scatter_counts) / sizeof(scatter_counts[0])))
 
