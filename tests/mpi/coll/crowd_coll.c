@@ -6,9 +6,10 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too),
- * Scan and Exscan with a non-commutative operation, which must combine in rank order, and
- * around them Allreduce, Allgather, Allgatherv with blocks of different lengths (some empty)
- * and Alltoall (in place too), which keep their other algorithms.
+ * Scatter (blocks together up to 4 KiB, in place too), Scan and Exscan with a non-commutative
+ * operation, which must combine in rank order, and around them Allreduce, Allgather,
+ * Allgatherv with blocks of different lengths (some empty) and Alltoall (in place too), which
+ * keep their other algorithms.
  */
 #include "mtest.h"
 
@@ -125,6 +126,43 @@ static void check_rooted(MPI_Comm comm, int round, int n)
             }
     free(a);
     free(b);
+}
+
+/* Scatter blocks (ints) whose blocks together take one entry, a few (up to 4 KiB go through
+ * the root's ring) and up to 8 KiB on 4 ranks (point-to-point), cut by the pieces at odd
+ * places; from every root, in place at the root on odd rounds. Items just past a block must
+ * keep their guard value. */
+static const int scatter_counts[] = {1, 2, 67, 68, 134, 135, 268, 300, 409, 512};
+#define NSCATTER ((int)(sizeof(scatter_counts) / sizeof(scatter_counts[0])))
+
+static void check_scatter(MPI_Comm comm, int round)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    for (int c = 0; c < NSCATTER; c++) {
+        int n = scatter_counts[c];
+        int32_t *a = mtest_calloc((size_t)n * size, sizeof(int32_t));
+        int32_t *b = mtest_calloc((size_t)n + 1, sizeof(int32_t));
+        for (int root = 0; root < size; root++) {
+            for (int r = 0; r < size; r++)
+                for (int i = 0; i < n; i++)
+                    a[(size_t)r * n + i] = rank == root ? value(r, i, round + c) : -1;
+            for (int i = 0; i <= n; i++)
+                b[i] = -7;
+            int in_place = round % 2 == 1 && rank == root;
+            MPI_Scatter(a, n, MPI_INT32_T, in_place ? MPI_IN_PLACE : b, n, MPI_INT32_T, root, comm);
+            const int32_t *got = in_place ? a + (size_t)root * n : b;
+            for (int i = 0; i < n; i++)
+                if (got[i] != value(rank, i, round + c)) {
+                    MTEST_CHECK(0, "scatter n %d root %d: item %d is %d", n, root, i, (int)got[i]);
+                    break;
+                }
+            MTEST_CHECK(b[n] == -7, "scatter n %d root %d: wrote past the block", n, root);
+        }
+        free(a);
+        free(b);
+    }
 }
 
 static void check_all(MPI_Comm comm, int round, int n)
@@ -269,6 +307,8 @@ int main(int argc, char **argv)
         MPI_Comm comm = comms[round % 2];
         int n = counts[round % NCOUNTS];
         check_rooted(comm, round, n);
+        if (round < 4)
+            check_scatter(comm, round);
         check_all(comm, round, n);
         check_scans(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
