@@ -493,6 +493,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     mf_errhandler_retain(eh);
     mf_errhandler_release(atomic_exchange(&out->errhandler, eh));
+    out->session = lg->session;
     *newintercomm = out;
     return MPI_SUCCESS;
 }

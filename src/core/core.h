@@ -217,8 +217,9 @@ struct MPI_ABI_Comm {
     struct MPI_ABI_Comm *next_free;
     void *shm; /* shared-memory collectives (coll_shm.c); NULL until the first one */
     /* Buffered sends: the communicator's own buffer (made at the first attach, freed with the
-     * communicator), and the session it was created from (MPI_Comm_create_from_group), whose
-     * buffer comes next; NULL when none. */
+     * communicator), and the session it comes from (MPI_Comm_create_from_group, or the
+     * parent's for a communicator derived from another), whose buffer comes next; NULL when
+     * none. */
     _Atomic(mf_bsend_pool_t *) bsend_pool;
     struct MPI_ABI_Session *session;
 };

@@ -440,6 +440,7 @@ static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int vci, int new_s
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
+    comm->session = parent->session;
     *comm_p = comm;
     return MF_OK;
 }
@@ -676,6 +677,7 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
+    comm->session = parent->session;
     memset(st, 0, sizeof(*st));
     st->parent = parent;
     st->comm = comm;
@@ -1032,6 +1034,7 @@ static mf_status_t inter_build(mf_comm_t *lc, unsigned id, int remote_size, cons
     mf_comm_set_private(lc);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
+    comm->session = lc->session;
     *comm_p = comm;
     return MF_OK;
 }
@@ -1363,6 +1366,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     MPI_Errhandler eh = atomic_load(&parent->errhandler);
     mf_errhandler_retain(eh);
     atomic_store(&comm->errhandler, eh);
+    comm->session = lc->session = parent->session;
     comm->info = dinfo;
     memset(st, 0, sizeof(*st));
     st->parent = parent;

@@ -112,6 +112,25 @@ int main(int argc, char **argv)
     MPI_Recv(got, 16, MPI_INT, from, 7, comm, MPI_STATUS_IGNORE);
     MTEST_CHECK(got[15] == from * 1000 + 15, "session-buffer message: %d", got[15]);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
+    /* ... and the communicators derived from those: duplicated, split, made from a group. */
+    MPI_Comm derived[4];
+    MPI_Request ireq;
+    MPI_Comm_dup(comm, &derived[0]);
+    MPI_Comm_split(comm, 0, rank, &derived[1]);
+    MPI_Comm_group(comm, &group);
+    MPI_Comm_create(comm, group, &derived[3]);
+    MPI_Group_free(&group);
+    MPI_Comm_idup(comm, &derived[2], &ireq);
+    MPI_Wait(&ireq, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 4; i++) {
+        rc = MPI_Bsend(data, 16, MPI_INT, peer, 8 + i, derived[i]);
+        MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Bsend on derived communicator %d: rc %d", i, rc);
+        if (rc == MPI_SUCCESS) { /* (nothing to receive after a failed send) */
+            MPI_Recv(got, 16, MPI_INT, from, 8 + i, derived[i], MPI_STATUS_IGNORE);
+            MTEST_CHECK(got[15] == from * 1000 + 15, "derived %d: message %d", i, got[15]);
+        }
+        MPI_Comm_free(&derived[i]);
+    }
     MPI_Session_flush_buffer(session);
     rc = MPI_Session_detach_buffer(session, &back, &back_size);
     MTEST_CHECK(rc == MPI_SUCCESS && back == session_buf && back_size == BIG,
