@@ -638,3 +638,56 @@ int PMPI_Abi_set_fortran_info(MPI_Info info)
     }
     return MPI_SUCCESS;
 }
+
+/* The LOGICAL patterns of a Fortran layer, used by MPI_LAND/LOR/LXOR on MPI_LOGICAL*. Callable
+ * before MPI_Init (a Fortran layer may register them when it loads). */
+static int check_logical_size(const char *func, int logical_size)
+{
+    if (logical_size <= 0 || (logical_size & (logical_size - 1)) != 0 || logical_size > 16)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument logical_size=%d is not a power of two "
+                                              "from 1 to 16 (the sizes of MPI_LOGICAL1-16)",
+                                              logical_size));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abi_set_fortran_booleans = PMPI_Abi_set_fortran_booleans
+int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
+{
+    static const char func[] = "MPI_Abi_set_fortran_booleans";
+    int rc = check_logical_size(func, logical_size);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, logical_true, "logical_true");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, logical_false, "logical_false");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (memcmp(logical_true, logical_false, (size_t)logical_size) == 0)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "logical_true and logical_false are the same "
+                                              "value"));
+    if (mf_op_set_fortran_booleans(logical_size, logical_true, logical_false) != MF_OK)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ABI, func,
+                                              "other values were set already for "
+                                              "logical_size=%d",
+                                              logical_size));
+    return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Abi_get_fortran_booleans = PMPI_Abi_get_fortran_booleans
+int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false,
+                                  int *is_set)
+{
+    static const char func[] = "MPI_Abi_get_fortran_booleans";
+    int rc = check_logical_size(func, logical_size);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, logical_true, "logical_true");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, logical_false, "logical_false");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, is_set, "is_set");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *is_set = mf_op_get_fortran_booleans(logical_size, logical_true, logical_false);
+    return MPI_SUCCESS;
+}

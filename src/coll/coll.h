@@ -350,6 +350,11 @@ int mf_op_is_predefined(MPI_Op op);
 int mf_op_valid(MPI_Op op);
 /* The name of a predefined operation ("MPI_SUM"), "user-defined operation" otherwise. */
 const char *mf_op_name(MPI_Op op);
+/* The .TRUE. and .FALSE. bit patterns of Fortran LOGICAL of `size` bytes (1, 2, 4, 8, 16)
+ * that the logical reductions use (MPI_Abi_set_fortran_booleans). Set: MF_ERR_INVALID for
+ * another size, MF_ERR_OTHER when other patterns were set already. Get: 0 when never set. */
+mf_status_t mf_op_set_fortran_booleans(int size, const void *t, const void *f);
+int mf_op_get_fortran_booleans(int size, void *t, void *f);
 /* 1 when the (valid) operation is commutative. */
 int mf_op_commutative(MPI_Op op);
 /* MF_OK when the valid operation `op` is defined on the predefined datatype `dt` (MPI-4.1

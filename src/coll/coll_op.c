@@ -13,6 +13,7 @@
 #include <complex.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,6 +346,68 @@ mf_status_t mf_op_check(MPI_Op op, MPI_Datatype dt)
     default: break;                                                                                \
     }
 
+/* Fortran LOGICAL of 1, 2, 4, 8 and 16 bytes: the .TRUE. and .FALSE. patterns that
+ * MPI_Abi_set_fortran_booleans gave (the compiler's choice: gfortran uses 1, some compilers -1),
+ * else 1 and 0. An operand is true when it is not the .FALSE. pattern; a result is one of the
+ * two patterns. `set` is published after the patterns. */
+static struct {
+    unsigned char t[16], f[16];
+    _Atomic int set;
+} fortran_bool[5];
+static pthread_mutex_t fortran_bool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int fortran_bool_index(int size)
+{
+    for (int i = 0; i < 5; i++)
+        if (size == 1 << i)
+            return i;
+    return -1;
+}
+
+mf_status_t mf_op_set_fortran_booleans(int size, const void *t, const void *f)
+{
+    int i = fortran_bool_index(size);
+    if (i < 0)
+        return MF_ERR_INVALID;
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&fortran_bool_lock);
+    if (!atomic_load_explicit(&fortran_bool[i].set, memory_order_relaxed)) {
+        memcpy(fortran_bool[i].t, t, (size_t)size);
+        memcpy(fortran_bool[i].f, f, (size_t)size);
+        atomic_store_explicit(&fortran_bool[i].set, 1, memory_order_release);
+    } else if (memcmp(fortran_bool[i].t, t, (size_t)size) != 0 ||
+               memcmp(fortran_bool[i].f, f, (size_t)size) != 0) {
+        status = MF_ERR_OTHER;
+    }
+    pthread_mutex_unlock(&fortran_bool_lock);
+    return status;
+}
+
+int mf_op_get_fortran_booleans(int size, void *t, void *f)
+{
+    int i = fortran_bool_index(size);
+    if (i < 0 || !atomic_load_explicit(&fortran_bool[i].set, memory_order_acquire))
+        return 0;
+    memcpy(t, fortran_bool[i].t, (size_t)size);
+    memcpy(f, fortran_bool[i].f, (size_t)size);
+    return 1;
+}
+
+#define FORTRAN_LOGICAL_OPS(T, idx)                                                                \
+    do {                                                                                           \
+        T t_ = 1, f_ = 0;                                                                          \
+        if (atomic_load_explicit(&fortran_bool[idx].set, memory_order_acquire)) {                  \
+            memcpy(&t_, fortran_bool[idx].t, sizeof(T));                                           \
+            memcpy(&f_, fortran_bool[idx].f, sizeof(T));                                           \
+        }                                                                                          \
+        switch (code) {                                                                            \
+        case OPC_LAND: LOOP(T, a != f_ && b != f_ ? t_ : f_); break;                               \
+        case OPC_LOR: LOOP(T, a != f_ || b != f_ ? t_ : f_); break;                                \
+        case OPC_LXOR: LOOP(T, (a != f_) != (b != f_) ? t_ : f_); break;                           \
+        default: break;                                                                            \
+        }                                                                                          \
+    } while (0)
+
 /* MINLOC/MAXLOC (MPI-4.1 section 6.9.4): the smaller (larger) value wins; on a tie the
  * smaller index. */
 #define PAIR_OPS(TV, TI)                                                                           \
@@ -396,11 +459,11 @@ apply_kind(opcode_t code, kind_t kind, const void *in, void *inout, size_t n)
     case K_C64: COMPLEX_OPS(double _Complex) break;
     case K_CLD: COMPLEX_OPS(long double _Complex) break;
     case K_BOOL: LOGICAL_OPS(bool) break;
-    case K_L8: LOGICAL_OPS(uint8_t) break;
-    case K_L16: LOGICAL_OPS(uint16_t) break;
-    case K_L32: LOGICAL_OPS(uint32_t) break;
-    case K_L64: LOGICAL_OPS(uint64_t) break;
-    case K_L128: LOGICAL_OPS(unsigned __int128) break;
+    case K_L8: FORTRAN_LOGICAL_OPS(uint8_t, 0); break;
+    case K_L16: FORTRAN_LOGICAL_OPS(uint16_t, 1); break;
+    case K_L32: FORTRAN_LOGICAL_OPS(uint32_t, 2); break;
+    case K_L64: FORTRAN_LOGICAL_OPS(uint64_t, 3); break;
+    case K_L128: FORTRAN_LOGICAL_OPS(unsigned __int128, 4); break;
     case K_P_FLOAT_INT: PAIR_OPS(float, int); break;
     case K_P_DOUBLE_INT: PAIR_OPS(double, int); break;
     case K_P_LONG_INT: PAIR_OPS(long, int); break;
