@@ -894,16 +894,15 @@ static mf_status_t node_color(mf_comm_t *parent, int *color_p)
 
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p)
 {
+    /* On an intercommunicator the split pairs each node's processes of one group with those
+     * of the other: the launcher's node colour is the same in both groups. A process that
+     * asks for nothing finds the colour too: without the launcher's node list that takes an
+     * allgather, which the others (a shared or hardware split) make. */
     int color = MPI_UNDEFINED;
-    if (shared) {
-        /* On an intercommunicator the split pairs each node's processes of one group with
-         * those of the other: the launcher's node colour is the same in both groups. */
-        mf_status_t status =
-            node_color(mf_comm_is_inter(parent) ? parent->local_comm : parent, &color);
-        if (status != MF_OK)
-            return status;
-    }
-    return mf_comm_split(parent, color, key, comm_p);
+    mf_status_t status = node_color(mf_comm_is_inter(parent) ? parent->local_comm : parent, &color);
+    if (status != MF_OK)
+        return status;
+    return mf_comm_split(parent, shared ? color : MPI_UNDEFINED, key, comm_p);
 }
 
 /* ---- intercommunicators -------------------------------------------------------------------- */

@@ -109,6 +109,19 @@ int main(int argc, char **argv)
         MPI_Comm_free(&comm);
     }
 
+    /* an hwloc type on some processes, MPI_UNDEFINED on the others: nobody hangs, the
+     * undefined ones get MPI_COMM_NULL and the others a communicator of askers only */
+    for (int asker = 0; asker < 2; asker++) {
+        int asks = (wrank == 0) == (asker == 0);
+        comm = split_type_info(asks ? MPI_COMM_TYPE_HW_GUIDED : MPI_UNDEFINED, "Package");
+        MTEST_CHECK(asks || comm == MPI_COMM_NULL, "MPI_UNDEFINED on rank %d gave a communicator",
+                    wrank);
+        if (comm != MPI_COMM_NULL) {
+            MTEST_CHECK(all_same(comm, asks), "a mixed Package split mixed in an undefined one");
+            MPI_Comm_free(&comm);
+        }
+    }
+
     /* a package never spans nodes */
     comm = split_guided("Package");
     if (comm != MPI_COMM_NULL) {
