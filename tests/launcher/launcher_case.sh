@@ -184,6 +184,25 @@ env)
     expect_out "^rank 0 EMPTY=$"
     expect_out "^rank 1 PMI_SIZE=2$"
     expect_out "^rank 1 MPI_LOCALNRANKS=2$" ;;
+memcpy_tunable)
+    # On AMD CPUs every rank gets glibc's rep movsb threshold (coll.md: 4 KiB aliasing), after
+    # the user's own tunables; one the user set, or MANIFOLD_MPIEXEC_TUNE_MEMCPY=0, wins.
+    t=glibc.cpu.x86_rep_movsb_threshold
+    if grep -q '^vendor_id.*AuthenticAMD' /proc/cpuinfo; then
+        run env -u GLIBC_TUNABLES "$mpiexec" -n 2 "$probe" env GLIBC_TUNABLES "--token=$token"
+        expect_rc 0
+        expect_out "^rank 1 GLIBC_TUNABLES=$t=2097152$"
+        run env GLIBC_TUNABLES=glibc.malloc.check=0 "$mpiexec" -n 1 "$probe" env GLIBC_TUNABLES \
+            "--token=$token"
+        expect_out "^rank 0 GLIBC_TUNABLES=glibc.malloc.check=0:$t=2097152$"
+    fi
+    run env GLIBC_TUNABLES=$t=4096 "$mpiexec" -n 1 "$probe" env GLIBC_TUNABLES "--token=$token"
+    expect_rc 0
+    expect_out "^rank 0 GLIBC_TUNABLES=$t=4096$"
+    run env -u GLIBC_TUNABLES "$mpiexec" -n 1 --env MANIFOLD_MPIEXEC_TUNE_MEMCPY=0 "$probe" env \
+        GLIBC_TUNABLES "--token=$token"
+    expect_rc 0
+    expect_out "^rank 0 GLIBC_TUNABLES=(unset)$" ;;
 usage)
     run "$mpiexec" --no-such-option "$probe" hello
     expect_rc 2
