@@ -171,7 +171,7 @@ static const param_def_t param_table[] = {
      "of them) go to the transport as a scatter-gather list, with no pack or unpack copy; 0: "
      "never",
      NULL},
-    {"DT_STACK_BYTES", &mf_params.dt_stack_bytes, 2048, 0, 4096,
+    {"DT_STACK_BYTES", &mf_params.dt_stack_bytes, 4096, 0, 4096,
      "blocking sends and receives of non-contiguous messages up to this many bytes pack into "
      "a buffer on the caller's stack, with no temporary and no request of their own; 0: never",
      NULL},
