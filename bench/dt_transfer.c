@@ -4,14 +4,16 @@
  * "vector" (one column of a two-column matrix of doubles, MPI_Type_vector), "indexed" (blocks
  * of 1 to 4 ints with gaps of 1 to 3 ints, MPI_Type_indexed) and "struct" (an array of
  * particles of which the int, a double and a float are sent and a double is not, a resized
- * MPI_Type_create_struct). For every layout and payload size (8 B to 16 MiB) a ping-pong runs
- * two ways: "derived" sends and receives the layout with its datatype, "manual" copies it into
- * a contiguous buffer with plain loops, sends MPI_BYTE, and the receiver copies it back into
- * its own layout. Both ways move the same payload between the same buffers. A checked warm-up
- * compares every received byte, gaps included, with a reference built by the hand-written
- * loops. Each repetition times the two ways in the order A B B A, so it gives a paired ratio
- * that a drift of the machine's speed during the repetition does not bias.
- * Standard MPI only: the same source builds with any MPI's compiler wrapper.
+ * MPI_Type_create_struct) and "blocks" (eight blocks of an eighth of the payload each, with gaps
+ * of half a block, MPI_Type_create_hindexed of bytes: few large blocks). DT_TRANSFER_LAYOUTS
+ * (a comma-separated list of names) runs some of them only. For every layout and payload size (8 B
+ * to 16 MiB) a ping-pong runs two ways: "derived" sends and receives the layout with its datatype,
+ * "manual" copies it into a contiguous buffer with plain loops, sends MPI_BYTE, and the receiver
+ * copies it back into its own layout. Both ways move the same payload between the same buffers. A
+ * checked warm-up compares every received byte, gaps included, with a reference built by the
+ * hand-written loops. Each repetition times the two ways in the order A B B A, so it gives a paired
+ * ratio that a drift of the machine's speed during the repetition does not bias. Standard MPI only:
+ * the same source builds with any MPI's compiler wrapper.
  */
 #include "bench_util.h"
 
@@ -35,9 +37,17 @@ static const mf_bench_info_t dt_info = {
     .uses_window = 0,
 };
 
-typedef enum { LAYOUT_VECTOR, LAYOUT_INDEXED, LAYOUT_STRUCT, LAYOUT_COUNT } layout_kind_t;
+typedef enum {
+    LAYOUT_VECTOR,
+    LAYOUT_INDEXED,
+    LAYOUT_STRUCT,
+    LAYOUT_BLOCKS,
+    LAYOUT_COUNT
+} layout_kind_t;
 
-static const char *const layout_names[LAYOUT_COUNT] = {"vector", "indexed", "struct"};
+static const char *const layout_names[LAYOUT_COUNT] = {"vector", "indexed", "struct", "blocks"};
+
+#define BLOCKS_N 8
 
 /* One element of the struct layout: id, x and w are sent, unsent is not. With natural
  * alignment it is 32 bytes holding 16 bytes of payload in three pieces. */
@@ -135,6 +145,29 @@ static void make_struct(layout_t *l, size_t size)
     l->type_count = (int)l->count;
 }
 
+/* BLOCKS_N blocks of size / BLOCKS_N bytes, each but the last followed by a gap of half a block
+ * (at least 8 bytes, a multiple of 8). */
+static void make_blocks(layout_t *l, size_t size)
+{
+    size_t len = max_of(1, size / BLOCKS_N);
+    size_t gap = max_of(8, (len / 2 + 7) / 8 * 8);
+    MPI_Aint disps[BLOCKS_N];
+
+    l->block_len = xmalloc(BLOCKS_N * sizeof(int));
+    l->block_disp = xmalloc(BLOCKS_N * sizeof(int));
+    for (int b = 0; b < BLOCKS_N; b++) {
+        l->block_len[b] = (int)len;
+        l->block_disp[b] = (int)((size_t)b * (len + gap));
+        disps[b] = l->block_disp[b];
+    }
+    l->count = BLOCKS_N;
+    l->payload = BLOCKS_N * len;
+    l->extent = (size_t)l->block_disp[BLOCKS_N - 1] + len;
+    mf_bench_mpi_ok(MPI_Type_create_hindexed(BLOCKS_N, l->block_len, disps, MPI_BYTE, &l->type),
+                    "MPI_Type_create_hindexed");
+    l->type_count = 1;
+}
+
 /* Builds and commits the datatype of kind for about size bytes of payload, and checks that
  * the library agrees on the payload's size. */
 static void layout_create(layout_kind_t kind, size_t size, layout_t *l)
@@ -146,6 +179,7 @@ static void layout_create(layout_kind_t kind, size_t size, layout_t *l)
     switch (kind) {
     case LAYOUT_VECTOR: make_vector(l, size); break;
     case LAYOUT_INDEXED: make_indexed(l, size); break;
+    case LAYOUT_BLOCKS: make_blocks(l, size); break;
     default: make_struct(l, size); break;
     }
     mf_bench_mpi_ok(MPI_Type_commit(&l->type), "MPI_Type_commit");
@@ -173,6 +207,14 @@ static void layout_pack(const layout_t *l, const void *src, void *packed)
 
         for (size_t i = 0; i < l->count; i++)
             out[i] = in[i * VECTOR_STRIDE];
+    } else if (l->kind == LAYOUT_BLOCKS) {
+        const char *in = src;
+        char *out = packed;
+
+        for (size_t b = 0; b < l->count; b++) {
+            memcpy(out, in + l->block_disp[b], (size_t)l->block_len[b]);
+            out += l->block_len[b];
+        }
     } else if (l->kind == LAYOUT_INDEXED) {
         const int *in = src;
         int *out = packed;
@@ -202,6 +244,14 @@ static void layout_unpack(const layout_t *l, const void *packed, void *dst)
 
         for (size_t i = 0; i < l->count; i++)
             out[i * VECTOR_STRIDE] = in[i];
+    } else if (l->kind == LAYOUT_BLOCKS) {
+        const char *in = packed;
+        char *out = dst;
+
+        for (size_t b = 0; b < l->count; b++) {
+            memcpy(out + l->block_disp[b], in, (size_t)l->block_len[b]);
+            in += l->block_len[b];
+        }
     } else if (l->kind == LAYOUT_INDEXED) {
         const int *in = packed;
         int *out = dst;
@@ -220,6 +270,25 @@ static void layout_unpack(const layout_t *l, const void *packed, void *dst)
             memcpy(&out[i].w, in + sizeof(int) + sizeof(double), sizeof(float));
             in += sizeof(int) + sizeof(double) + sizeof(float);
         }
+    }
+}
+
+/* Whether DT_TRANSFER_LAYOUTS (unset: all) names the layout. */
+static int layout_wanted(layout_kind_t kind)
+{
+    const char *list = getenv("DT_TRANSFER_LAYOUTS");
+    size_t n = strlen(layout_names[kind]);
+
+    if (list == NULL || *list == '\0')
+        return 1;
+    for (const char *p = list;; p++) {
+        size_t k = strcspn(p, ",");
+
+        if (k == n && strncmp(p, layout_names[kind], n) == 0)
+            return 1;
+        p += k;
+        if (*p == '\0')
+            return 0;
     }
 }
 
@@ -436,14 +505,17 @@ static int run(const mf_bench_opts_t *opts, int rank)
     int n = 0;
     int rc;
 
-    /* The widest layout spans twice its payload (vector, struct) or 1.8 times (indexed). */
-    c.extent_max = 2 * top + sizeof(particle_t);
+    /* The widest layout spans twice its payload (vector, struct), 1.8 times (indexed) or 1.5
+     * times and up to 56 bytes (blocks). */
+    c.extent_max = 2 * top + 64 + sizeof(particle_t);
     c.sbuf = mf_bench_alloc(c.extent_max);
     c.rbuf = mf_bench_alloc(c.extent_max);
     c.expect = mf_bench_alloc(c.extent_max);
     c.spacked = mf_bench_alloc(top + sizeof(particle_t));
     c.rpacked = mf_bench_alloc(top + sizeof(particle_t));
     for (int k = 0; k < LAYOUT_COUNT; k++) {
+        if (!layout_wanted((layout_kind_t)k))
+            continue;
         for (int s = 0; s < nsizes; s++) {
             measure(&c, opts, (layout_kind_t)k, sizes[s], samples, &results[n]);
             if (rank == 0) {

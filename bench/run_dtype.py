@@ -4,7 +4,7 @@
 
 Runs dt_transfer on Manifold and MPICH 5.0.2 (optionally Open MPI 5.0.11), each with its own
 launcher, interleaved within every repetition, using run_p2p.py's machinery (finding and
-compiling the peers, pinning, launching). For every layout (vector, indexed, struct) and
+compiling the peers, pinning, launching). For every layout (vector, indexed, struct, blocks) and
 payload size it prints each MPI's one-way time with the derived datatype and with packing by
 hand, the ratio derived/manual (speed: manual time over derived time, paired inside each
 launch), and Manifold against MPICH (MPICH's derived time over Manifold's, paired per
@@ -27,7 +27,7 @@ from run_p2p import log  # noqa: E402
 
 BENCH = "dt_transfer"
 BENCHMARKS = {BENCH: {"extra": ["bench_util.c"]}}
-LAYOUTS = ("vector", "indexed", "struct")
+LAYOUTS = ("vector", "indexed", "struct", "blocks")
 
 
 def parse_args(argv):

@@ -145,6 +145,13 @@ static inline int stream_size(size_t bytes)
            bytes <= (size_t)mf_params.dt_stream_eager_max;
 }
 
+/* Whether `count` items of d are streamed: by size, or as an iovec (few large blocks, which the
+ * transport's packer then reads and writes in place; mf_pt2pt_stream_attach builds it). */
+static inline int stream_msg(const mf_dtype_t *d, MPI_Count count, size_t bytes)
+{
+    return stream_size(bytes) || mf_dtype_iov_ok(d, count, (size_t)mf_params.dt_iov_bytes);
+}
+
 static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,
                          MPI_Datatype dt, size_t bytes, int pack, int may_stream, stage_t *s)
 {
@@ -160,7 +167,7 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
         s->ptr = (void *)((uintptr_t)buf + (uintptr_t)off);
         return MPI_SUCCESS;
     }
-    if (may_stream && stream_size(bytes)) {
+    if (may_stream && stream_msg(mf_dtype_get(dt), count, bytes)) {
         s->ptr = NULL;
         s->stream = 1;
         return MPI_SUCCESS;
@@ -415,7 +422,7 @@ static __attribute__((noinline)) int send_derived_large(const char *func, const 
                                                         size_t bytes, int dest, int tag,
                                                         mf_comm_t *c, mf_send_mode_t mode)
 {
-    if (stream_size(bytes))
+    if (stream_msg(d, count, bytes))
         return send_issue(func, c, buf, count, d, bytes, dest, tag, mode, OP_BLOCKING, NULL);
     char *packed = blocking_temp(bytes);
     if (packed == NULL)
@@ -481,7 +488,7 @@ static __attribute__((noinline)) int recv_derived_large(const char *func, void *
                                                         size_t bytes, int source, int tag,
                                                         mf_comm_t *c, MPI_Status *st)
 {
-    if (stream_size(bytes))
+    if (stream_msg(d, count, bytes))
         return recv_issue(func, c, buf, count, d, bytes, source, tag, OP_BLOCKING, NULL, st);
     char *packed = blocking_temp(bytes);
     if (packed == NULL)

@@ -425,6 +425,7 @@ enum {
     PV_ENDPOINTS,
     PV_COMM_VCI,
     PV_DT_TEMP_MAX,
+    PV_DT_IOV_MSGS,
     PV_COUNT
 };
 
@@ -465,6 +466,9 @@ static const pvar_def_t pvar_defs[PV_COUNT] = {
     [PV_DT_TEMP_MAX] = {"dtype_temp_max", MPI_T_PVAR_CLASS_HIGHWATERMARK, MPI_T_BIND_NO_OBJECT, 1,
                         "largest temporary copy made to send or receive a non-contiguous "
                         "datatype, in bytes (streamed messages make none)"},
+    [PV_DT_IOV_MSGS] = {"dtype_iov_msgs", MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT, 0,
+                        "non-contiguous sends and receives handed to the transport as a "
+                        "scatter-gather list (few large blocks)"},
 };
 
 static int pvar_is_counter(int pvar)
@@ -488,6 +492,10 @@ static void pvar_sample(const struct MPI_ABI_T_pvar_handle *h, void *buf)
     }
     if (h->pvar == PV_DT_TEMP_MAX) {
         u[0] = mf_dtype_temp_max();
+        return;
+    }
+    if (h->pvar == PV_DT_IOV_MSGS) {
+        u[0] = mf_dtype_iov_msgs();
         return;
     }
     if (h->pvar >= PV_CONTEXTS) {

@@ -556,6 +556,10 @@ mf_status_t mf_dtype_commit(mf_dtype_t *d)
             d->segs = f.segs;
             d->nsegs = f.n;
             find_regular(d);
+            d->seg_min = 0;
+            for (MPI_Count i = 0; i < f.n; i++)
+                if (i == 0 || f.segs[i].len < d->seg_min)
+                    d->seg_min = f.segs[i].len;
             choose_copy(d);
             atomic_store_explicit(&d->committed, 1, memory_order_release);
         }
@@ -1393,6 +1397,34 @@ void mf_dtype_temp_note(size_t bytes)
            !atomic_compare_exchange_weak_explicit(&temp_max, &cur, (uint64_t)bytes,
                                                   memory_order_relaxed, memory_order_relaxed)) {
     }
+}
+
+static _Atomic uint64_t iov_msgs;
+
+uint64_t mf_dtype_iov_msgs(void)
+{
+    return atomic_load_explicit(&iov_msgs, memory_order_relaxed);
+}
+
+size_t mf_dtype_iov_fill(const mf_dtype_t *d, MPI_Count count, const void *buf, mf_dtype_iov_t *iov)
+{
+    size_t n = 0;
+    atomic_fetch_add_explicit(&iov_msgs, 1, memory_order_relaxed);
+    for (MPI_Count i = 0; i < count; i++) {
+        uintptr_t item = (uintptr_t)buf + (uintptr_t)(i * d->extent);
+        for (MPI_Count k = 0; k < d->nsegs; k++) {
+            char *p = (char *)(item + (uintptr_t)d->segs[k].off);
+            size_t len = (size_t)d->segs[k].len;
+            if (n > 0 && (char *)iov[n - 1].base + iov[n - 1].len == p) {
+                iov[n - 1].len += len;
+                continue;
+            }
+            iov[n].base = p;
+            iov[n].len = len;
+            n++;
+        }
+    }
+    return n;
 }
 
 uint64_t mf_dtype_temp_max(void)

@@ -82,6 +82,7 @@ struct MPI_ABI_Datatype {
      * the segments differ (then the pack loop walks them) */
     MPI_Count vlen;
     MPI_Aint vstride;
+    MPI_Count seg_min; /* the shortest segment (0 when none): can a message go as an iovec */
     /* Whole-message copies chosen at commit for the layout (a loop specialised by block size,
      * or the segment walk), so a message from packed offset 0 to its end costs one indirect
      * call and that loop; set before `committed` is published and never changed. */
@@ -269,6 +270,27 @@ static inline void *mf_dtype_run_start(const mf_dtype_t *d, MPI_Count count, con
 {
     return (void *)((uintptr_t)buf + (uintptr_t)(count > 0 ? d->run_off : 0));
 }
+/* A message of few large blocks goes to the transport as an iovec of its segments, which the
+ * shared-memory rendezvous moves with one copy (no pack, no unpack): at most this many entries. */
+#define MF_DTYPE_IOV_MAX 64
+/* One entry, laid out as UCX's ucp_dt_iov_t (vci.c checks). */
+typedef struct mf_dtype_iov {
+    void *base;
+    size_t len;
+} mf_dtype_iov_t;
+/* Whether `count` items of a committed derived type go as an iovec: every segment at least
+ * `min_block` bytes (0: never) and at most MF_DTYPE_IOV_MAX entries. */
+static inline int mf_dtype_iov_ok(const mf_dtype_t *d, MPI_Count count, size_t min_block)
+{
+    return min_block > 0 && d->nsegs > 0 && (size_t)d->seg_min >= min_block && count > 0 &&
+           count <= MF_DTYPE_IOV_MAX / d->nsegs;
+}
+/* Write the iovec of `count` items at `buf` (mf_dtype_iov_ok said yes) in packed order into
+ * `iov` (room for count * nsegs entries), merging blocks that touch; returns the entries. */
+size_t mf_dtype_iov_fill(const mf_dtype_t *d, MPI_Count count, const void *buf,
+                         mf_dtype_iov_t *iov);
+/* Messages made into an iovec so far (the MPI_T counter dtype_iov_msgs). */
+uint64_t mf_dtype_iov_msgs(void);
 /* Staging temporaries (full packed copies of a message): record one of `bytes`; the largest
  * so far is the MPI_T performance variable dtype_temp_max (streamed messages have none). */
 void mf_dtype_temp_note(size_t bytes);

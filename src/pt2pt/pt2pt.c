@@ -365,6 +365,23 @@ static void stream_unpack(void *ctx, size_t offset, const void *src, size_t len)
                     (MPI_Count)(offset + len));
 }
 
+/* A layout of few large blocks goes as an iovec instead of the callbacks (mf_dtype_iov_ok). The
+ * array is a cached temporary of at most MF_DTYPE_IOV_MAX entries in pack_buf, which the
+ * request's release frees; when none can be had the message streams. */
+static void stream_iov(mf_request_t *req)
+{
+    mf_dtype_t *d = mf_dtype_get(req->dtype);
+    if (d == NULL || !mf_dtype_iov_ok(d, req->dt_count, (size_t)mf_params.dt_iov_bytes))
+        return;
+    mf_dtype_iov_t *iov =
+        mf_dtype_temp_alloc((size_t)(req->dt_count * d->nsegs) * sizeof(mf_dtype_iov_t));
+    if (iov == NULL)
+        return;
+    req->pack_buf = iov;
+    req->packer.iovcnt = mf_dtype_iov_fill(d, req->dt_count, req->dt_buf, iov);
+    req->packer.iov = iov;
+}
+
 void mf_pt2pt_stream_attach(mf_request_t *req, MPI_Datatype dt, const void *buf, MPI_Count count)
 {
     mf_dtype_retain(dt);
@@ -372,7 +389,8 @@ void mf_pt2pt_stream_attach(mf_request_t *req, MPI_Datatype dt, const void *buf,
     req->dt_buf = (void *)buf;
     req->dt_count = count;
     req->streamed = 1;
-    req->packer = (mf_vci_packer_t){stream_pack, stream_unpack, req, req->buf_len};
+    req->packer = (mf_vci_packer_t){stream_pack, stream_unpack, req, req->buf_len, NULL, 0};
+    stream_iov(req);
 }
 
 mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count count, size_t len,

@@ -151,6 +151,7 @@ typedef struct mf_params {
     int dt_stream_eager_min;
     int dt_stream_eager_max;
     int dt_stack_bytes; /* MANIFOLD_DT_STACK_BYTES (blocking calls pack on the stack) */
+    int dt_iov_bytes;   /* MANIFOLD_DT_IOV_BYTES (0: never an iovec) */
     /* not a tunable: set by mf_params_load from the four DT_ values above, the largest
      * message a blocking call packs on its stack without asking whether it streams */
     int dt_stack_direct;

@@ -166,7 +166,12 @@ static const param_def_t param_table[] = {
      "upper end of the DT_STREAM_EAGER_MIN range; keep it within the transport's eager size "
      "(larger streamed messages go rendezvous without zero copy); 0: no such range",
      NULL},
-    {"DT_STACK_BYTES", &mf_params.dt_stack_bytes, 2048, 0, 4096,
+    {"DT_IOV_BYTES", &mf_params.dt_iov_bytes, 16384, 0, INT_MAX,
+     "non-contiguous messages whose blocks are all at least this many bytes (and at most 64 "
+     "of them) go to the transport as a scatter-gather list, with no pack or unpack copy; 0: "
+     "never",
+     NULL},
+    {"DT_STACK_BYTES", &mf_params.dt_stack_bytes, 4096, 0, 4096,
      "blocking sends and receives of non-contiguous messages up to this many bytes pack into "
      "a buffer on the caller's stack, with no temporary and no request of their own; 0: never",
      NULL},

@@ -682,11 +682,32 @@ static mf_status_t packer_dt_get(ucp_datatype_t *dt_p)
     return status;
 }
 
+/* What UCX gets for a packer: its iovec when it has one (scatter-gather, zero copy where the
+ * protocol allows), else the packer itself through the generic datatype. */
+static mf_status_t packer_buffer(mf_vci_packer_t *pk, ucp_datatype_t *dt_p, void **buf_p,
+                                 size_t *count_p)
+{
+    _Static_assert(sizeof(ucp_dt_iov_t) == 2 * sizeof(void *) &&
+                       offsetof(ucp_dt_iov_t, length) == sizeof(void *),
+                   "mf_vci_packer_t.iov is laid out as ucp_dt_iov_t");
+    if (pk->iov != NULL) {
+        *dt_p = ucp_dt_make_iov();
+        *buf_p = (void *)pk->iov;
+        *count_p = pk->iovcnt;
+        return MF_OK;
+    }
+    *buf_p = pk;
+    *count_p = 1;
+    return packer_dt_get(dt_p);
+}
+
 mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,
                                           uint64_t tag, int synchronous, int waits, mf_vci_op_t *op)
 {
     ucp_datatype_t dt;
-    mf_status_t status = packer_dt_get(&dt);
+    void *ubuf;
+    size_t ucount;
+    mf_status_t status = packer_buffer(pk, &dt, &ubuf, &ucount);
     if (status != MF_OK)
         return status;
     ucp_ep_h ep = ep_get_locked(vci, peer, &status);
@@ -700,8 +721,8 @@ mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer
         .datatype = dt,
     };
     stat_inc(&vci->sends);
-    ucs_status_ptr_t ret = synchronous ? ucp_tag_send_sync_nbx(ep, pk, 1, tag, &param)
-                                       : ucp_tag_send_nbx(ep, pk, 1, tag, &param);
+    ucs_status_ptr_t ret = synchronous ? ucp_tag_send_sync_nbx(ep, ubuf, ucount, tag, &param)
+                                       : ucp_tag_send_nbx(ep, ubuf, ucount, tag, &param);
     return op_started(op, ret, "streamed tagged send");
 }
 
@@ -709,7 +730,9 @@ mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, ui
                                           uint64_t tag_mask, mf_vci_op_t *op)
 {
     ucp_datatype_t dt;
-    mf_status_t status = packer_dt_get(&dt);
+    void *ubuf;
+    size_t ucount;
+    mf_status_t status = packer_buffer(pk, &dt, &ubuf, &ucount);
     if (status != MF_OK)
         return status;
     ucp_request_param_t param = {
@@ -720,7 +743,8 @@ mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, ui
         .datatype = dt,
     };
     stat_inc(&vci->recvs);
-    ucs_status_ptr_t ret = ucp_tag_recv_nbx(worker_locked(vci), pk, 1, tag, tag_mask, &param);
+    ucs_status_ptr_t ret =
+        ucp_tag_recv_nbx(worker_locked(vci), ubuf, ucount, tag, tag_mask, &param);
     return op_started(op, ret, "streamed tagged receive");
 }
 
@@ -878,7 +902,9 @@ mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, m
                                            mf_vci_op_t *op)
 {
     ucp_datatype_t dt;
-    mf_status_t status = packer_dt_get(&dt);
+    void *ubuf;
+    size_t ucount;
+    mf_status_t status = packer_buffer(pk, &dt, &ubuf, &ucount);
     if (status != MF_OK)
         return status;
     ucp_request_param_t param = {
@@ -890,7 +916,7 @@ mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, m
     };
     stat_inc(&vci->recvs);
     ucs_status_ptr_t ret =
-        ucp_tag_msg_recv_nbx(worker_locked(vci), pk, 1, msg->transport_msg, &param);
+        ucp_tag_msg_recv_nbx(worker_locked(vci), ubuf, ucount, msg->transport_msg, &param);
     if (ret == NULL) {
         /* completed in place despite the flag: the message's own length tells truncation */
         op->sender_tag = msg->sender_tag;

@@ -165,6 +165,10 @@ typedef struct mf_vci_packer {
     void (*unpack)(void *ctx, size_t offset, const void *src, size_t len);
     void *ctx;
     size_t length; /* packed bytes (for a receive: the most that fits) */
+    /* instead of the callbacks: `iovcnt` (address, length) pairs laid out as ucp_dt_iov_t,
+     * covering the packed form in order; valid until the op completes */
+    const void *iov;
+    size_t iovcnt;
 } mf_vci_packer_t;
 /* `waits` as for mf_vci_tag_send_try_locked. */
 mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer_t *pk,

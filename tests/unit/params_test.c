@@ -56,8 +56,8 @@ int main(void)
     unsetenv("MANIFOLD_PROGRESS_SWEEP_POLLS");
 
     /* the stack limit of blocking derived-type calls never reaches a streamed size */
-    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 2048,
-               "stack limit: default 2048, got %d", mf_params.dt_stack_direct);
+    UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 4096,
+               "stack limit: default 4096, got %d", mf_params.dt_stack_direct);
     setenv("MANIFOLD_DT_STACK_BYTES", "4096", 1);
     setenv("MANIFOLD_DT_STREAM_EAGER_MIN", "1000", 1);
     UNIT_CHECK(mf_params_load() == MF_OK && mf_params.dt_stack_direct == 999,

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MAXN     300  /* doubles per message at most */
+#define MAXN     600  /* doubles per message at most */
 #define INFLIGHT 3000 /* messages sent before the receiver looks */
 #define PER_MSG  4    /* doubles per in-flight message */
 
@@ -387,7 +387,7 @@ int main(int argc, char **argv)
         unsigned long long v = temp_max();
         MTEST_CHECK(v == PER_MSG * sizeof(double), "no in-flight send kept its copy (%llu)", v);
     }
-    vector_roundtrip(257, 10); /* above the stack limit: staged */
+    vector_roundtrip(513, 10); /* above the stack limit: staged */
     vector_roundtrip(MAXN, 11);
     struct_roundtrip(1, 20);
     struct_roundtrip(4, 21);

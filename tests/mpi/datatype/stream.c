@@ -381,19 +381,22 @@ static unsigned long long temp_max(void)
     return v;
 }
 
-/* A non-contiguous message of n doubles. Below the eager range and above what a blocking call
- * packs on its stack (MANIFOLD_DT_STACK_BYTES, 2 KiB) it goes through a temporary: the counter
- * sees it, so a dead counter cannot make the bounded-memory check pass. */
+/* A non-contiguous message of n doubles. Below the streamed sizes it makes a packed copy: a
+ * synchronous send is always staged, and an immediate receive takes a small temporary (a
+ * blocking call would pack it on its stack, MANIFOLD_DT_STACK_BYTES). The counter sees it, so a
+ * dead counter cannot make the bounded-memory check pass. */
 static void small_temp(int n)
 {
     double buf[2 * 768] = {0};
     MPI_Datatype vec;
+    MPI_Request req = MPI_REQUEST_NULL;
     MPI_Type_vector(n, 1, 2, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     if (rank == 0)
-        MPI_Send(buf, 1, vec, 1, 10, MPI_COMM_WORLD);
+        MPI_Issend(buf, 1, vec, 1, 10, MPI_COMM_WORLD, &req);
     else if (rank == 1)
-        MPI_Recv(buf, 1, vec, 0, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Irecv(buf, 1, vec, 0, 10, MPI_COMM_WORLD, &req);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
     MPI_Type_free(&vec);
 }
 

@@ -5,9 +5,10 @@
  * of rank 1, on a communicator of its own and on one shared by all threads; the receiver
  * checks every element and that the gaps are untouched. The testlist forces Manifold's
  * streaming path (the pack engine called from inside the transport under each channel's lock)
- * with MANIFOLD_DT_STREAM_BYTES. Then a burst of small vectors per thread through MPI_Isend and
- * MPI_Irecv, which pack into per-thread buffers, on the thread's communicator and on a shared
- * one.
+ * with MANIFOLD_DT_STREAM_BYTES; STREAM_THREADS_BLOCK (doubles per block, default 1) makes the
+ * vectors' blocks longer, so that few large blocks go as a scatter-gather list instead. Then a
+ * burst of small vectors per thread through MPI_Isend and MPI_Irecv, which pack into per-thread
+ * buffers, on the thread's communicator and on a shared one.
  */
 #include "mtest.h"
 
@@ -20,17 +21,19 @@
 
 static int rank;
 static MPI_Comm comms[NTHREADS];
+static size_t blk = 1; /* doubles per block of the large vectors */
 
 static void one_round(int t, MPI_Comm comm, int tag)
 {
     int stride = 2 + t;
+    size_t span = (size_t)stride * blk; /* a block and its gap, in doubles */
     double *buf = mtest_calloc((size_t)ELEMS * (size_t)stride, sizeof(double));
     MPI_Datatype vec;
-    MPI_Type_vector(ELEMS, 1, stride, MPI_DOUBLE, &vec);
+    MPI_Type_vector((int)(ELEMS / blk), (int)blk, (int)span, MPI_DOUBLE, &vec);
     MPI_Type_commit(&vec);
     if (rank == 0) {
         for (size_t i = 0; i < (size_t)ELEMS; i++)
-            buf[i * (size_t)stride] = (double)(t * 1000000 + tag * 100000) + (double)i;
+            buf[i / blk * span + i % blk] = (double)(t * 1000000 + tag * 100000) + (double)i;
         MPI_Send(buf, 1, vec, 1, tag, comm);
     } else {
         for (size_t i = 0; i < (size_t)ELEMS * (size_t)stride; i++)
@@ -38,9 +41,9 @@ static void one_round(int t, MPI_Comm comm, int tag)
         MPI_Recv(buf, 1, vec, 0, tag, comm, MPI_STATUS_IGNORE);
         size_t bad = 0;
         for (size_t i = 0; i < (size_t)ELEMS * (size_t)stride; i++) {
-            double want = i % (size_t)stride == 0
-                              ? (double)(t * 1000000 + tag * 100000) + (double)(i / (size_t)stride)
-                              : -1.0;
+            double want = i % span < blk ? (double)(t * 1000000 + tag * 100000) +
+                                               (double)(i / span * blk + i % span)
+                                         : -1.0;
             bad += buf[i] != want;
         }
         MTEST_CHECK(bad == 0, "thread %d tag %d: %zu wrong doubles", t, tag, bad);
@@ -103,6 +106,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (!MTEST_CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d", provided))
         return mtest_finalize(0);
+    const char *b = getenv("STREAM_THREADS_BLOCK");
+    if (b != NULL && atol(b) > 0 && ELEMS % atol(b) == 0)
+        blk = (size_t)atol(b);
     for (int t = 0; t < NTHREADS; t++)
         MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
     if (rank < 2) {
