@@ -1031,6 +1031,43 @@ static void moves_unpack_4_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf
     moves_all(d, count, buf, packed, 4, 2, 1);
 }
 
+/* Items of two segments and 16 packed bytes whose second segment's last 16 bytes of memory start
+ * inside the item (an int, a gap, a double and a float): packing copies those 16 bytes whole and
+ * then the first segment over the front of them, two loads and two stores an item where the
+ * moves take three of each. The window's extra bytes lie between two bytes of the type map, so
+ * they are mapped; only the packed side is written twice, never past the item's 16 bytes.
+ * Unpacking must not write the gap and keeps the moves. */
+static inline __attribute__((always_inline)) void
+win16_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, size_t head)
+{
+    MPI_Aint win = d->segs[1].off + (MPI_Aint)d->segs[1].len - 16, off0 = d->segs[0].off;
+    MPI_Aint extent = d->extent;
+    for (; count > 0; count--, buf += (uintptr_t)extent, packed += 16) {
+        memcpy(packed, (const char *)(buf + (uintptr_t)win), 16);
+        memcpy(packed, (const char *)(buf + (uintptr_t)off0), head);
+    }
+}
+static void win16_pack_4(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    win16_pack(d, count, buf, packed, 4);
+}
+static void win16_pack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
+{
+    win16_pack(d, count, buf, packed, 8);
+}
+
+/* Whether d packs through win16_pack: the window starts at or after the first segment and at
+ * or before the second (segments in memory order). */
+static void choose_window(mf_dtype_t *d)
+{
+    if (d->nsegs != 2 || d->psize != 16 || (d->segs[0].len != 4 && d->segs[0].len != 8))
+        return;
+    MPI_Aint win = d->segs[1].off + (MPI_Aint)d->segs[1].len - 16;
+    if (d->segs[0].off >= d->segs[1].off || win < d->segs[0].off || win > d->segs[1].off)
+        return;
+    d->pack_all = d->segs[0].len == 4 ? win16_pack_4 : win16_pack_8;
+}
+
 /* The moves of one item, padded to 0, 1, 2 or 4 eight-byte moves and 0 or 2 four-byte ones
  * (one 8-byte move alone is a single segment, which the regular loops take); 0 when the item
  * does not fit (a segment under 4 or over 32 bytes, or too many moves). */
@@ -1135,8 +1172,10 @@ static void choose_copy(mf_dtype_t *d)
         d->copy_max = d->run_stride != 0 ? INT64_MAX : 1;
     }
     /* one long run of blocks is the best loop there is; otherwise a small item is moves */
-    if (d->run_stride == 0 && choose_moves(d))
+    if (d->run_stride == 0 && choose_moves(d)) {
+        choose_window(d);
         return;
+    }
     if (d->vlen == 0) {
         d->pack_all = segs_pack;
         d->unpack_all = segs_unpack;
