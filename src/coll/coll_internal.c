@@ -98,3 +98,20 @@ mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, 
     }
     return MF_OK;
 }
+
+void mf_coll_copy_split(void *dst, const void *src, size_t len)
+{
+    char *d = dst;
+    const char *s = src;
+    if (!mf_params.coll_copy_split) {
+        memcpy(d, s, len);
+        return;
+    }
+    while (len > MF_COLL_COPY_PIECE) {
+        memcpy(d, s, MF_COLL_COPY_PIECE);
+        d += MF_COLL_COPY_PIECE;
+        s += MF_COLL_COPY_PIECE;
+        len -= MF_COLL_COPY_PIECE;
+    }
+    memcpy(d, s, len);
+}
