@@ -4,9 +4,9 @@
  * library's copies between them and its page-aligned shared-memory slots (and between the
  * send and receive buffers themselves) land at every distance modulo 4 KiB, including the
  * 1-63 bytes that the collectives copy in pieces. Sizes around the piece (1984 bytes), odd
- * tails, and up to 64 KiB: Bcast, Reduce (a non-commutative user op, in rank order, on unaligned
- * buffers too), Allreduce (also in place), Gather, Scatter and Allgather, every root. Every byte is
- * checked.
+ * tails, and up to 64 KiB: Bcast, Gather, Scatter and Allgather of bytes, every root; Reduce
+ * (a non-commutative user op, in rank order) and Allreduce (also in place) with their typed
+ * buffers at the offsets rounded down to 8 bytes. Every byte is checked.
  */
 #include "mtest.h"
 
