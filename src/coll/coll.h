@@ -30,16 +30,16 @@ mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, 
 
 /* glibc's x86-64 memcpy moves copies from 2048 (2112 with FSRM) bytes with `rep movsb`, which
  * on AMD Zen runs 20-40x slower when the destination lies 1-63 bytes above the source modulo
- * 4 KiB (a malloc'ed buffer at page + 16 read from a page-aligned slot). Such copies go in
- * pieces below that size, which glibc copies with its vector loop. docs/design/coll.md. */
-#define MF_COLL_COPY_PIECE ((size_t)1984)
-void mf_coll_copy_split(void *dst, const void *src, size_t len);
+ * 4 KiB (a buffer 8 bytes above a shared-memory slot). Copies longer than MF_COLL_COPY_MIN at
+ * such a distance run a vector loop of our own from the end down instead. docs/design/coll.md. */
+#define MF_COLL_COPY_MIN ((size_t)1984)
+void mf_coll_copy_down(void *dst, const void *src, size_t len);
 
 static inline void mf_coll_copy(void *dst, const void *src, size_t len)
 {
     uintptr_t d = ((uintptr_t)dst - (uintptr_t)src) & 4095;
-    if (len > MF_COLL_COPY_PIECE && d - 1 < 63)
-        mf_coll_copy_split(dst, src, len);
+    if (len > MF_COLL_COPY_MIN && d - 1 < 63)
+        mf_coll_copy_down(dst, src, len);
     else
         memcpy(dst, src, len);
 }

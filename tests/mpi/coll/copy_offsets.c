@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Collectives on user buffers placed 0-63 bytes and more past a page boundary, so that the
- * library's copies between them and its page-aligned shared-memory slots (and between the
- * send and receive buffers themselves) land at every distance modulo 4 KiB, including the
- * 1-63 bytes that the collectives copy in pieces. Sizes around the piece (1984 bytes), odd
+ * library's copies between them and its shared-memory slots (and between the send and receive
+ * buffers themselves) land at many distances modulo 4 KiB, including the 1-63 bytes that the
+ * collectives copy with a loop of their own. Sizes around its threshold (1984 bytes), odd
  * tails, and up to 64 KiB: Bcast, Gather, Scatter and Allgather of bytes, every root; Reduce
  * (a non-commutative user op, in rank order) and Allreduce (also in place) with their typed
  * buffers at the offsets rounded down to 8 bytes. Every byte is checked.
