@@ -142,7 +142,7 @@ void mf_coll_copy_down(void *dst, const void *src, size_t len)
         return;
     }
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx2")) {
+    if (mf_params.coll_copy_down == 1 && __builtin_cpu_supports("avx2")) {
         copy_down_avx2(d, s, len);
         return;
     }
