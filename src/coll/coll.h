@@ -14,6 +14,9 @@
 
 #include "core.h"
 
+#include <stdint.h>
+#include <string.h>
+
 mf_status_t mf_coll_barrier(mf_comm_t *comm);
 /* Bitwise AND of `nwords` 64-bit words across the communicator, result everywhere. */
 mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords);
@@ -22,6 +25,24 @@ mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords)
 mf_status_t mf_coll_allreduce_band_tag(mf_comm_t *comm, int tag, uint64_t *words, int nwords);
 /* Every process contributes `len` bytes; recvbuf receives comm->size blocks in rank order. */
 mf_status_t mf_coll_allgather(mf_comm_t *comm, const void *sendbuf, size_t len, void *recvbuf);
+
+/* ---- copies clear of 4 KiB aliasing (coll_internal.c) ---------------------------------- */
+
+/* glibc's x86-64 memcpy moves copies from 2048 (2112 with FSRM) bytes with `rep movsb`, which
+ * on AMD Zen runs 20-40x slower when the destination lies 1-63 bytes above the source modulo
+ * 4 KiB (a buffer 8 bytes above a shared-memory slot). Copies longer than MF_COLL_COPY_MIN at
+ * such a distance run a vector loop of our own from the end down instead. docs/design/coll.md. */
+#define MF_COLL_COPY_MIN ((size_t)1984)
+void mf_coll_copy_down(void *dst, const void *src, size_t len);
+
+static inline void mf_coll_copy(void *dst, const void *src, size_t len)
+{
+    uintptr_t d = ((uintptr_t)dst - (uintptr_t)src) & 4095;
+    if (len > MF_COLL_COPY_MIN && d - 1 < 63)
+        mf_coll_copy_down(dst, src, len);
+    else
+        memcpy(dst, src, len);
+}
 
 /* ---- blocking collectives (coll_blocking.c) ---------------------------------------------- */
 

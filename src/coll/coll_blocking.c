@@ -19,7 +19,7 @@
 static inline void copy_bytes(void *dst, const void *src, size_t len)
 {
     if (len > 0)
-        memcpy(dst, src, len);
+        mf_coll_copy(dst, src, len);
 }
 
 /* Tags 1-3 belong to coll_internal.c. */

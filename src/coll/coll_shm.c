@@ -688,13 +688,13 @@ typedef struct stream_sink {
 static void sink_prepare(const stream_sink_t *sink, size_t off, size_t n)
 {
     if (sink->own != sink->buf)
-        memcpy(sink->buf + off, sink->own + off, n);
+        mf_coll_copy(sink->buf + off, sink->own + off, n);
 }
 
 static void sink_chunk(const stream_sink_t *sink, const char *slot, size_t off, size_t n)
 {
     if (sink->op == MPI_OP_NULL) /* a plain transfer (Exscan) */
-        memcpy(sink->buf + off, slot, n);
+        mf_coll_copy(sink->buf + off, slot, n);
     else
         mf_op_apply(sink->op, slot, sink->buf + off, n / sink->extent, sink->dt);
 }
@@ -713,7 +713,7 @@ static void node_stream(mf_coll_shm_t *sh, mf_comm_t *comm, const char *src, siz
         char *slot = sh->ring + (size_t)i * STREAM_CHUNK;
         if (sh->lrank == writer) {
             shm_wait_all(sh, comm, sh->ring_free[i]);
-            memcpy(slot, src + off, n);
+            mf_coll_copy(slot, src + off, n);
             shm_signal(sh);
         } else {
             sink_prepare(sink, off, n);
@@ -738,11 +738,11 @@ static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len
         sh->next_half ^= 1;
         if (sh->lrank == writer) {
             shm_wait_all(sh, comm, sh->free_at[h]);
-            memcpy(slot, buf + off, n);
+            mf_coll_copy(slot, buf + off, n);
             shm_signal(sh);
         } else {
             shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
-            memcpy(buf + off, slot, n);
+            mf_coll_copy(buf + off, slot, n);
             shm_signal(sh);
         }
         sh->free_at[h] = sh->seq;
@@ -789,7 +789,7 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 static void combine(const char *in, size_t stride, int k, char *out, size_t count, size_t extent,
                     MPI_Datatype dt, MPI_Op op)
 {
-    memcpy(out, in + stride * (size_t)(k - 1), count * extent);
+    mf_coll_copy(out, in + stride * (size_t)(k - 1), count * extent);
     for (int i = k - 2; i >= 0; i--)
         mf_op_apply(op, in + stride * (size_t)i, out, count, dt);
 }
@@ -840,7 +840,7 @@ static void node_reduce_small(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sb
     char *base = sh->data + (size_t)h * sh->half;
     sh->next_half ^= 1;
     shm_wait_all(sh, comm, sh->free_at[h]);
-    memcpy(base + stride * (size_t)sh->lrank, sbuf, len);
+    mf_coll_copy(base + stride * (size_t)sh->lrank, sbuf, len);
     shm_signal(sh);
     if (root < 0 || root == comm->rank) {
         shm_wait_all(sh, comm, sh->seq);
@@ -864,7 +864,7 @@ static mf_status_t node_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *s
     shm_wait_all(sh, comm, max_u64(sh->free_at[0], sh->free_at[1]));
     for (size_t first = 0; first < count; first += per) {
         size_t n = count - first < per ? count - first : per;
-        memcpy(sh->data + sh->slot * (size_t)sh->lrank, sbuf + first * extent, n * extent);
+        mf_coll_copy(sh->data + sh->slot * (size_t)sh->lrank, sbuf + first * extent, n * extent);
         shm_signal(sh);
         shm_wait_all(sh, comm, sh->seq);
         size_t lo = n * (size_t)sh->lrank / (size_t)sh->k;
@@ -889,7 +889,7 @@ static mf_status_t node_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *s
             shm_wait(sh, comm, 0, 1, sh->seq);
         }
         if (root < 0 || root == comm->rank)
-            memcpy(rbuf + first * extent, result, n * extent);
+            mf_coll_copy(rbuf + first * extent, result, n * extent);
     }
     shm_signal(sh); /* done reading: the next collective may overwrite the data area */
     sh->free_at[0] = sh->free_at[1] = sh->seq;
@@ -1014,7 +1014,7 @@ static void pair_exchange(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, 
         if (s >= STREAM_SLOTS) /* the peer has read what I put in slot i two steps ago */
             wait_ge(comm, pflag, base + 2 * s - 2, &spins, &polls);
         const char *src = gather ? rbuf + out[sr] * extent : sbuf + lo[sr] * extent;
-        memcpy(mine + i * chunk, src + first * extent, sn * extent);
+        mf_coll_copy(mine + i * chunk, src + first * extent, sn * extent);
         shm_signal(sh);
         char *dst = rbuf + (out[rr] + first) * extent;
         const char *own = sbuf + (lo[rr] + first) * extent;
@@ -1023,7 +1023,7 @@ static void pair_exchange(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, 
         wait_ge(comm, pflag, base + 2 * s + 1, &spins, &polls);
         const char *slot = theirs + i * chunk;
         if (gather)
-            memcpy(dst, slot, rn * extent);
+            mf_coll_copy(dst, slot, rn * extent);
         else if (rn > 0)
             mf_op_apply(op, slot, dst, rn, dt);
         shm_signal(sh);
@@ -1058,10 +1058,10 @@ static void pair_swap(mf_coll_shm_t *sh, mf_comm_t *comm, const char *send, char
         size_t n = len - off < chunk ? len - off : chunk, i = s % STREAM_SLOTS;
         if (s >= STREAM_SLOTS) /* the peer has read what I put in slot i two steps ago */
             wait_ge(comm, pflag, base + 2 * s - 2, &spins, &polls);
-        memcpy(mine + i * chunk, send + off, n);
+        mf_coll_copy(mine + i * chunk, send + off, n);
         shm_signal(sh);
         wait_ge(comm, pflag, base + 2 * s + 1, &spins, &polls);
-        memcpy(recv + off, theirs + i * chunk, n);
+        mf_coll_copy(recv + off, theirs + i * chunk, n);
         shm_signal(sh);
     }
     sh->ring_free[0] = sh->ring_free[1] = sh->seq;
@@ -1100,7 +1100,7 @@ static mf_status_t cma_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char 
     size_t lo = count * (size_t)me / (size_t)k * extent;
     size_t hi = count * (size_t)(me + 1) / (size_t)k * extent;
     if (sbuf != rbuf)
-        memcpy(rbuf + lo, sbuf + lo, hi - lo);
+        mf_coll_copy(rbuf + lo, sbuf + lo, hi - lo);
     for (int j = 1; j < k && status == MF_OK; j++) {
         int i = (me + j) % k;
         char *entry = small_entry(sh, i, n);
@@ -1225,7 +1225,7 @@ mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len
     int spins = 0, polls = 0;
     char *out = rbuf;
     if (sbuf != MPI_IN_PLACE)
-        memcpy(out + (size_t)root * len, sbuf, len);
+        mf_coll_copy(out + (size_t)root * len, sbuf, len);
     for (int i = 0; i < sh->k; i++) {
         if (i == root)
             continue;
@@ -1279,7 +1279,7 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
     mf_coll_shm_t *sh = comm->shm;
     char *out = rbuf;
     if (comm->rank == root && sbuf != MPI_IN_PLACE)
-        memcpy(out + (size_t)root * len, sbuf, len);
+        mf_coll_copy(out + (size_t)root * len, sbuf, len);
     for (size_t off = 0; off < len; off += SMALL_PAYLOAD) {
         uint64_t n = sh->small_n++;
         size_t plen = piece_len(len, off, SMALL_PAYLOAD);
@@ -1343,7 +1343,7 @@ mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, 
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     small_publish(sh, comm, in, len * (size_t)sh->k, n);
     if (in != out)
-        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+        mf_coll_copy(out + (size_t)me * len, in + (size_t)me * len, len);
     for (int j = 1; j < sh->k; j++) {
         int i = (me + j) % sh->k;
         char *entry = small_ready(sh, comm, i, n, &spins, &polls);
@@ -1431,7 +1431,7 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
                           .extent = extent,
                           .op = exclusive ? MPI_OP_NULL : op};
     if (comm->rank == 0 && !exclusive && own != rbuf)
-        memcpy(rbuf, own, len);
+        mf_coll_copy(rbuf, own, len);
     node_stream(sh, comm, own, len, round_down(STREAM_CHUNK, extent), 0, &sink);
     return MF_OK;
 }
@@ -1495,21 +1495,21 @@ mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t 
     size_t piece = medium_piece(sh);
     char *out = rbuf;
     if (comm->rank == root && sbuf != MPI_IN_PLACE)
-        memcpy(out + (size_t)root * len, sbuf, len);
+        mf_coll_copy(out + (size_t)root * len, sbuf, len);
     for (size_t off = 0; off < len; off += piece) {
         size_t n = len - off < piece ? len - off : piece;
         int h;
         char *base = medium_half(sh, &h);
         if (comm->rank != root) {
             shm_wait_all(sh, comm, sh->free_at[h]);
-            memcpy(base + (size_t)sh->lrank * piece, (const char *)sbuf + off, n);
+            mf_coll_copy(base + (size_t)sh->lrank * piece, (const char *)sbuf + off, n);
             shm_signal(sh);
         } else {
             shm_wait(sh, comm, 0, root, sh->seq + 1);
             shm_wait(sh, comm, root + 1, sh->k, sh->seq + 1);
             for (int i = 0; i < sh->k; i++)
                 if (i != root)
-                    memcpy(out + (size_t)i * len + off, base + (size_t)i * piece, n);
+                    mf_coll_copy(out + (size_t)i * len + off, base + (size_t)i * piece, n);
             shm_signal(sh);
         }
         sh->free_at[h] = sh->seq;
@@ -1532,11 +1532,11 @@ static void medium_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf,
             shm_wait_all(sh, comm, sh->free_at[h]);
             for (int i = 0; i < sh->k; i++)
                 if (i != root)
-                    memcpy(base + (size_t)i * piece, in + (size_t)i * len + off, n);
+                    mf_coll_copy(base + (size_t)i * piece, in + (size_t)i * len + off, n);
             shm_signal(sh);
         } else {
             shm_wait(sh, comm, root, root + 1, sh->seq + 1);
-            memcpy((char *)rbuf + off, base + (size_t)sh->lrank * piece, n);
+            mf_coll_copy((char *)rbuf + off, base + (size_t)sh->lrank * piece, n);
             shm_signal(sh);
         }
         sh->free_at[h] = sh->seq;
@@ -1602,7 +1602,7 @@ mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, v
 {
     mf_coll_shm_t *sh = comm->shm;
     if (comm->rank == root && rbuf != MPI_IN_PLACE)
-        memcpy(rbuf, (const char *)sbuf + (size_t)root * len, len);
+        mf_coll_copy(rbuf, (const char *)sbuf + (size_t)root * len, len);
     if (len * (size_t)sh->k <= SMALL_PAYLOAD)
         small_scatter(sh, comm, sbuf, len, rbuf, root);
     else if (!sh->roomy)
@@ -1637,7 +1637,7 @@ mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_
     char *out = rbuf;
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (in != out)
-        memcpy(out + (size_t)me * len, in + (size_t)me * len, len);
+        mf_coll_copy(out + (size_t)me * len, in + (size_t)me * len, len);
     if (len <= PAIR_SWAP_MAX) {
         pair_swap(sh, comm, in + (size_t)peer * len, out + (size_t)peer * len, len);
         return MF_OK;
@@ -1646,11 +1646,11 @@ mf_status_t mf_coll_shm_medium_alltoall(mf_comm_t *comm, const void *sbuf, size_
         size_t n = len - off < piece ? len - off : piece;
         char *base = medium_half(sh, &h);
         shm_wait_all(sh, comm, sh->free_at[h]);
-        memcpy(base + (size_t)me * piece, in + (size_t)peer * len + off, n);
+        mf_coll_copy(base + (size_t)me * piece, in + (size_t)peer * len + off, n);
         shm_signal(sh);
         sh->free_at[h] = sh->seq + 1; /* my next signal comes after I read this half */
         shm_wait_all(sh, comm, sh->seq);
-        memcpy(out + (size_t)peer * len + off, base + (size_t)peer * piece, n);
+        mf_coll_copy(out + (size_t)peer * len + off, base + (size_t)peer * piece, n);
     }
     shm_signal(sh);
     sh->free_at[h] = sh->seq;
@@ -1689,8 +1689,8 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
         shm_wait_all(sh, comm, sh->free_at[h]);
         size_t mine = rlens[comm->rank];
         if (off < mine)
-            memcpy(base + (size_t)sh->lrank * piece, out + rdispls[comm->rank] + off,
-                   mine - off < piece ? mine - off : piece);
+            mf_coll_copy(base + (size_t)sh->lrank * piece, out + rdispls[comm->rank] + off,
+                         mine - off < piece ? mine - off : piece);
         shm_signal(sh);
         sh->free_at[h] = sh->seq + 1; /* my next signal comes after I read this half */
         shm_wait_all(sh, comm, sh->seq);
@@ -1698,7 +1698,7 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
             if (i == comm->rank || off >= rlens[i])
                 continue;
             size_t n = rlens[i] - off < piece ? rlens[i] - off : piece;
-            memcpy(out + rdispls[i] + off, base + (size_t)i * piece, n);
+            mf_coll_copy(out + rdispls[i] + off, base + (size_t)i * piece, n);
         }
     }
     shm_signal(sh);

@@ -150,6 +150,11 @@ static const param_def_t param_table[] = {
      "buffer (process_vm_readv) when the kernel allows it; 0 (default): never, the data goes "
      "through the shared segment",
      NULL},
+    {"COLL_COPY_DOWN", &mf_params.coll_copy_down, 1, 0, 2,
+     "1: the collectives copy with a vector loop of their own, from the end down, when the "
+     "destination lies 1-63 bytes above the source modulo 4 KiB (glibc's rep movsb is slow "
+     "there on AMD CPUs); 0: memcpy; 2: that loop without AVX2 (for tests)",
+     NULL},
     {"PART_AGGR_BYTES", &mf_params.part_aggr_bytes, 8192, 0, 1 << 30,
      "partitioned sends: adjacent ready partitions smaller than this go as one message of at "
      "most this many bytes; 0: every partition is its own message",
