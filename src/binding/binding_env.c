@@ -651,15 +651,23 @@ static int check_logical_size(const char *func, int logical_size)
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Abi_set_fortran_booleans = PMPI_Abi_set_fortran_booleans
-int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
+/* The arguments both calls share: the size and the two value pointers. */
+static int check_booleans_args(const char *func, int logical_size, const void *logical_true,
+                               const void *logical_false)
 {
-    static const char func[] = "MPI_Abi_set_fortran_booleans";
     int rc = check_logical_size(func, logical_size);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, logical_true, "logical_true");
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, logical_false, "logical_false");
+    return rc;
+}
+
+#pragma weak MPI_Abi_set_fortran_booleans = PMPI_Abi_set_fortran_booleans
+int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
+{
+    static const char func[] = "MPI_Abi_set_fortran_booleans";
+    int rc = check_booleans_args(func, logical_size, logical_true, logical_false);
     if (rc != MPI_SUCCESS)
         return rc;
     if (memcmp(logical_true, logical_false, (size_t)logical_size) == 0)
@@ -679,11 +687,7 @@ int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *lo
                                   int *is_set)
 {
     static const char func[] = "MPI_Abi_get_fortran_booleans";
-    int rc = check_logical_size(func, logical_size);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, logical_true, "logical_true");
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, logical_false, "logical_false");
+    int rc = check_booleans_args(func, logical_size, logical_true, logical_false);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, is_set, "is_set");
     if (rc != MPI_SUCCESS)
