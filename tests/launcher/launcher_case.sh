@@ -17,35 +17,7 @@ err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_PMI MANIFOLD_MPIEXEC_TIMEOUT
 
-fail() {
-    echo "FAIL ($case_name): $*"
-    echo "--- stdout"
-    cat "$out"
-    echo "--- stderr"
-    cat "$err"
-    exit 1
-}
-
-run() {
-    "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-expect_rc() {
-    [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"
-}
-
-expect_out() {
-    grep -q -e "$1" "$out" || fail "stdout lacks '$1'"
-}
-
-expect_err() {
-    grep -q -e "$1" "$err" || fail "stderr lacks '$1'"
-}
-
-refute_err() {
-    if grep -q -e "$1" "$err"; then fail "stderr has '$1'"; fi
-}
+. "$(dirname "$0")/../case_lib.sh"
 
 # Processes whose command line carries our token (mpiexec itself has exited by now).
 no_strays() {

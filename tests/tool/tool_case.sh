@@ -18,35 +18,7 @@ trap 'rm -f "$out" "$err" "$table"' EXIT
 unset PMI_FD PMI_PORT PMI_ID PMI_RANK PMI_SIZE MANIFOLD_VCI_STATS MANIFOLD_VCI_COUNT
 unset MANIFOLD_COLL_TABLE MANIFOLD_LOG MANIFOLD_COLL_SHM_CROWDED
 
-fail() {
-    echo "FAIL ($case_name): $*"
-    echo "--- stdout"
-    cat "$out"
-    echo "--- stderr"
-    cat "$err"
-    exit 1
-}
-
-run() {
-    "$@" >"$out" 2>"$err"
-    rc=$?
-}
-
-expect_rc() {
-    [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"
-}
-
-expect_out() {
-    grep -q -e "$1" "$out" || fail "stdout lacks '$1'"
-}
-
-expect_err() {
-    grep -q -e "$1" "$err" || fail "stderr lacks '$1'"
-}
-
-refute_err() {
-    if grep -q -e "$1" "$err"; then fail "stderr has '$1'"; fi
-}
+. "$(dirname "$0")/../case_lib.sh"
 
 case "$case_name" in
 help)

@@ -10,6 +10,7 @@
  * size their name gives. Every lower bound is 0.
  */
 #include "mtest.h"
+#include "pair_types.h"
 
 #include <complex.h>
 #include <stdbool.h>
@@ -22,31 +23,6 @@ struct type_case {
     MPI_Count size;
     MPI_Aint extent;
     int optional;
-};
-
-struct float_int {
-    float v;
-    int i;
-};
-struct double_int {
-    double v;
-    int i;
-};
-struct long_int {
-    long v;
-    int i;
-};
-struct two_int {
-    int v;
-    int i;
-};
-struct short_int {
-    short v;
-    int i;
-};
-struct long_double_int {
-    long double v;
-    int i;
 };
 
 #define PLAIN(t, n, s)                                                                             \

@@ -7,6 +7,7 @@
  * Optional types the library does not support (size MPI_UNDEFINED or 0) are skipped.
  */
 #include "mtest.h"
+#include "pair_types.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -17,31 +18,6 @@ struct type_case {
     const char *name;
     size_t first;  /* bytes of the first member of a pair type; 0 for other types */
     size_t second; /* offset of the int member of a pair type */
-};
-
-struct float_int {
-    float v;
-    int i;
-};
-struct double_int {
-    double v;
-    int i;
-};
-struct long_int {
-    long v;
-    int i;
-};
-struct two_int {
-    int v;
-    int i;
-};
-struct short_int {
-    short v;
-    int i;
-};
-struct long_double_int {
-    long double v;
-    int i;
 };
 
 #define PLAIN(t)                                                                                   \
