@@ -726,16 +726,15 @@ mf_status_t mf_vci_tag_send_packed_locked(mf_vci_t *vci, int peer, mf_vci_packer
     return op_started(op, ret, "streamed tagged send");
 }
 
-mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
-                                          uint64_t tag_mask, mf_vci_op_t *op)
+/* The parameters of a receive through the packer (tagged or matched), counted on the VCI. */
+static mf_status_t packed_recv_prepare(mf_vci_t *vci, mf_vci_packer_t *pk, mf_vci_op_t *op,
+                                       ucp_request_param_t *param, void **ubuf_p, size_t *ucount_p)
 {
     ucp_datatype_t dt;
-    void *ubuf;
-    size_t ucount;
-    mf_status_t status = packer_buffer(pk, &dt, &ubuf, &ucount);
+    mf_status_t status = packer_buffer(pk, &dt, ubuf_p, ucount_p);
     if (status != MF_OK)
         return status;
-    ucp_request_param_t param = {
+    *param = (ucp_request_param_t){
         .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL | UCP_OP_ATTR_FIELD_DATATYPE,
         .cb.recv = recv_done_cb,
@@ -743,6 +742,18 @@ mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, ui
         .datatype = dt,
     };
     stat_inc(&vci->recvs);
+    return MF_OK;
+}
+
+mf_status_t mf_vci_tag_recv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, uint64_t tag,
+                                          uint64_t tag_mask, mf_vci_op_t *op)
+{
+    ucp_request_param_t param;
+    void *ubuf;
+    size_t ucount;
+    mf_status_t status = packed_recv_prepare(vci, pk, op, &param, &ubuf, &ucount);
+    if (status != MF_OK)
+        return status;
     ucs_status_ptr_t ret =
         ucp_tag_recv_nbx(worker_locked(vci), ubuf, ucount, tag, tag_mask, &param);
     return op_started(op, ret, "streamed tagged receive");
@@ -901,20 +912,12 @@ void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *releas
 mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, mf_vci_msg_t *msg,
                                            mf_vci_op_t *op)
 {
-    ucp_datatype_t dt;
+    ucp_request_param_t param;
     void *ubuf;
     size_t ucount;
-    mf_status_t status = packer_buffer(pk, &dt, &ubuf, &ucount);
+    mf_status_t status = packed_recv_prepare(vci, pk, op, &param, &ubuf, &ucount);
     if (status != MF_OK)
         return status;
-    ucp_request_param_t param = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL | UCP_OP_ATTR_FIELD_DATATYPE,
-        .cb.recv = recv_done_cb,
-        .user_data = op,
-        .datatype = dt,
-    };
-    stat_inc(&vci->recvs);
     ucs_status_ptr_t ret =
         ucp_tag_msg_recv_nbx(worker_locked(vci), ubuf, ucount, msg->transport_msg, &param);
     if (ret == NULL) {
