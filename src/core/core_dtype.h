@@ -105,6 +105,12 @@ struct MPI_ABI_Datatype {
     int copy_kind;
     MPI_Aint copy_off, copy_stride;
     MPI_Count copy_max;
+    /* RUN8 with blocks 16 bytes apart on a CPU with AVX2: runs of at least copy_simd_min
+     * blocks pack through mf_dtype_pack8_s16_avx2 (INT64_MAX: never). MOVES_1_2 whose item packs
+     * through a 16-byte window (see choose_window in core_dtype.c): copy_win is the window's offset
+     * in the item, else -1. */
+    MPI_Count copy_simd_min;
+    MPI_Aint copy_win;
     /* what MPI_Type_get_contents returns */
     MPI_Count nints, naddrs, ncounts, ntypes;
     int *c_ints;
@@ -211,6 +217,43 @@ static inline __attribute__((always_inline)) mf_dtype_pair_t mf_dtype_pair_load(
     memcpy(&y, b, 8);
     return (mf_dtype_pair_t){x, y};
 }
+/* Packs nb >= 4 blocks of 8 bytes, 16 bytes apart from mem, with 32-byte loads (core_dtype.c;
+ * only when commit found AVX2, copy_simd_min). */
+void mf_dtype_pack8_s16_avx2(const char *mem, char *packed, MPI_Count nb);
+/* Below this many blocks the inline loop beats the call. */
+#define MF_DT_SIMD_MIN 16
+
+/* Four 8-byte blocks st apart: the packed side moves 16 bytes at a time (two blocks in one
+ * vector register, as a compiler vectorises the hand loop): half the stores when packing,
+ * half the loads when unpacking; bits only, no arithmetic. */
+static inline __attribute__((always_inline)) void mf_dtype_run8_four(char *mem, MPI_Aint st,
+                                                                     char *packed, int dir)
+{
+    mf_dtype_pair_t lo, hi;
+    if (dir == 0) {
+        lo = mf_dtype_pair_load(mem, mem + st);
+        hi = mf_dtype_pair_load(mem + 2 * st, mem + 3 * st);
+        memcpy(packed, &lo, 16);
+        memcpy(packed + 16, &hi, 16);
+    } else {
+        memcpy(&lo, packed, 16);
+        memcpy(&hi, packed + 16, 16);
+        memcpy(mem, &lo[0], 8);
+        memcpy(mem + st, &lo[1], 8);
+        memcpy(mem + 2 * st, &hi[0], 8);
+        memcpy(mem + 3 * st, &hi[1], 8);
+    }
+}
+
+/* One item of MOVES_1_2: an 8-byte and two 4-byte moves. */
+static inline __attribute__((always_inline)) void
+mf_dtype_moves12_one(char *mem, char *packed, const MPI_Aint o[3], const MPI_Count p[3], int dir)
+{
+    memcpy(dir == 0 ? packed + p[0] : mem + o[0], dir == 0 ? mem + o[0] : packed + p[0], 8);
+    memcpy(dir == 0 ? packed + p[1] : mem + o[1], dir == 0 ? mem + o[1] : packed + p[1], 4);
+    memcpy(dir == 0 ? packed + p[2] : mem + o[2], dir == 0 ? mem + o[2] : packed + p[2], 4);
+}
+
 static inline __attribute__((always_inline)) void
 mf_dtype_copy_inline(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, int dir)
 {
@@ -218,44 +261,68 @@ mf_dtype_copy_inline(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *
         char *mem = (char *)(buf + (uintptr_t)d->copy_off);
         MPI_Aint st = d->copy_stride;
         MPI_Count nb = d->nsegs * count;
-        /* four blocks per iteration, as blocks_fixed in core_dtype.c, counted down (counting
-         * blocks up cost one instruction more per iteration, an end pointer for this loop more
-         * set-up for short messages); the tail runs to the end pointer */
-        char *end = packed + nb * 8;
-        for (MPI_Count k = nb >> 2; k > 0; k--, mem += 4 * st, packed += 32) {
-            /* the packed side moves 16 bytes at a time (two blocks in one vector register,
-             * as a compiler vectorises the hand loop): half the stores when packing, half the
-             * loads when unpacking; bits only, no arithmetic */
-            mf_dtype_pair_t lo, hi;
-            if (dir == 0) {
-                lo = mf_dtype_pair_load(mem, mem + st);
-                hi = mf_dtype_pair_load(mem + 2 * st, mem + 3 * st);
-                memcpy(packed, &lo, 16);
-                memcpy(packed + 16, &hi, 16);
-            } else {
-                memcpy(&lo, packed, 16);
-                memcpy(&hi, packed + 16, 16);
-                memcpy(mem, &lo[0], 8);
-                memcpy(mem + st, &lo[1], 8);
-                memcpy(mem + 2 * st, &hi[0], 8);
-                memcpy(mem + 3 * st, &hi[1], 8);
-            }
+        if (dir == 0 && nb >= d->copy_simd_min) {
+            mf_dtype_pack8_s16_avx2(mem, packed, nb);
+            return;
         }
+        /* four blocks per iteration, counted down (counting blocks up cost one instruction
+         * more per iteration, an end pointer for this loop more set-up for short messages;
+         * eight per iteration cost more set-up than they saved up to 256 bytes); the tail runs
+         * to the end pointer */
+        char *end = packed + nb * 8;
+        for (MPI_Count k = nb >> 2; k > 0; k--, mem += 4 * st, packed += 32)
+            mf_dtype_run8_four(mem, st, packed, dir);
         for (; packed != end; mem += st, packed += 8)
             memcpy(dir == 0 ? packed : mem, dir == 0 ? mem : packed, 8);
         return;
     }
     if (d->copy_kind == MF_DT_COPY_MOVES_1_2) {
-        MPI_Aint o8 = d->mv8[0].off, o4a = d->mv4[0].off, o4b = d->mv4[1].off;
-        MPI_Count p8 = d->mv8[0].pos, p4a = d->mv4[0].pos, p4b = d->mv4[1].pos;
-        MPI_Aint extent = d->extent;
-        MPI_Count psize = d->psize;
-        for (; count > 0; count--, buf += (uintptr_t)extent, packed += psize) {
-            char *mem = (char *)buf;
-            memcpy(dir == 0 ? packed + p8 : mem + o8, dir == 0 ? mem + o8 : packed + p8, 8);
-            memcpy(dir == 0 ? packed + p4a : mem + o4a, dir == 0 ? mem + o4a : packed + p4a, 4);
-            memcpy(dir == 0 ? packed + p4b : mem + o4b, dir == 0 ? mem + o4b : packed + p4b, 4);
+        MPI_Aint extent = d->extent, win = d->copy_win;
+        char *mem = (char *)buf;
+        if (win >= 0) {
+            /* the window's layout (choose_window): the first segment (mv4[0]) packed at 0, the
+             * second's 8 and 4 bytes (mv8[0], mv4[1]) at 4 and 12, so the packed side's
+             * offsets are constants. Packing copies the 16-byte window whole and then the
+             * first segment over its front: two loads and two stores an item */
+            MPI_Aint head = d->mv4[0].off;
+            if (dir == 0) {
+                /* two items per iteration (the loop's own bookkeeping is a third of an item),
+                 * up to an end pointer (less set-up than a count), then an odd last item */
+                char *pairs_end = packed + (count >> 1) * 32;
+                for (; packed != pairs_end; mem += 2 * extent, packed += 32) {
+                    memcpy(packed, mem + win, 16);
+                    memcpy(packed, mem + head, 4);
+                    memcpy(packed + 16, mem + extent + win, 16);
+                    memcpy(packed + 16, mem + extent + head, 4);
+                }
+                if (count & 1) {
+                    memcpy(packed, mem + win, 16);
+                    memcpy(packed, mem + head, 4);
+                }
+            } else {
+                /* one item per iteration, its three loads before its three stores: the
+                 * packed and user buffers may alias as far as the compiler knows, and a store
+                 * between two loads cost 15-20 % over the hand loop at 1-2 KiB (two items per
+                 * iteration saved instructions but cost as much time) */
+                MPI_Aint o8 = d->mv8[0].off, o4 = d->mv4[1].off;
+                for (char *end = packed + count * 16; packed != end; mem += extent, packed += 16) {
+                    uint32_t h, t;
+                    uint64_t x;
+                    memcpy(&h, packed, 4);
+                    memcpy(&x, packed + 4, 8);
+                    memcpy(&t, packed + 12, 4);
+                    memcpy(mem + head, &h, 4);
+                    memcpy(mem + o8, &x, 8);
+                    memcpy(mem + o4, &t, 4);
+                }
+            }
+            return;
         }
+        const MPI_Aint o[3] = {d->mv8[0].off, d->mv4[0].off, d->mv4[1].off};
+        const MPI_Count p[3] = {d->mv8[0].pos, d->mv4[0].pos, d->mv4[1].pos};
+        MPI_Count psize = d->psize;
+        for (; count > 0; count--, mem += extent, packed += psize)
+            mf_dtype_moves12_one(mem, packed, o, p, dir);
         return;
     }
     (dir == 0 ? d->pack_all : d->unpack_all)(d, count, buf, packed);

@@ -273,6 +273,9 @@ static const shape_t shapes[] = {
     {"moves 4x8", 3, {0, 20, 40}, {16, 8, 8}, 56},
     {"moves 2x4", 2, {0, 8}, {4, 4}, 20},
     {"moves struct 4+12", 2, {0, 8}, {4, 12}, 32},
+    {"moves struct 4+12, misaligned", 2, {3, 13}, {4, 12}, 40},
+    {"8-byte run 16 apart", 1, {0}, {8}, 16},
+    {"8-byte run 16 apart, misaligned", 1, {5}, {8}, 16},
     {"moves 7+8", 2, {0, 9}, {7, 8}, 24},
     {"moves 6+16", 2, {0, 8}, {6, 16}, 32},
     {"moves 30+4 padded", 2, {0, 40}, {30, 4}, 48},
@@ -305,7 +308,9 @@ static mf_dtype_t *shape_type(const shape_t *sh, uintptr_t base, int bottom)
 
 static void check_fast_paths(void)
 {
-    static const MPI_Count counts[] = {0, 1, 2, 3, 5, 9, 300};
+    /* 15-19 and 33: the 16-byte-stride kernel's threshold and each remainder of its groups;
+     * 7-9: the window's two-item loop from 8 items */
+    static const MPI_Count counts[] = {0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 18, 19, 33, 300};
     for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
         const shape_t *sh = &shapes[k];
         for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
@@ -341,6 +346,20 @@ static void check_fast_paths(void)
                     mf_dtype_pack_all(t, count, (void *)at, packed);
                     UNIT_CHECK(memcmp(packed, ref, bytes) == 0, "%s: pack_all differs", sh->what);
                 }
+                /* the copies the point-to-point calls inline (mf_dtype_copy_inline; as
+                 * pack_all, for messages of at least one byte) */
+                if (bytes > 0) {
+                    memset(packed, 0, bytes + 1);
+                    mf_dtype_copy_inline(t, count, at, packed, 0);
+                    UNIT_CHECK(memcmp(packed, ref, bytes) == 0 && packed[bytes] == 0,
+                               "%s: inline pack of %lld items%s differs", sh->what,
+                               (long long)count, bottom ? " from MPI_BOTTOM" : "");
+                    memset(out, 0x5a, span);
+                    mf_dtype_copy_inline(t, count, bottom ? obase - base : obase, ref, 1);
+                    UNIT_CHECK(memcmp(out, want, span) == 0,
+                               "%s: inline unpack of %lld items%s differs", sh->what,
+                               (long long)count, bottom ? " to MPI_BOTTOM" : "");
+                }
                 /* unpacking writes the type map and nothing else */
                 memset(out, 0x5a, span);
                 mf_dtype_t *u = bottom ? shape_type(sh, obase, 1) : t;
@@ -358,6 +377,34 @@ static void check_fast_paths(void)
             free(ref);
         }
     }
+}
+
+/* The AVX2 kernel for 8-byte blocks 16 bytes apart, called directly at every block count and
+ * alignment: a source buffer that ends where the last block ends (so a read past it is caught
+ * under AddressSanitizer) and a packed buffer with a guard byte. */
+static void check_pack8_s16(void)
+{
+#if defined(__x86_64__)
+    if (!__builtin_cpu_supports("avx2"))
+        return;
+    for (MPI_Count nb = 4; nb <= 40; nb++) {
+        for (size_t mis = 0; mis < 8; mis += 3) {
+            size_t span = (size_t)nb * 16 - 8;
+            char *mem = malloc(span + mis), *packed = malloc((size_t)nb * 8 + 1);
+            for (size_t i = 0; i < span + mis; i++)
+                mem[i] = (char)(i * 7 + 1);
+            memset(packed, 0x5a, (size_t)nb * 8 + 1);
+            mf_dtype_pack8_s16_avx2(mem + mis, packed, nb);
+            for (MPI_Count b = 0; b < nb; b++)
+                UNIT_CHECK(memcmp(packed + b * 8, mem + mis + b * 16, 8) == 0,
+                           "pack8_s16: block %lld of %lld (offset %zu) differs", (long long)b,
+                           (long long)nb, mis);
+            UNIT_CHECK(packed[nb * 8] == 0x5a, "pack8_s16: wrote past %lld blocks", (long long)nb);
+            free(mem);
+            free(packed);
+        }
+    }
+#endif
 }
 
 /* Temporaries start on a cache line (a transport's memcpy into them must not meet the
@@ -429,6 +476,7 @@ int main(void)
     check_temp_inline();
     check_contiguous();
     check_fast_paths();
+    check_pack8_s16();
     check_external32();
     for (int iter = 0; iter < 3000; iter++) {
         MPI_Datatype t = make_type(3);
