@@ -62,7 +62,7 @@ static const coll_rule_t rules_gather[] = {
     {ANY_PROCS, ANY_BYTES, MF_COLL_GATHER_LINEAR},
 };
 static const coll_rule_t rules_scatter[] = {
-    {2, ANY_BYTES, MF_COLL_SCATTER_LINEAR},
+    {4, ANY_BYTES, MF_COLL_SCATTER_LINEAR},
     {ANY_PROCS, 4096, MF_COLL_SCATTER_BINOMIAL},
     {ANY_PROCS, ANY_BYTES, MF_COLL_SCATTER_LINEAR},
 };
@@ -82,6 +82,8 @@ static const coll_rule_t rules_reduce_scatter[] = {
 };
 static const coll_rule_t rules_scan[] = {
     {2, ANY_BYTES, MF_COLL_SCAN_CHAIN},
+    {4, 8 * 1024 - 1, MF_COLL_SCAN_RECURSIVE_DOUBLING},
+    {4, ANY_BYTES, MF_COLL_SCAN_CHAIN},
     {ANY_PROCS, ANY_BYTES, MF_COLL_SCAN_RECURSIVE_DOUBLING},
 };
 
