@@ -174,6 +174,11 @@ int mf_coll_shm_small(mf_comm_t *comm, size_t len);
  * MANIFOLD_COLL_SHM_CROWD_BYTES, in entry-sized pieces (gather and scan). */
 int mf_coll_shm_pieces(mf_comm_t *comm, size_t len, size_t max);
 int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent);
+/* Crowded node, largest block above one entry and up to MANIFOLD_COLL_SHM_CROWD_BYTES (and
+ * half a ring of pieces): every rank publishes all its pieces, then reads the others'. */
+int mf_coll_shm_crowd_allgather_ok(mf_comm_t *comm, size_t most);
+mf_status_t mf_coll_shm_crowd_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                         const size_t *rdispls);
 mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);

@@ -725,9 +725,10 @@ static size_t *uniform_layout(int size, size_t len)
 
 mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    /* Ranks sharing cores: pieces up to 2 KiB blocks; from 4 KiB the eager point-to-point
-     * sends, which never wait for the root, were 2-5x faster (4 ranks on 2 cores). */
-    if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 2048))
+    /* Ranks sharing cores: pieces up to 16 KiB blocks (4 ranks on 2 cores, fastest launches:
+     * 4 KiB 1.0 us against 7.2 point-to-point, 8 KiB 2.0 against 4.6, 16 KiB 5.0 against 26);
+     * the senders publish every piece without waiting for the root. */
+    if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 16384))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
@@ -937,6 +938,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_crowd_allgather_ok(comm, most))
+        return mf_coll_shm_crowd_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
         return pair_sendrecv(own != NULL ? own : (char *)rbuf + rdispls[rank], rlens[rank],
                              (char *)rbuf + rdispls[rank ^ 1], rlens[rank ^ 1], TAG_ALLGATHER,
@@ -1221,36 +1224,59 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     return status;
 }
 
-/* Scan and exscan along a chain: rank r waits for the prefix of ranks 0..r-1, combines its own
- * contribution after it (rank order) and passes the new prefix on. */
+/* Scan and exscan along a chain, in pieces: rank r receives piece i of the prefix of ranks
+ * 0..r-1, combines its own contribution after it (rank order) and passes the new prefix on
+ * while rank r-1 already works on piece i+1. Rank 0 only sends, so with eager sends it runs
+ * ahead; each rank sends once, where recursive doubling sends log2(p) times and makes every
+ * rank wait for a partner at every step (4 ranks on 2 cores, 256 KiB: 413 us against 1737).
+ * A commutative operation out of place receives straight into the result and combines its
+ * own vector in; otherwise the prefix arrives in a temporary and goes on the left. */
+#define CHAIN_PIECE ((size_t)32 * 1024)
+
 static mf_status_t scan_chain(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive, int tag)
 {
-    int size = comm->size, rank = comm->rank;
-    size_t len = count * extent;
-    char *prefix = mf_malloc(len ? len : 1, "scan buffer");
-    char *mine = mf_malloc(len ? len : 1, "scan buffer");
+    int size = comm->size, rank = comm->rank, last = rank + 1 == size;
+    size_t step = pair_items(extent, CHAIN_PIECE);
+    const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    char *res = rbuf, *tmp = NULL;
+    if (rank == 0 && !exclusive && own != rbuf)
+        copy_bytes(rbuf, own, count * extent);
+    int direct = !exclusive && own != rbuf && mf_op_commutative(op);
+    if (rank > 0 && !direct && (!exclusive || !last) &&
+        (tmp = mf_malloc(step * extent, "scan buffer")) == NULL)
+        return MF_ERR_NO_MEMORY;
     mf_status_t status = MF_OK;
-    if (prefix == NULL || mine == NULL) {
-        status = MF_ERR_NO_MEMORY;
-        goto out_free;
+    for (size_t i = 0; status == MF_OK && i < count; i += step) {
+        size_t n = count - i < step ? count - i : step, off = i * extent, bytes = n * extent;
+        if (rank == 0) {
+            if (!last)
+                status = mf_pt2pt_send_internal(own + off, bytes, 1, tag, comm);
+            continue;
+        }
+        const char *out = res + off; /* what goes on to rank + 1 */
+        if (direct) {
+            status = mf_pt2pt_recv_internal(res + off, bytes, rank - 1, tag, comm);
+            if (status == MF_OK)
+                mf_op_apply(op, own + off, res + off, n, dt); /* own op prefix, commutative */
+        } else if (exclusive) {
+            if (!last)
+                copy_bytes(tmp, own + off, bytes); /* before the prefix overwrites it in place */
+            status = mf_pt2pt_recv_internal(res + off, bytes, rank - 1, tag, comm);
+            if (status == MF_OK && !last)
+                mf_op_apply(op, res + off, tmp, n, dt); /* prefix op own */
+            out = tmp;
+        } else {
+            status = mf_pt2pt_recv_internal(tmp, bytes, rank - 1, tag, comm);
+            if (status == MF_OK && own != rbuf)
+                copy_bytes(res + off, own + off, bytes);
+            if (status == MF_OK)
+                mf_op_apply(op, tmp, res + off, n, dt); /* prefix op own */
+        }
+        if (status == MF_OK && !last)
+            status = mf_pt2pt_send_internal(out, bytes, rank + 1, tag, comm);
     }
-    copy_bytes(mine, sbuf == MPI_IN_PLACE ? rbuf : sbuf, len);
-    if (rank > 0) {
-        status = mf_pt2pt_recv_internal(prefix, len, rank - 1, tag, comm);
-        if (status != MF_OK)
-            goto out_free;
-        if (exclusive)
-            copy_bytes(rbuf, prefix, len);
-        mf_op_apply(op, prefix, mine, count, dt); /* mine = prefix op mine */
-    }
-    if (!exclusive)
-        copy_bytes(rbuf, mine, len);
-    if (rank + 1 < size)
-        status = mf_pt2pt_send_internal(mine, len, rank + 1, tag, comm);
-out_free:
-    free(prefix);
-    free(mine);
+    free(tmp);
     return status;
 }
 

@@ -1274,6 +1274,52 @@ mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rl
     return MF_OK;
 }
 
+/* Crowded nodes, blocks above one entry: every rank first publishes all pieces of its block
+ * (one small call per piece, calls n0 .. n0 + m - 1), then copies the others' pieces, then
+ * finishes all m calls at once. A rank needs the core once per call, where a full round per
+ * piece made every rank wait for every other at each piece (2-4x slower). Publishing m calls
+ * ahead is safe while m is at most half the ring: claiming call n0 + j needs every `done` at
+ * n0 + j + 1 - slots / 2 <= n0, and every rank reaches n0 without this call. */
+int mf_coll_shm_crowd_allgather_ok(mf_comm_t *comm, size_t most)
+{
+    if (most <= SMALL_PAYLOAD || !mf_coll_shm_pieces(comm, most, SIZE_MAX))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return (most + SMALL_PAYLOAD - 1) / SMALL_PAYLOAD <= sh->slots / 2;
+}
+
+mf_status_t mf_coll_shm_crowd_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                         const size_t *rdispls)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t most = 0;
+    for (int i = 0; i < sh->k; i++)
+        most = rlens[i] > most ? rlens[i] : most;
+    uint64_t n0 = sh->small_n, m = (most + SMALL_PAYLOAD - 1) / SMALL_PAYLOAD;
+    sh->small_n += m;
+    char *out = rbuf;
+    int me = comm->rank, spins = 0, polls = 0;
+    for (uint64_t j = 0; j < m; j++) {
+        size_t off = j * SMALL_PAYLOAD;
+        if (off >= rlens[me]) { /* a shorter block: an empty entry keeps the calls in step */
+            small_publish(sh, comm, out, 0, n0 + j);
+            continue;
+        }
+        small_publish(sh, comm, out + rdispls[me] + off, piece_len(rlens[me], off, SMALL_PAYLOAD),
+                      n0 + j);
+    }
+    for (int d = 1; d < sh->k; d++) {
+        int i = (me + d) % sh->k; /* start past me: the ranks do not all wait on rank 0 */
+        for (size_t off = 0; off < rlens[i]; off += SMALL_PAYLOAD) {
+            char *entry = small_ready(sh, comm, i, n0 + off / SMALL_PAYLOAD, &spins, &polls);
+            memcpy(out + rdispls[i] + off, entry + SMALL_HEAD,
+                   piece_len(rlens[i], off, SMALL_PAYLOAD));
+        }
+    }
+    small_finish(sh, n0 + m - 1);
+    return MF_OK;
+}
+
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
     mf_coll_shm_t *sh = comm->shm;

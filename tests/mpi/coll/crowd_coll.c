@@ -7,9 +7,9 @@
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too),
  * Scatter (blocks together up to 4 KiB, in place too), Scan and Exscan with a non-commutative
- * operation, which must combine in rank order, and around them Allreduce, Allgather,
- * Allgatherv with blocks of different lengths (some empty) and Alltoall (in place too), which
- * keep their other algorithms.
+ * operation, which must combine in rank order, Allgather and Allgatherv with blocks of
+ * different lengths (some empty; every rank publishes all its pieces before it reads), and
+ * around them Allreduce and Alltoall (in place too), which keep their other algorithms.
  */
 #include "mtest.h"
 

@@ -37,9 +37,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Op cat;
     MPI_Op_create(concat, 0, &cat);
-    /* 2500 items (20000 bytes) take the streamed two-rank path on one node */
-    const int ns[] = {0, 1, 9, 2500};
-    for (int ni = 0; ni < 4; ni++) {
+    /* 2500 items (20000 bytes) take the streamed two-rank path on one node; 9000 (72000
+     * bytes) go along the chain in three pieces of at most 32 KiB, the last one short */
+    const int ns[] = {0, 1, 9, 2500, 9000};
+    for (int ni = 0; ni < 5; ni++) {
         int n = ns[ni];
         long long *in = mtest_calloc((size_t)(n * size) + 1, sizeof(long long));
         long long *out = mtest_calloc((size_t)(n * size) + 1, sizeof(long long));
