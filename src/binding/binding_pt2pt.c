@@ -133,23 +133,28 @@ typedef struct stage {
     int stream; /* use mf_pt2pt_*_stream */
 } stage_t;
 
-/* Whether a non-contiguous message of `bytes` packed bytes is streamed: large ones (no
+/* Whether a non-contiguous message of `bytes` packed bytes of d is streamed: large ones (no
  * full-size temporary), and those that fit the transport's eager buffers, which the packer
  * fills directly (a temporary would add a copy on each side); in between, a rendezvous of a
- * temporary uses the transport's zero-copy path, which a streamed one cannot. */
-static inline int stream_size(size_t bytes)
+ * temporary uses the transport's zero-copy path, which a streamed one cannot. Only a type
+ * packed as one run of 8-byte blocks (MF_DT_COPY_RUN8) fills the eager buffer directly: the
+ * packer's small and overlapping stores into the shared buffer the peer reads cost a struct
+ * of 8 KiB 0.56-0.84 of packing by hand in the launches where the two ranks' cores are far
+ * apart, against 1.02-1.05 through a temporary, which the transport copies in whole lines
+ * (docs/design/datatype.md, "Eager streaming only for runs"). */
+static inline int stream_size(const mf_dtype_t *d, size_t bytes)
 {
-    if (mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes)
-        return 1;
-    return mf_params.dt_stream_eager_max > 0 && bytes >= (size_t)mf_params.dt_stream_eager_min &&
-           bytes <= (size_t)mf_params.dt_stream_eager_max;
+    if (mf_params.dt_stream_eager_max > 0 && bytes <= (size_t)mf_params.dt_stream_eager_max &&
+        bytes >= (size_t)mf_params.dt_stream_eager_min)
+        return d->copy_kind == MF_DT_COPY_RUN8;
+    return mf_params.dt_stream_bytes > 0 && bytes >= (size_t)mf_params.dt_stream_bytes;
 }
 
 /* Whether `count` items of d are streamed: by size, or as an iovec (few large blocks, which the
  * transport's packer then reads and writes in place; mf_pt2pt_stream_attach builds it). */
 static inline int stream_msg(const mf_dtype_t *d, MPI_Count count, size_t bytes)
 {
-    return stream_size(bytes) || mf_dtype_iov_ok(d, count, (size_t)mf_params.dt_iov_bytes);
+    return stream_size(d, bytes) || mf_dtype_iov_ok(d, count, (size_t)mf_params.dt_iov_bytes);
 }
 
 static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Count count,

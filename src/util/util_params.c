@@ -164,8 +164,9 @@ static const param_def_t param_table[] = {
      "by the transport instead of through a full-size temporary copy; 0: never",
      NULL},
     {"DT_STREAM_EAGER_MIN", &mf_params.dt_stream_eager_min, 5120, 0, INT_MAX,
-     "non-contiguous messages from this many bytes up to DT_STREAM_EAGER_MAX are also packed "
-     "by the transport (straight into its eager buffers: one copy less on each side)",
+     "non-contiguous messages from this many bytes up to DT_STREAM_EAGER_MAX are packed by "
+     "the transport straight into its eager buffers (one copy less on each side) when their "
+     "type is one run of 8-byte blocks; other types take a temporary in this range",
      NULL},
     {"DT_STREAM_EAGER_MAX", &mf_params.dt_stream_eager_max, 8192, 0, INT_MAX,
      "upper end of the DT_STREAM_EAGER_MIN range; keep it within the transport's eager size "

@@ -9,7 +9,8 @@
  * low so these go through Manifold's streaming path; STREAM_TEST_MIB sets the payload (default 8
  * MiB). On Manifold it also reads the MPI_T variable dtype_temp_max: a small non-contiguous message
  * (below the threshold) must show up in it, none of the streamed ones (matched receives included)
- * may have made a temporary copy of its size, and Sendrecv_replace makes exactly one (its outgoing
+ * may have made a temporary copy of its size, a vector of 6 KiB streams where a struct of 6 KiB
+ * takes a temporary (the eager range), and Sendrecv_replace makes exactly one (its outgoing
  * packed bytes).
  */
 #include "mtest.h"
@@ -400,6 +401,31 @@ static void small_temp(int n)
     MPI_Type_free(&vec);
 }
 
+/* 384 structs (6 KiB packed) from rank 0 to 1, checked: a layout in small pieces, which goes
+ * through a temporary in the eager range where a run of blocks streams. */
+static void small_struct(void)
+{
+    enum { N = 384 };
+    static part_t s[N], r[N];
+    MPI_Aint d[3] = {offsetof(part_t, id), offsetof(part_t, x), offsetof(part_t, w)};
+    MPI_Datatype t = struct_type(d, sizeof(part_t));
+    for (int i = 0; i < N; i++) {
+        s[i] = (part_t){ival((size_t)i), dval((size_t)i), (float)i, -1.0};
+        r[i] = (part_t){0, 0.0, 0.0f, -2.0};
+    }
+    if (rank == 0)
+        MPI_Send(s, N, t, 1, 11, MPI_COMM_WORLD);
+    else if (rank == 1) {
+        MPI_Recv(r, N, t, 0, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < N; i++)
+            MTEST_CHECK(r[i].id == s[i].id && r[i].x == s[i].x && r[i].w == s[i].w &&
+                            r[i].unsent == -2.0,
+                        "small struct %d: got %d %g %g %g", i, r[i].id, r[i].x, (double)r[i].w,
+                        r[i].unsent);
+    }
+    MPI_Type_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -428,6 +454,11 @@ int main(int argc, char **argv)
             unsigned long long eager = temp_max();
             MTEST_CHECK(eager < 6144, "a 6 KiB message made a temporary (dtype_temp_max %llu)",
                         eager);
+            /* but a struct of 6 KiB is packed in small pieces: through a temporary */
+            small_struct();
+            unsigned long long st = temp_max();
+            MTEST_CHECK(rank > 1 || st >= 6144,
+                        "a 6 KiB struct message was streamed (dtype_temp_max %llu)", st);
         }
     }
     /* Sendrecv_replace keeps one packed copy of the outgoing message, and no other */
