@@ -179,6 +179,10 @@ int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent);
 int mf_coll_shm_crowd_allgather_ok(mf_comm_t *comm, size_t most);
 mf_status_t mf_coll_shm_crowd_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                          const size_t *rdispls);
+/* Crowded node, Alltoall blocks above one entry together and within half a ring of pieces:
+ * every rank publishes its whole send buffer, then reads its block from the others'. */
+int mf_coll_shm_crowd_alltoall_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_crowd_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
 mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
