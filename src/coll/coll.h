@@ -190,6 +190,9 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
  * every local rank can read the others and the size reaches `min` (a MANIFOLD_COLL_CMA_*
  * tunable; 0: never). `own` (NULL: rbuf's copy) is where the others read this rank's block. */
 int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min);
+/* A node running more ranks than cores, every rank able to read the others' memory, and
+ * blocks of at least `min` bytes: the single-copy calls whatever MANIFOLD_COLL_CMA_BYTES says. */
+int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min);
 mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
                                        const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
