@@ -433,6 +433,25 @@ static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result
     return 0;
 }
 
+/* --only: a comma-separated list of collective names (as printed, without " 2 x n/2");
+ * NULL measures everything. */
+static const char *only_list;
+
+static int wanted(const coll_op_t *op)
+{
+    const char *name = coll_names[op->kind];
+    size_t len = strlen(name);
+
+    if (only_list == NULL)
+        return 1;
+    for (const char *p = only_list; *p != '\0'; p++) {
+        if ((p == only_list || p[-1] == ',') && strncmp(p, name, len) == 0 &&
+            (p[len] == ',' || p[len] == '\0'))
+            return !op->halves;
+    }
+    return 0;
+}
+
 static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
 {
     size_t *sizes;
@@ -454,6 +473,8 @@ static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
         mf_bench_abort();
     }
     for (int k = 0; k < COLL_NOPS; k++) {
+        if (!wanted(&coll_ops[k]))
+            continue;
         ctx.kind = coll_ops[k].kind;
         ctx.halves = coll_ops[k].halves;
         for (int i = 0; i < nsizes; i++) {
@@ -506,8 +527,17 @@ int main(int argc, char **argv)
     long offset = 0;
 
     mf_bench_mpi_ok(MPI_Init(&argc, &argv), "MPI_Init");
-    /* --offset is this program's own option: take it out before the common ones are parsed. */
+    /* --only and --offset are this program's own options: take them out before the common
+     * ones are parsed. */
     for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--only") == 0) {
+            only_list = argv[i + 1];
+            for (int j = i; j + 2 <= argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            i--;
+            continue;
+        }
         if (strcmp(argv[i], "--offset") == 0) {
             char *end;
             offset = strtol(argv[i + 1], &end, 10);
@@ -516,7 +546,7 @@ int main(int argc, char **argv)
             for (int j = i; j + 2 <= argc; j++)
                 argv[j] = argv[j + 2];
             argc -= 2;
-            break;
+            i--;
         }
     }
     mf_bench_mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");

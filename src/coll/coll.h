@@ -179,6 +179,10 @@ int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent);
 int mf_coll_shm_crowd_allgather_ok(mf_comm_t *comm, size_t most);
 mf_status_t mf_coll_shm_crowd_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                          const size_t *rdispls);
+/* Crowded node, Alltoall blocks above one entry together and within half a ring of pieces:
+ * every rank publishes its whole send buffer, then reads its block from the others'. */
+int mf_coll_shm_crowd_alltoall_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_crowd_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
 mf_status_t mf_coll_shm_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                    const size_t *rdispls);
 mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root);
@@ -186,6 +190,9 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
  * every local rank can read the others and the size reaches `min` (a MANIFOLD_COLL_CMA_*
  * tunable; 0: never). `own` (NULL: rbuf's copy) is where the others read this rank's block. */
 int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min);
+/* A node running more ranks than cores, every rank able to read the others' memory, and
+ * blocks of at least `min` bytes: the single-copy calls whatever MANIFOLD_COLL_CMA_BYTES says. */
+int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min);
 mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
                                        const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,

@@ -1209,6 +1209,14 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
 }
 
 /* The non-roots publish their send buffers, the root copies from each. */
+int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min)
+{
+    if (len < min || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->crowded && sh->cma && sh->nnodes == 1 && sh->k == comm->size;
+}
+
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root)
 {
@@ -1396,6 +1404,53 @@ mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, 
         memcpy(out + (size_t)i * len, entry + SMALL_HEAD + (size_t)me * len, len);
     }
     small_finish(sh, n);
+    return MF_OK;
+}
+
+/* Crowded node, all blocks together above one entry and within half a ring of pieces: every
+ * rank publishes its whole send buffer in entry-sized pieces without waiting (as the crowded
+ * Allgather), then copies its block out of the pieces of every other rank that overlap it, and
+ * finishes all the calls with one `done` store. A rank needs the core about once per call,
+ * where pairwise or Bruck point-to-point steps each wait for a partner that may be off the
+ * core. In place, every piece is published before any block is overwritten. */
+int mf_coll_shm_crowd_alltoall_ok(mf_comm_t *comm, size_t len)
+{
+    if (len == 0 || len > (size_t)SMALL_SLOTS_CROWD * SMALL_PAYLOAD ||
+        len * (size_t)comm->size <= SMALL_PAYLOAD || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    size_t all = len * (size_t)comm->size;
+    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size &&
+           (all + SMALL_PAYLOAD - 1) / SMALL_PAYLOAD <= sh->slots / 2;
+}
+
+mf_status_t mf_coll_shm_crowd_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t all = len * (size_t)sh->k, lo = (size_t)comm->rank * len, hi = lo + len;
+    uint64_t n0 = sh->small_n, m = (all + SMALL_PAYLOAD - 1) / SMALL_PAYLOAD;
+    int me = comm->rank, spins = 0, polls = 0;
+    char *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    sh->small_n += m;
+    for (uint64_t j = 0; j < m; j++) {
+        size_t off = j * SMALL_PAYLOAD;
+        small_publish(sh, comm, in + off, piece_len(all, off, SMALL_PAYLOAD), n0 + j);
+    }
+    if (in != out)
+        mf_coll_copy(out + lo, in + lo, len);
+    for (int d = 1; d < sh->k; d++) {
+        int i = (me + d) % sh->k; /* start past me: the ranks do not all wait on rank 0 */
+        for (size_t off = lo; off < hi;) {
+            size_t j = off / SMALL_PAYLOAD, end = (j + 1) * SMALL_PAYLOAD;
+            end = end < hi ? end : hi;
+            char *entry = small_ready(sh, comm, i, n0 + j, &spins, &polls);
+            memcpy(out + (size_t)i * len + (off - lo),
+                   entry + SMALL_HEAD + (off - j * SMALL_PAYLOAD), end - off);
+            off = end;
+        }
+    }
+    small_finish(sh, n0 + m - 1);
     return MF_OK;
 }
 

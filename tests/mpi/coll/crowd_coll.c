@@ -5,11 +5,14 @@
  * MANIFOLD_COLL_SHM_CROWD_BYTES then go through the small-call entries in pieces. Sizes just
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
- * items of a user operation whose pieces must end on item boundaries), Gather (in place too),
+ * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
+ * blocks above 16 KiB through the root's single copy where ranks can read each other),
  * Scatter (blocks together up to 4 KiB, in place too), Scan and Exscan with a non-commutative
  * operation, which must combine in rank order, Allgather and Allgatherv with blocks of
- * different lengths (some empty; every rank publishes all its pieces before it reads), and
- * around them Allreduce and Alltoall (in place too), which keep their other algorithms.
+ * different lengths (some empty; every rank publishes all its pieces before it reads),
+ * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
+ * each rank copying its block out of the others' pieces, larger ones keep point-to-point), and
+ * Allreduce, which keeps its other algorithms.
  */
 #include "mtest.h"
 
