@@ -1208,7 +1208,6 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
     return status;
 }
 
-/* The non-roots publish their send buffers, the root copies from each. */
 int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min)
 {
     if (len < min || !mf_coll_shm_usable(comm, MPI_OP_NULL))
@@ -1217,6 +1216,7 @@ int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min)
     return sh->crowded && sh->cma && sh->nnodes == 1 && sh->k == comm->size;
 }
 
+/* The non-roots publish their send buffers, the root copies from each. */
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root)
 {
