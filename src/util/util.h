@@ -141,6 +141,9 @@ typedef struct mf_params {
     int coll_shm_crowd_bytes; /* MANIFOLD_COLL_SHM_CROWD_BYTES */
     int coll_cma_bytes;       /* MANIFOLD_COLL_CMA_BYTES (0: never copy across processes) */
     int coll_copy_down;       /* MANIFOLD_COLL_COPY_DOWN */
+    /* MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES, MANIFOLD_COLL_SHM_CROWD_RING */
+    int coll_shm_crowd_reduce_bytes;
+    int coll_shm_crowd_ring;
     /* MANIFOLD_COLL_CMA_BCAST_BYTES, MANIFOLD_COLL_CMA_ALLGATHER_BYTES (0: never) */
     int coll_cma_bcast_bytes;
     int coll_cma_allgather_bytes;

@@ -130,9 +130,18 @@ static const param_def_t param_table[] = {
      "calls up to COLL_SHM_CROWD_BYTES go through the small-call entries in pieces",
      coll_shm_crowded_choices},
     {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
-     "on a crowded node (see COLL_SHM_CROWDED), bcast, reduce, gather and scan up to this "
+     "on a crowded node (see COLL_SHM_CROWDED), bcast, gather and scan up to this "
      "many bytes (per rank) go through the small-call entries in pieces, which let the writers "
      "run calls ahead of ranks waiting for a core; 0: never",
+     NULL},
+    {"COLL_SHM_CROWD_RING", &mf_params.coll_shm_crowd_ring, 1, 0, 1,
+     "on a crowded node, bcast above the pieces goes through a ring of 32 KiB chunks over the "
+     "whole data area, so the root runs calls ahead (1), or through its two halves (0)",
+     NULL},
+    {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 262144, 0, INT_MAX,
+     "on a crowded node, reduce up to this many bytes goes through the small-call entries in "
+     "pieces (the non-roots run ahead, only the root waits) instead of the data area's chunks, "
+     "where every rank waits for every other; 0: never",
      NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "

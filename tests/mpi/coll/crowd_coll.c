@@ -12,7 +12,9 @@
  * different lengths (some empty; every rank publishes all its pieces before it reads),
  * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
  * each rank copying its block out of the others' pieces, larger ones keep point-to-point), and
- * Allreduce, which keeps its other algorithms.
+ * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
+ * to back so that the root wraps it) and Reduce (pieces up to 256 KiB, the data area above),
+ * between Allreduce and Gather calls that use the data area's halves.
  */
 #include "mtest.h"
 
@@ -289,6 +291,37 @@ static void check_trios(MPI_Comm comm, int round, int n, MPI_Datatype trio, MPI_
     free(b);
 }
 
+/* Above the pieces: Bcast through the ring of chunks over the data area, and Reduce in pieces
+ * up to MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES (256 KiB = 65536 ints), the data area's chunks
+ * above. */
+static const int big_counts[] = {8193, 40000, 65536, 65537, 100000};
+#define NBIG ((int)(sizeof(big_counts) / sizeof(big_counts[0])))
+
+/* Broadcasts back to back into separate buffers: the root runs ahead and wraps the ring of
+ * chunks, which must not overwrite a chunk before every reader has copied it. */
+static void check_bcast_series(MPI_Comm comm, int round, int n)
+{
+    enum { CALLS = 6 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int root = (round + 1) % size;
+    int32_t *a = mtest_calloc((size_t)n * CALLS, sizeof(int32_t));
+    for (int c = 0; c < CALLS; c++)
+        for (int i = 0; i < n; i++)
+            a[(size_t)c * n + i] = rank == root ? value(root, i, round + c) : -1;
+    for (int c = 0; c < CALLS; c++)
+        MPI_Bcast(a + (size_t)c * n, n, MPI_INT32_T, root, comm);
+    for (int c = 0; c < CALLS; c++)
+        for (int i = 0; i < n; i++)
+            if (a[(size_t)c * n + i] != value(root, i, round + c)) {
+                MTEST_CHECK(0, "bcast series n %d call %d root %d: item %d is %d", n, c, root, i,
+                            (int)a[(size_t)c * n + i]);
+                c = CALLS, i = n;
+            }
+    free(a);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -314,6 +347,13 @@ int main(int argc, char **argv)
             check_scatter(comm, round);
         check_all(comm, round, n);
         check_scans(comm, round, n, pair, aff);
+        check_trios(comm, round, n, trio, tsum);
+    }
+    for (int round = 0; round < 2 * NBIG; round++) {
+        MPI_Comm comm = comms[round % 2];
+        int n = big_counts[round % NBIG];
+        check_rooted(comm, round, n);
+        check_bcast_series(comm, round, n);
         check_trios(comm, round, n, trio, tsum);
     }
     MPI_Op_free(&aff);
