@@ -195,6 +195,7 @@ int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min);
 int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min);
 mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
                                        const size_t *rlens, const size_t *rdispls);
+mf_status_t mf_coll_shm_cma_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
 /* Whether a two-rank communicator on one node takes point-to-point instead of the segment for

@@ -1048,6 +1048,10 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
      * 6.2 against 24 pairwise, 8 KiB 11.4 against 28; Open MPI 10.0, 8.7, 21.8). */
     if (!mf_params.coll_alltoall && mf_coll_shm_crowd_alltoall_ok(comm, len))
         return mf_coll_shm_crowd_alltoall(comm, sbuf, len, rbuf);
+    /* Above those: every rank copies its block straight from each sender's buffer
+     * (process_vm_readv), one hand-over per rank instead of a partner at every pairwise step. */
+    if (!mf_params.coll_alltoall && mf_coll_shm_crowd_cma(comm, len, 1))
+        return mf_coll_shm_cma_alltoall(comm, sbuf, len, rbuf);
     if (!mf_params.coll_alltoall && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_SWAP_MAX))
         return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
     if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))

@@ -1513,6 +1513,42 @@ mf_status_t mf_coll_shm_crowd_alltoall(mf_comm_t *comm, const void *sbuf, size_t
     return MF_OK;
 }
 
+/* Crowded node, blocks above the pieces: every rank publishes its send buffer's address and
+ * copies its block from every other rank's buffer with one process_vm_readv each, then waits
+ * until every rank has read its buffer. One hand-over per rank and call, where pairwise
+ * point-to-point waited for a partner (and its eager fragments) at every step. In place the
+ * send side is a private copy, since the others' blocks for this rank land where its own
+ * blocks for them lie. */
+mf_status_t mf_coll_shm_cma_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t all = len * (size_t)sh->k, lo = (size_t)comm->rank * len;
+    char *out = rbuf, *copy = NULL;
+    const char *in = sbuf;
+    if (sbuf == MPI_IN_PLACE) {
+        if ((copy = mf_malloc(all, "alltoall buffer")) == NULL)
+            return MF_ERR_NO_MEMORY;
+        mf_coll_copy(copy, out, all);
+        in = copy;
+    } else {
+        mf_coll_copy(out + lo, in + lo, len);
+    }
+    uint64_t n = sh->small_n++;
+    int spins = 0, polls = 0;
+    mf_status_t status = MF_OK;
+    cma_publish(sh, comm, in, n);
+    for (int d = 1; d < sh->k; d++) {
+        int i = (comm->rank + d) % sh->k; /* start past me: the owners share the readers */
+        mf_status_t st = cma_fetch(sh, comm, i, n, lo, out + (size_t)i * len, len, &spins, &polls);
+        if (status == MF_OK)
+            status = st;
+    }
+    small_finish(sh, n);
+    cma_wait_readers(sh, comm, n);
+    free(copy);
+    return status;
+}
+
 /* Small reduce-scatter: every rank publishes its vector and combines its own block from all
  * entries in rank order, `in[0] op (in[1] op ...)`, so any operation works. In place the
  * vector is read from the entry, never from rbuf, which the result overwrites. */

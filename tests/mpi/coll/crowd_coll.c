@@ -11,7 +11,8 @@
  * operation, which must combine in rank order, Allgather and Allgatherv with blocks of
  * different lengths (some empty; every rank publishes all its pieces before it reads),
  * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
- * each rank copying its block out of the others' pieces, larger ones keep point-to-point), and
+ * each rank copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per
+ * block, through each rank's single copy from every other where ranks can read each other), and
  * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
  * to back so that the root wraps it) and Reduce (pieces up to 256 KiB, the data area above),
  * between Allreduce and Gather calls that use the data area's halves.
@@ -170,6 +171,33 @@ static void check_scatter(MPI_Comm comm, int round)
     }
 }
 
+/* Alltoall of m items per block, in place on odd rounds: block j of rank r holds
+ * value(r * size + j, i, round). */
+static void check_alltoall(MPI_Comm comm, int round, int m)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *a = mtest_calloc((size_t)m * size + 1, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)m * size + 1, sizeof(int32_t));
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < m; i++)
+            a[(size_t)j * m + i] = value(rank * size + j, i, round);
+    int in_place = round % 2 == 1;
+    if (in_place)
+        memcpy(b, a, (size_t)m * size * sizeof(int32_t));
+    MPI_Alltoall(in_place ? MPI_IN_PLACE : a, m, MPI_INT32_T, b, m, MPI_INT32_T, comm);
+    for (int j = 0; j < size; j++)
+        for (int i = 0; i < m; i++)
+            if (b[(size_t)j * m + i] != value(j * size + rank, i, round)) {
+                MTEST_CHECK(0, "alltoall m %d%s: block %d item %d is %d", m,
+                            in_place ? " in place" : "", j, i, (int)b[(size_t)j * m + i]);
+                j = size, i = m;
+            }
+    free(a);
+    free(b);
+}
+
 static void check_all(MPI_Comm comm, int round, int n)
 {
     int rank, size;
@@ -208,23 +236,7 @@ static void check_all(MPI_Comm comm, int round, int n)
             }
     free(rc);
     free(rd);
-    /* Alltoall of n / size items per block (so the whole buffer is about n), in place on odd
-     * rounds: block j of rank r holds value(r * size + j, i, round). */
-    int m = n / size;
-    for (int j = 0; j < size; j++)
-        for (int i = 0; i < m; i++)
-            a[(size_t)j * m + i] = value(rank * size + j, i, round);
-    int in_place = round % 2 == 1;
-    if (in_place)
-        memcpy(b, a, (size_t)m * size * sizeof(int32_t));
-    MPI_Alltoall(in_place ? MPI_IN_PLACE : a, m, MPI_INT32_T, b, m, MPI_INT32_T, comm);
-    for (int j = 0; j < size; j++)
-        for (int i = 0; i < m; i++)
-            if (b[(size_t)j * m + i] != value(j * size + rank, i, round)) {
-                MTEST_CHECK(0, "alltoall m %d%s: block %d item %d is %d", m,
-                            in_place ? " in place" : "", j, i, (int)b[(size_t)j * m + i]);
-                j = size, i = m;
-            }
+    check_alltoall(comm, round, n / size);
     free(a);
     free(b);
 }
@@ -343,8 +355,11 @@ int main(int argc, char **argv)
         MPI_Comm comm = comms[round % 2];
         int n = counts[round % NCOUNTS];
         check_rooted(comm, round, n);
-        if (round < 4)
+        if (round < 4) {
             check_scatter(comm, round);
+            /* blocks above the ring's half: each rank's single copy from every other */
+            check_alltoall(comm, round, round < 2 ? 4097 : 9000);
+        }
         check_all(comm, round, n);
         check_scans(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
