@@ -874,12 +874,11 @@ static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf
 }
 
 /* A crowded node: the reduction in pieces of whole items that fit an entry, up to its own
- * limit (MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES). The non-roots publish their pieces and run
- * ahead up to half a ring; only the root waits. The data area's chunks (node_reduce) make
- * every rank wait for every other three times per chunk, each wait a hand-over of a shared
- * core: 4 ranks on 2 cores, medians of 5 launches at load 5, 32 KiB 38 us against 2492,
- * 128 KiB 148 against 842. Returns 0 when it does not apply. rbuf is only touched where the
- * result goes (it may be NULL elsewhere). */
+ * limit (MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES, 4 KiB). The non-roots publish their pieces and
+ * run ahead up to half a ring; only the root waits. From 8 KiB the ring of chunks
+ * (crowd_reduce) is faster: each piece costs the root a stamp wait and a combine of k entries.
+ * Returns 0 when it does not apply. rbuf is only touched where the result goes (it may be NULL
+ * elsewhere). */
 static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
                            size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
@@ -900,10 +899,11 @@ static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf,
  * rank, each a ring of CROWD_CHUNK slots. Every non-root streams its vector through its own
  * part, one chunk per step, and waits only for the slot it is about to overwrite (for the rank
  * that last read it), so in a series of reductions it runs up to its part ahead; the root
- * combines each step's chunks in local-rank order straight into the result. The pieces
- * (crowd_reduction) cost the root a stamp wait and a k-entry combine per 1 KiB and let the
- * writers run half a ring (32 KiB) ahead; node_reduce makes every rank wait for every other
- * three times per chunk. Returns 0 when it does not apply. */
+ * combines each step's chunks in local-rank order straight into the result. 4 ranks on 2
+ * cores, medians of 9 launches at load 7-8: 256 KiB 58 us against 80 in 1 KiB pieces (the
+ * root waits for a stamp and combines k entries per piece, the writers run 32 KiB ahead) and
+ * 78 through node_reduce (every rank waits for every other three times per chunk). Returns 0
+ * when it does not apply. */
 static void red_claim(mf_coll_shm_t *sh, mf_comm_t *comm, unsigned j)
 {
     int r = sh->red_reader[j];

@@ -13,9 +13,9 @@
  * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
  * each rank copying its block out of the others' pieces, larger ones keep point-to-point), and
  * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
- * to back so that the root wraps it) and Reduce (pieces up to 256 KiB, a ring of chunks in
- * each rank's part of the data area above; also back to back with a non-commutative operation
- * and moving roots), between Allreduce and Gather calls that use the data area's halves.
+ * to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of
+ * chunks in each rank's part of the data area above; also back to back with a non-commutative
+ * operation and moving roots), between Allreduce and Gather calls that use the data area's halves.
  */
 #include "mtest.h"
 
@@ -292,9 +292,10 @@ static void check_trios(MPI_Comm comm, int round, int n, MPI_Datatype trio, MPI_
     free(b);
 }
 
-/* Above the pieces: Bcast through the ring of chunks over the data area, and Reduce in pieces
- * up to MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES (256 KiB = 65536 ints), the ring of chunks in the
- * ranks' parts of the data area above. */
+/* Above the pieces: Bcast through the ring of chunks over the data area, and Reduce through
+ * the ring of chunks in the ranks' parts of the data area (in pieces up to 256 KiB = 65536 ints
+ * with MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES=262144, the data area's chunks with
+ * MANIFOLD_COLL_SHM_CROWD_RING=0). */
 static const int big_counts[] = {8193, 40000, 65536, 65537, 100000};
 #define NBIG ((int)(sizeof(big_counts) / sizeof(big_counts[0])))
 
