@@ -101,6 +101,13 @@ typedef struct mf_coll_shm {
     uint64_t crowd_free[CROWD_RING_MAX];
     uint64_t crowd_mark[2];
     unsigned crowd_next;
+    /* crowd_reduce's ring: slot i of this rank's part of the data area is free once local rank
+     * red_reader[i] (-1: every rank) reached red_free[i]; valid while free_at[] holds
+     * red_mark[] */
+    uint64_t red_free[CROWD_RING_MAX];
+    int red_reader[CROWD_RING_MAX];
+    uint64_t red_mark[2];
+    unsigned red_next;
 } mf_coll_shm_t;
 
 /* Communicators where the shared-memory path is off (or being set up). */
@@ -867,12 +874,11 @@ static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf
 }
 
 /* A crowded node: the reduction in pieces of whole items that fit an entry, up to its own
- * limit (MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES). The non-roots publish their pieces and run
- * ahead up to half a ring; only the root waits. The data area's chunks (node_reduce) make
- * every rank wait for every other three times per chunk, each wait a hand-over of a shared
- * core: 4 ranks on 2 cores, medians of 5 launches at load 5, 32 KiB 38 us against 2492,
- * 128 KiB 148 against 842. Returns 0 when it does not apply. rbuf is only touched where the
- * result goes (it may be NULL elsewhere). */
+ * limit (MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES, 4 KiB). The non-roots publish their pieces and
+ * run ahead up to half a ring; only the root waits. From 8 KiB the ring of chunks
+ * (crowd_reduce) is faster: each piece costs the root a stamp wait and a combine of k entries.
+ * Returns 0 when it does not apply. rbuf is only touched where the result goes (it may be NULL
+ * elsewhere). */
 static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, void *rbuf,
                            size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
@@ -886,6 +892,84 @@ static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf,
         small_reduction(sh, comm, (const char *)sbuf + off, mine ? (char *)rbuf + off : NULL,
                         piece_len(count, first, per), dt, extent, op, root);
     }
+    return 1;
+}
+
+/* Reduce on a crowded node above the pieces: the data area is cut into one part per local
+ * rank, each a ring of CROWD_CHUNK slots. Every non-root streams its vector through its own
+ * part, one chunk per step, and waits only for the slot it is about to overwrite (for the rank
+ * that last read it), so in a series of reductions it runs up to its part ahead; the root
+ * combines each step's chunks in local-rank order straight into the result. 4 ranks on 2
+ * cores, medians of 9 launches at load 7-8: 256 KiB 58 us against 80 in 1 KiB pieces (the
+ * root waits for a stamp and combines k entries per piece, the writers run 32 KiB ahead) and
+ * 78 through node_reduce (every rank waits for every other three times per chunk). Returns 0
+ * when it does not apply. */
+static void red_claim(mf_coll_shm_t *sh, mf_comm_t *comm, unsigned j)
+{
+    int r = sh->red_reader[j];
+    if (r < 0)
+        shm_wait_all(sh, comm, sh->red_free[j]);
+    else
+        shm_wait(sh, comm, r, r + 1, sh->red_free[j]);
+}
+
+static int crowd_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
+                        size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    size_t chunk = round_down(CROWD_CHUNK, extent), len = count * extent;
+    size_t part = round_down(sh->data_len / (size_t)sh->k, CROWD_CHUNK);
+    if (!sh->crowded || sh->nnodes != 1 || root < 0 || chunk == 0 || part == 0 ||
+        !mf_params.coll_shm_crowd_ring)
+        return 0;
+    unsigned nslots = (unsigned)(part / CROWD_CHUNK);
+    if (nslots > CROWD_RING_MAX)
+        nslots = CROWD_RING_MAX;
+    int me = sh->lrank, rl = sh->lrank_of[root], k = sh->k;
+    if (sh->free_at[0] != sh->red_mark[0] || sh->free_at[1] != sh->red_mark[1]) {
+        uint64_t all = max_u64(sh->free_at[0], sh->free_at[1]);
+        for (unsigned i = 0; i < nslots; i++) {
+            sh->red_free[i] = all;
+            sh->red_reader[i] = -1;
+        }
+    }
+    /* In place the root's own vector is the result: unless it is the last operand (the first
+     * the result takes), it goes through the root's own part first. */
+    int stage = me == rl && sbuf == rbuf && rl != k - 1;
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = piece_len(len, off, chunk);
+        unsigned j = sh->red_next++ % nslots;
+        char *mine = sh->data + (size_t)me * part + (size_t)j * CROWD_CHUNK;
+        if (me != rl || stage) {
+            red_claim(sh, comm, j);
+            mf_coll_copy(mine, sbuf + off, n);
+        }
+        if (me == rl) {
+            /* out = v[0] op (v[1] op (... op v[k-1])), each operand as soon as it is there */
+            char *out = rbuf + off;
+            for (int i = k - 1; i >= 0; i--) {
+                const char *in = i != rl ? sh->data + (size_t)i * part + (size_t)j * CROWD_CHUNK
+                                 : stage ? mine
+                                         : sbuf + off;
+                if (i != rl)
+                    shm_wait(sh, comm, i, i + 1, sh->seq + 1);
+                if (i == k - 1) {
+                    if (in != out)
+                        mf_coll_copy(out, in, n);
+                } else {
+                    mf_op_apply(op, in, out, n / extent, dt);
+                }
+            }
+        }
+        shm_signal(sh);
+        if (me != rl || stage) {
+            sh->red_free[j] = sh->seq;
+            sh->red_reader[j] = rl;
+        }
+    }
+    /* the halves' other users, and crowd_bcast, start after every rank is past this call */
+    sh->free_at[0] = sh->free_at[1] = sh->seq;
+    sh->red_mark[0] = sh->free_at[0];
+    sh->red_mark[1] = sh->free_at[1];
     return 1;
 }
 
@@ -1013,6 +1097,8 @@ mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, si
         return MF_OK;
     }
     if (crowd_reduction(sh, comm, sbuf, rbuf, count, dt, extent, op, root))
+        return MF_OK;
+    if (crowd_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, root))
         return MF_OK;
     if (pair_reduce(sh, comm, sbuf, rbuf, count, dt, extent, op, root))
         return MF_OK;

@@ -138,10 +138,11 @@ static const param_def_t param_table[] = {
      "on a crowded node, bcast above the pieces goes through a ring of 32 KiB chunks over the "
      "whole data area, so the root runs calls ahead (1), or through its two halves (0)",
      NULL},
-    {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 262144, 0, INT_MAX,
+    {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 4096, 0, INT_MAX,
      "on a crowded node, reduce up to this many bytes goes through the small-call entries in "
-     "pieces (the non-roots run ahead, only the root waits) instead of the data area's chunks, "
-     "where every rank waits for every other; 0: never",
+     "pieces (the non-roots run ahead, only the root waits); above, through a ring of 32 KiB "
+     "chunks in each rank's part of the data area (COLL_SHM_CROWD_RING=1) or the data area's "
+     "chunks, where every rank waits for every other; 0: never",
      NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "

@@ -14,8 +14,9 @@
  * each rank copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per
  * block, through each rank's single copy from every other where ranks can read each other), and
  * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
- * to back so that the root wraps it) and Reduce (pieces up to 256 KiB, the data area above),
- * between Allreduce and Gather calls that use the data area's halves.
+ * to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of
+ * chunks in each rank's part of the data area above; also back to back with a non-commutative
+ * operation and moving roots), between Allreduce and Gather calls that use the data area's halves.
  */
 #include "mtest.h"
 
@@ -303,9 +304,10 @@ static void check_trios(MPI_Comm comm, int round, int n, MPI_Datatype trio, MPI_
     free(b);
 }
 
-/* Above the pieces: Bcast through the ring of chunks over the data area, and Reduce in pieces
- * up to MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES (256 KiB = 65536 ints), the data area's chunks
- * above. */
+/* Above the pieces: Bcast through the ring of chunks over the data area, and Reduce through
+ * the ring of chunks in the ranks' parts of the data area (in pieces up to 256 KiB = 65536 ints
+ * with MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES=262144, the data area's chunks with
+ * MANIFOLD_COLL_SHM_CROWD_RING=0). */
 static const int big_counts[] = {8193, 40000, 65536, 65537, 100000};
 #define NBIG ((int)(sizeof(big_counts) / sizeof(big_counts[0])))
 
@@ -332,6 +334,46 @@ static void check_bcast_series(MPI_Comm comm, int round, int n)
                 c = CALLS, i = n;
             }
     free(a);
+}
+
+/* Reductions back to back into separate buffers with a non-commutative operation, the root
+ * moving from call to call and in place on odd calls: above the pieces the non-roots run ahead
+ * through their parts of the data area and wrap them, which must not overwrite a chunk before
+ * the root that reads it has combined it, and the root must combine in rank order. */
+static void check_reduce_series(MPI_Comm comm, int round, int n, MPI_Datatype pair, MPI_Op op)
+{
+    enum { CALLS = 6 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    size_t half = (size_t)n / 2; /* pairs */
+    int32_t *a = mtest_calloc(half * 2 * CALLS, sizeof(int32_t));
+    int32_t *b = mtest_calloc(half * 2 * CALLS, sizeof(int32_t));
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c) % size, in_place = c % 2 == 1 && rank == root;
+        int32_t *own = (in_place ? b : a) + (size_t)c * half * 2;
+        for (size_t i = 0; i < half; i++) {
+            own[2 * i] = (int32_t)slope(rank);
+            own[2 * i + 1] = value(rank, (int)i, round + c);
+        }
+        MPI_Reduce(in_place ? MPI_IN_PLACE : own, b + (size_t)c * half * 2, (int)half, pair, op,
+                   root, comm);
+    }
+    for (int c = 0; c < CALLS; c++) {
+        if (rank != (round + c) % size)
+            continue;
+        const int32_t *r = b + (size_t)c * half * 2;
+        uint32_t m;
+        for (size_t i = 0; i < half; i++)
+            if (r[2 * i + 1] != affine_expect(size - 1, (int)i, round + c, &m) ||
+                (uint32_t)r[2 * i] != m) {
+                MTEST_CHECK(0, "reduce series %zu pairs call %d: pair %zu is (%d, %d)", half, c, i,
+                            (int)r[2 * i], (int)r[2 * i + 1]);
+                break;
+            }
+    }
+    free(a);
+    free(b);
 }
 
 int main(int argc, char **argv)
@@ -369,6 +411,7 @@ int main(int argc, char **argv)
         int n = big_counts[round % NBIG];
         check_rooted(comm, round, n);
         check_bcast_series(comm, round, n);
+        check_reduce_series(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
     }
     MPI_Op_free(&aff);
