@@ -895,15 +895,7 @@ static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf,
     return 1;
 }
 
-/* Reduce on a crowded node above the pieces: the data area is cut into one part per local
- * rank, each a ring of CROWD_CHUNK slots. Every non-root streams its vector through its own
- * part, one chunk per step, and waits only for the slot it is about to overwrite (for the rank
- * that last read it), so in a series of reductions it runs up to its part ahead; the root
- * combines each step's chunks in local-rank order straight into the result. 4 ranks on 2
- * cores, medians of 9 launches at load 7-8: 256 KiB 58 us against 80 in 1 KiB pieces (the
- * root waits for a stamp and combines k entries per piece, the writers run 32 KiB ahead) and
- * 78 through node_reduce (every rank waits for every other three times per chunk). Returns 0
- * when it does not apply. */
+/* Wait until slot j of this rank's part of crowd_reduce's ring is free again. */
 static void red_claim(mf_coll_shm_t *sh, mf_comm_t *comm, unsigned j)
 {
     int r = sh->red_reader[j];
@@ -913,6 +905,15 @@ static void red_claim(mf_coll_shm_t *sh, mf_comm_t *comm, unsigned j)
         shm_wait(sh, comm, r, r + 1, sh->red_free[j]);
 }
 
+/* Reduce on a crowded node above the pieces: the data area is cut into one part per local
+ * rank, each a ring of CROWD_CHUNK slots. Every non-root streams its vector through its own
+ * part, one chunk per step, and waits only for the slot it is about to overwrite (for the rank
+ * that last read it), so in a series of reductions it runs up to its part ahead; the root
+ * combines each step's chunks in local-rank order straight into the result. 4 ranks on 2
+ * cores, medians of 9 launches at load 7-8: 256 KiB 58 us against 80 in 1 KiB pieces (the
+ * root waits for a stamp and combines k entries per piece, the writers run 32 KiB ahead) and
+ * 78 through node_reduce (every rank waits for every other three times per chunk). Returns 0
+ * when it does not apply. */
 static int crowd_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, char *rbuf,
                         size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
