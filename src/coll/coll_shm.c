@@ -1391,6 +1391,30 @@ mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len
     return status;
 }
 
+/* The mirror of the single-copy Gather: the root publishes its send buffer's address, copies
+ * its own block and waits until every rank has read its block from there (process_vm_readv,
+ * one hand-over per reader instead of a stream of eager fragments or entry-sized pieces). */
+mf_status_t mf_coll_shm_cma_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                    int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    uint64_t n = sh->small_n++;
+    int spins = 0, polls = 0;
+    mf_status_t status = MF_OK;
+    if (comm->rank == root) {
+        cma_publish(sh, comm, sbuf, n);
+        if (rbuf != MPI_IN_PLACE)
+            mf_coll_copy(rbuf, (const char *)sbuf + (size_t)root * len, len);
+        small_finish(sh, n);
+        cma_wait_readers(sh, comm, n);
+        return MF_OK;
+    }
+    status = cma_fetch(sh, comm, sh->lrank_of[root], n, (size_t)comm->rank * len, rbuf, len, &spins,
+                       &polls);
+    small_finish(sh, n);
+    return status;
+}
+
 int mf_coll_shm_small(mf_comm_t *comm, size_t len)
 {
     /* Local ranks are communicator ranks on one node, so rank order holds for any operation. */

@@ -7,9 +7,10 @@
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
  * blocks above 16 KiB through the root's single copy where ranks can read each other),
- * Scatter (blocks together up to 4 KiB, in place too), Scan and Exscan with a non-commutative
- * operation, which must combine in rank order, Allgather and Allgatherv with blocks of
- * different lengths (some empty; every rank publishes all its pieces before it reads),
+ * Scatter (blocks together up to 4 KiB, in place too; blocks above 32 KiB through
+ * each rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan
+ * with a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
+ * blocks of different lengths (some empty; every rank publishes all its pieces before it reads),
  * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
  * each rank copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per
  * block, through each rank's single copy from every other where ranks can read each other), and
@@ -136,10 +137,12 @@ static void check_rooted(MPI_Comm comm, int round, int n)
 }
 
 /* Scatter blocks (ints) whose blocks together take one entry, a few (up to 4 KiB go through
- * the root's ring) and up to 8 KiB on 4 ranks (point-to-point), cut by the pieces at odd
- * places; from every root, in place at the root on odd rounds. Items just past a block must
+ * the root's ring), up to 16 KiB on 4 ranks (point-to-point) and blocks above 32 KiB (each
+ * rank's single copy from the root's buffer where ranks can read each other), cut by the pieces at
+ * odd places; from every root, in place at the root on odd rounds. Items just past a block must
  * keep their guard value. */
-static const int scatter_counts[] = {1, 2, 67, 68, 134, 135, 268, 300, 409, 512};
+static const int scatter_counts[] = {1,   2,   67,  68,   134,  135,  268,
+                                     300, 409, 512, 1024, 4097, 8193, 70000};
 #define NSCATTER ((int)(sizeof(scatter_counts) / sizeof(scatter_counts[0])))
 
 static void check_scatter(MPI_Comm comm, int round)
