@@ -742,6 +742,22 @@ static void node_stream(mf_coll_shm_t *sh, mf_comm_t *comm, const char *src, siz
     }
 }
 
+/* One chunk of a broadcast through `slot` of the data area: the writer waits until every rank
+ * reached `free_at` (done with the slot's last use) and fills it, the others wait for the
+ * writer's signal and empty it; everyone then signals. */
+static void bcast_chunk(mf_coll_shm_t *sh, mf_comm_t *comm, char *slot, char *buf, size_t n,
+                        int writer, uint64_t free_at)
+{
+    if (sh->lrank == writer) {
+        shm_wait_all(sh, comm, free_at);
+        mf_coll_copy(slot, buf, n);
+    } else {
+        shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
+        mf_coll_copy(buf, slot, n);
+    }
+    shm_signal(sh);
+}
+
 /* Local rank `writer` has the data: it goes through the two halves of the data area in turn,
  * one chunk each, so the writer fills one while the others empty the other. Large slots let
  * the writer run a whole message ahead of the readers in a series of broadcasts, which
@@ -753,15 +769,7 @@ static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len
         int h = sh->next_half;
         char *slot = sh->data + (size_t)h * sh->half;
         sh->next_half ^= 1;
-        if (sh->lrank == writer) {
-            shm_wait_all(sh, comm, sh->free_at[h]);
-            mf_coll_copy(slot, buf + off, n);
-            shm_signal(sh);
-        } else {
-            shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
-            mf_coll_copy(buf + off, slot, n);
-            shm_signal(sh);
-        }
+        bcast_chunk(sh, comm, slot, buf + off, n, writer, sh->free_at[h]);
         sh->free_at[h] = sh->seq;
     }
 }
@@ -786,15 +794,7 @@ static void crowd_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t le
         size_t n = piece_len(len, off, chunk);
         unsigned i = sh->crowd_next++ % nslots;
         char *slot = sh->data + (size_t)i * chunk;
-        if (sh->lrank == writer) {
-            shm_wait_all(sh, comm, sh->crowd_free[i]);
-            mf_coll_copy(slot, buf + off, n);
-            shm_signal(sh);
-        } else {
-            shm_wait(sh, comm, writer, writer + 1, sh->seq + 1);
-            mf_coll_copy(buf + off, slot, n);
-            shm_signal(sh);
-        }
+        bcast_chunk(sh, comm, slot, buf + off, n, writer, sh->crowd_free[i]);
         sh->crowd_free[i] = sh->seq;
         for (int h = 0; h < 2; h++)
             if ((size_t)i * chunk < (size_t)(h + 1) * sh->half &&
