@@ -135,8 +135,9 @@ static const param_def_t param_table[] = {
      "run calls ahead of ranks waiting for a core; 0: never",
      NULL},
     {"COLL_SHM_CROWD_RING", &mf_params.coll_shm_crowd_ring, 1, 0, 1,
-     "on a crowded node, bcast above the pieces goes through a ring of 32 KiB chunks over the "
-     "whole data area, so the root runs calls ahead (1), or through its two halves (0)",
+     "on a crowded node, bcast above the pieces and reduce above COLL_SHM_CROWD_REDUCE_BYTES go "
+     "through rings of 32 KiB chunks in the data area, so the writers run calls ahead (1), or "
+     "through its two halves and its shared chunks (0)",
      NULL},
     {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 4096, 0, INT_MAX,
      "on a crowded node, reduce up to this many bytes goes through the small-call entries in "
