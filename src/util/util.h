@@ -118,6 +118,7 @@ typedef struct mf_params {
     int vci_progress;      /* MANIFOLD_VCI_PROGRESS: MF_VCI_PROGRESS_* */
     int vci_request_cache; /* MANIFOLD_VCI_REQUEST_CACHE */
     int vci_align;         /* MANIFOLD_VCI_ALIGN */
+    int vci_lock_bias;     /* MANIFOLD_VCI_LOCK_BIAS */
     int vci_sharing;       /* MANIFOLD_VCI_SHARING: MF_VCI_SHARING_* */
     int vci_workers;       /* MANIFOLD_VCI_WORKERS */
     int vci_stats;         /* MANIFOLD_VCI_STATS */

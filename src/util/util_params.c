@@ -62,6 +62,10 @@ static const param_def_t param_table[] = {
      "1: free requests are cached per channel; 0: one shared cache (for comparison only)", NULL},
     {"VCI_ALIGN", &mf_params.vci_align, 1, 0, 1,
      "1: each channel's state on cache lines of its own; 0: packed (for comparison only)", NULL},
+    {"VCI_LOCK_BIAS", &mf_params.vci_lock_bias, 1, 0, 1,
+     "1: a channel's lock is biased to the first thread that takes it, which then enters "
+     "without atomic instructions until another thread takes it; 0: never (for comparison only)",
+     NULL},
     {"VCI_SHARING", &mf_params.vci_sharing, MF_VCI_SHARING_WORKER, 0, 2,
      "transport resources per channel: context (a UCX context each), worker (a worker each "
      "in one context), shared (VCI_WORKERS workers shared by all channels)",

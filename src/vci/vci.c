@@ -8,11 +8,15 @@
 
 #include "pmi.h"
 
+#include <errno.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 
 /* Transport resources: a UCX worker, its endpoints and what it knows of peers. With
@@ -31,7 +35,7 @@ typedef struct mf_worker {
     int own_context;
     int neps;
     /* The thread that last progressed the worker for a request of its own or started an
-     * operation on it (thread_id()), cleared by global sweeps of other threads, which then
+     * operation on it (mf_vci_thread_id()), cleared by global sweeps of other threads, which then
      * note the time in idle_since: a sweep leaves a worker another thread uses alone until
      * nobody has touched it for SWEEP_IDLE_NS (it needs no help, and taking its lock would only
      * make its owner wait). A thread sweeps the workers it used itself at once. */
@@ -48,7 +52,7 @@ typedef struct mf_worker {
  * VCI starts on a line of its own (MANIFOLD_VCI_ALIGN=0 packs them, to measure false sharing). */
 struct mf_vci {
     mf_vci_head_t head;       /* first: vci.h reads it through a cast */
-    atomic_int lock_word;     /* the VCI's own lock, unless `head.lock` points elsewhere */
+    mf_vci_lock_t own_lock;   /* the VCI's own lock, unless `head.lock` points elsewhere */
     _Atomic(mf_worker_t *) w; /* NULL until activated */
     atomic_uint_fast64_t sends, recvs, global_sweeps, request_misses;
 };
@@ -68,7 +72,8 @@ static struct {
      * through the callback. */
     int recv_imm;
     size_t ucx_req_size; /* UCX's own request (ucp_context_query) */
-    atomic_int global_lock __attribute__((aligned(MF_CACHE_LINE)));
+    int lock_bias;       /* locks may be biased (mf_vci_lock_slow) */
+    mf_vci_lock_t global_lock __attribute__((aligned(MF_CACHE_LINE)));
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* Counters are only written by the lock holder, so a relaxed load+store is enough (no atomic
@@ -229,12 +234,11 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
     if (pool.vci_mem == NULL)
         return MF_ERR_NO_MEMORY;
     memset(pool.vci_mem, 0, stride * (size_t)pool.nvcis);
-    atomic_init(&pool.global_lock, 0);
+    pool.lock_bias = mf_params.vci_lock_bias && mf_vci_lock_bias_init();
     for (int i = 0; i < pool.nvcis; i++) {
         mf_vci_t *vci = (mf_vci_t *)(void *)(pool.vci_mem + stride * (size_t)i);
         pool.vcis[i] = vci;
         vci->head.index = i;
-        atomic_init(&vci->lock_word, 0);
         atomic_init(&vci->w, NULL);
     }
     for (int i = 0; i < pool.nvcis; i++) {
@@ -242,7 +246,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
         if (mf_params.thread_cs == MF_THREAD_CS_GLOBAL)
             vci->head.lock = &pool.global_lock;
         else
-            vci->head.lock = &pool.vcis[worker_of(i)]->lock_word;
+            vci->head.lock = &pool.vcis[worker_of(i)]->own_lock;
     }
 
     /* VCI 0 (MPI_COMM_WORLD, MPI_COMM_SELF and the shared fallback) is the only one created
@@ -353,21 +357,87 @@ mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, s
     return status;
 }
 
-void mf_vci_lock_contended(mf_vci_t *vci)
+static inline int lock_try_word(mf_vci_lock_t *l)
 {
-    /* Spin on a plain load (no cache-line ping-pong), and give the CPU away now and then, since
-     * with more threads than cores the holder may be descheduled. */
-    atomic_int *lock = vci->head.lock;
+    return atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(&l->word, 1, memory_order_acquire) == 0;
+}
+
+/* One turn of a spin on a plain load (no cache-line ping-pong): give the CPU away now and then,
+ * since with more threads than cores the holder may be descheduled. */
+static void spin_turn(unsigned *spins)
+{
+    if (++*spins % 256 == 0)
+        sched_yield();
+    else
+        mf_cpu_relax();
+}
+
+/* Whether the heavy half of the biased locks' protocol is available: membarrier's private
+ * expedited command, registered for this process. ThreadSanitizer cannot see the ordering the
+ * system call gives, so its builds never bias. */
+int mf_vci_lock_bias_init(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    return 0;
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+    return 0;
+#endif
+#endif
+    long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&
+           syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+/* The word, then the bias. A thread that finds the lock unclaimed may claim it (from its next
+ * entry on it comes in through the bias); one that finds it biased to another thread revokes the
+ * bias: after the membarrier every processor running this process has passed a full barrier, so
+ * the owner either sees `revoked` at its next entry or has announced itself in `owner_in`, which
+ * is then awaited. A trylock does not wait for the owner (the bias is gone all the same). */
+int mf_vci_lock_enter(mf_vci_lock_t *l, int wait, int claim, atomic_uint_fast64_t *contended)
+{
+    if (!lock_try_word(l)) {
+        if (!wait)
+            return 0;
+        unsigned spins = 0;
+        do
+            spin_turn(&spins);
+        while (!lock_try_word(l));
+        if (contended != NULL)
+            stat_inc(contended);
+    }
+    uintptr_t owner = atomic_load_explicit(&l->owner, memory_order_relaxed);
+    if (MF_LIKELY(atomic_load_explicit(&l->revoked, memory_order_relaxed) ||
+                  owner == mf_vci_thread_id()))
+        return 1;
+    if (owner == 0) {
+        if (claim)
+            atomic_store_explicit(&l->owner, mf_vci_thread_id(), memory_order_relaxed);
+        return 1;
+    }
+    atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+        /* registered before any lock was claimed, so this cannot fail; going on would not be safe
+         */
+        mf_log(MF_LOG_ERROR, "vci", "membarrier failed: %s", strerror(errno));
+        abort();
+    }
+    if (!wait && atomic_load_explicit(&l->owner_in, memory_order_acquire)) {
+        atomic_store_explicit(&l->word, 0, memory_order_release);
+        return 0;
+    }
     unsigned spins = 0;
-    do {
-        while (atomic_load_explicit(lock, memory_order_relaxed) != 0) {
-            if (++spins % 256 == 0)
-                sched_yield();
-            else
-                mf_cpu_relax();
-        }
-    } while (!mf_vci_lock_try_word(lock));
-    stat_inc(&vci->head.lock_contended);
+    while (atomic_load_explicit(&l->owner_in, memory_order_acquire))
+        spin_turn(&spins);
+    return 1;
+}
+
+/* Sweeps (trylocks) never claim: a lock belongs to the thread that uses it. */
+int mf_vci_lock_slow(mf_vci_t *vci, int wait)
+{
+    return mf_vci_lock_enter(vci->head.lock, wait, wait && pool.lock_bias,
+                             &vci->head.lock_contended);
 }
 
 /* First message to this peer on this worker: connect to the peer's worker of the same number (a
@@ -412,19 +482,14 @@ static __attribute__((noinline)) ucp_ep_h ep_connect_locked(mf_worker_t *w, int 
 /* Names the calling thread for mf_worker_t.user: the address of a thread-local byte is unique
  * among running threads, like pthread_self(), and costs one instruction instead of a call
  * through the PLT on every message. */
-static _Thread_local char thread_anchor __attribute__((tls_model("initial-exec")));
-
-static inline uintptr_t thread_id(void)
-{
-    return (uintptr_t)&thread_anchor;
-}
+_Thread_local char mf_vci_thread_anchor __attribute__((tls_model("initial-exec")));
 
 /* A worker whose owner just started an operation on it needs no global sweep either: the
  * owner progresses it when it waits, and a sweeper's trylock would only make the owner's next
  * call wait (par_comm threads then contend with sweepers). Same flag as a waiter's. */
 static inline void mark_in_use(mf_worker_t *w)
 {
-    uintptr_t me = thread_id();
+    uintptr_t me = mf_vci_thread_id();
     if (atomic_load_explicit(&w->user, memory_order_relaxed) != me)
         atomic_store_explicit(&w->user, me, memory_order_relaxed);
 }
@@ -829,7 +894,7 @@ static unsigned progress_workers(const mf_vci_t *self, int blocking)
 {
     unsigned n = 0;
     uint64_t now = blocking ? 0 : mf_now_ns();
-    uintptr_t me = thread_id();
+    uintptr_t me = mf_vci_thread_id();
     mf_worker_t *mine = self != NULL ? vci_worker(self) : NULL;
     for (int i = 0; i < pool.nworkers_max; i++) {
         mf_vci_t *vci = pool.vcis[i];

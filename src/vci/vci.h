@@ -70,14 +70,28 @@ void mf_vci_pool_fini(void);
 int mf_vci_pool_size(void);
 mf_vci_t *mf_vci_get(int index);
 
+/* A VCI lock: a test-and-test-and-set word, biased to the first thread that takes it. While
+ * the bias holds, that thread enters with plain stores and loads (no atomic read-modify-write,
+ * whose full barrier costs more than the rest of a message's own work); its entry is one half
+ * of an asymmetric Dekker protocol whose other half, the heavy one, is a membarrier system call
+ * made once by the first other thread that wants the lock, which revokes the bias for good.
+ * From then on everyone uses the word. `word` is the lock for everyone but the biased owner;
+ * `owner_in` is written only by the owner; `revoked` never goes back to 0. */
+typedef struct mf_vci_lock {
+    atomic_uintptr_t owner; /* the thread (mf_vci_thread_id) the bias belongs to, 0: none */
+    atomic_int word;
+    atomic_char owner_in; /* the owner holds the lock through the bias */
+    atomic_char revoked;
+} mf_vci_lock_t;
+
 /* The start of every VCI, visible so that locking and the index inline into the message path;
- * the rest of the VCI is private to vci.c. The lock is a test-and-test-and-set word: the VCI's
- * own, the word of the VCI owning a shared worker, or the pool's single lock with
- * MANIFOLD_THREAD_CS=global. Uncontended it is one atomic exchange and one store, where a
- * pthread mutex costs about a hundred instructions per lock/unlock pair. The counters are
- * written under the lock and read racily by tools. */
+ * the rest of the VCI is private to vci.c. The lock is the VCI's own, the one of the VCI owning
+ * a shared worker, or the pool's single lock with MANIFOLD_THREAD_CS=global. Uncontended it is
+ * one atomic exchange and one store (or, biased, plain stores), where a pthread mutex costs
+ * about a hundred instructions per lock/unlock pair. The counters are written under the lock
+ * and read racily by tools. */
 typedef struct mf_vci_head {
-    atomic_int *lock;
+    mf_vci_lock_t *lock;
     int index;
     atomic_uint_fast64_t lock_acquired, lock_contended;
 } mf_vci_head_t;
@@ -87,10 +101,12 @@ static inline int mf_vci_index(const mf_vci_t *vci)
     return ((const mf_vci_head_t *)vci)->index;
 }
 
-static inline __attribute__((always_inline)) int mf_vci_lock_try_word(atomic_int *lock)
+/* The calling thread, named by the address of a thread-local byte (no call through the PLT). */
+extern _Thread_local char mf_vci_thread_anchor __attribute__((tls_model("initial-exec")));
+
+static inline __attribute__((always_inline)) uintptr_t mf_vci_thread_id(void)
 {
-    return atomic_load_explicit(lock, memory_order_relaxed) == 0 &&
-           atomic_exchange_explicit(lock, 1, memory_order_acquire) == 0;
+    return (uintptr_t)&mf_vci_thread_anchor;
 }
 
 static inline __attribute__((always_inline)) void mf_vci_count(atomic_uint_fast64_t *counter)
@@ -99,26 +115,55 @@ static inline __attribute__((always_inline)) void mf_vci_count(atomic_uint_fast6
                           memory_order_relaxed);
 }
 
-void mf_vci_lock_contended(mf_vci_t *vci); /* spins until acquired */
+/* The owner's entry: announce, then look for a revocation. The compiler barrier keeps the two
+ * in order here; the revoker's membarrier orders them on the processor (vci.c). */
+static inline __attribute__((always_inline)) int mf_vci_lock_try_biased(mf_vci_lock_t *l)
+{
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) != mf_vci_thread_id())
+        return 0;
+    atomic_store_explicit(&l->owner_in, 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (MF_LIKELY(!atomic_load_explicit(&l->revoked, memory_order_acquire)))
+        return 1;
+    atomic_store_explicit(&l->owner_in, 0, memory_order_release);
+    return 0;
+}
+
+/* The slow entry (vci.c): 1 when acquired; `wait`: spin until it is; `claim`: bias an unclaimed
+ * lock to the caller; `contended` (or NULL) counts entries that had to spin. */
+int mf_vci_lock_enter(mf_vci_lock_t *l, int wait, int claim, atomic_uint_fast64_t *contended);
+int mf_vci_lock_slow(mf_vci_t *vci, int wait); /* mf_vci_lock_enter with the pool's settings */
+/* Whether locks may be biased in this process (registers the membarrier the revocation needs). */
+int mf_vci_lock_bias_init(void);
+
+static inline __attribute__((always_inline)) void mf_vci_lock_release(mf_vci_lock_t *l)
+{
+    /* owner_in is the owner's own variable: only it may read it as the way it came in */
+    if (atomic_load_explicit(&l->owner, memory_order_relaxed) == mf_vci_thread_id() &&
+        atomic_load_explicit(&l->owner_in, memory_order_relaxed))
+        atomic_store_explicit(&l->owner_in, 0, memory_order_release);
+    else
+        atomic_store_explicit(&l->word, 0, memory_order_release);
+}
 
 static inline __attribute__((always_inline)) void mf_vci_lock(mf_vci_t *vci)
 {
     mf_vci_head_t *h = (mf_vci_head_t *)vci;
-    if (MF_UNLIKELY(!mf_vci_lock_try_word(h->lock)))
-        mf_vci_lock_contended(vci);
+    if (MF_UNLIKELY(!mf_vci_lock_try_biased(h->lock)))
+        mf_vci_lock_slow(vci, 1);
     mf_vci_count(&h->lock_acquired);
 }
 
 static inline __attribute__((always_inline)) void mf_vci_unlock(mf_vci_t *vci)
 {
-    atomic_store_explicit(((mf_vci_head_t *)vci)->lock, 0, memory_order_release);
+    mf_vci_lock_release(((mf_vci_head_t *)vci)->lock);
 }
 
 /* 1 when acquired */
 static inline int mf_vci_trylock(mf_vci_t *vci)
 {
     mf_vci_head_t *h = (mf_vci_head_t *)vci;
-    if (!mf_vci_lock_try_word(h->lock))
+    if (!mf_vci_lock_try_biased(h->lock) && !mf_vci_lock_slow(vci, 0))
         return 0;
     mf_vci_count(&h->lock_acquired);
     return 1;
