@@ -854,6 +854,18 @@ static void combine(const char *in, size_t stride, int k, char *out, size_t coun
         mf_op_apply(op, in + stride * (size_t)i, out, count, dt);
 }
 
+/* As combine over the entries of small call n, but this rank's operand is `own` (rank order
+ * kept for non-commutative operations); `out` must not overlap `own`. */
+static void combine_own(mf_coll_shm_t *sh, uint64_t n, const void *own, void *out, size_t count,
+                        size_t extent, MPI_Datatype dt, MPI_Op op)
+{
+    int k = sh->k, me = sh->lrank;
+    const char *last = k - 1 == me ? own : small_entry(sh, k - 1, n) + SMALL_HEAD;
+    mf_coll_copy(out, last, count * extent);
+    for (int i = k - 2; i >= 0; i--)
+        mf_op_apply(op, i == me ? own : small_entry(sh, i, n) + SMALL_HEAD, out, count, dt);
+}
+
 /* Small calls on one node: every rank publishes its vector; those that need the result
  * (`root`, or all when root < 0) combine all entries in local-rank order, so every rank of an
  * allreduce computes the same bits. */
@@ -861,14 +873,22 @@ static void small_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf
                             size_t count, MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
     uint64_t n = sh->small_n++;
-    small_publish(sh, comm, sbuf, count * extent, n);
+    /* A Reduce's root reads its own vector from its send buffer: no other rank reads its
+     * entry, so the copy into it and the stamp are saved. In place the result overwrites that
+     * vector while it is still needed, so the root publishes it as the others do. */
+    int own = root == comm->rank && sbuf != rbuf;
+    if (!own)
+        small_publish(sh, comm, sbuf, count * extent, n);
     if (root < 0 || root == comm->rank) {
         int spins = 0, polls = 0;
         for (int i = 0; i < sh->k; i++)
             if (i != sh->lrank)
                 small_ready(sh, comm, i, n, &spins, &polls);
-        combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS_CROWD * SMALL_ENTRY, sh->k,
-                rbuf, count, extent, dt, op);
+        if (own)
+            combine_own(sh, n, sbuf, rbuf, count, extent, dt, op);
+        else
+            combine(small_entry(sh, 0, n) + SMALL_HEAD, (size_t)SMALL_SLOTS_CROWD * SMALL_ENTRY,
+                    sh->k, rbuf, count, extent, dt, op);
     }
     small_finish(sh, n);
 }
