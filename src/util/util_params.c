@@ -141,7 +141,8 @@ static const param_def_t param_table[] = {
     {"COLL_SHM_CROWD_RING", &mf_params.coll_shm_crowd_ring, 1, 0, 1,
      "on a crowded node, bcast above the pieces and reduce above COLL_SHM_CROWD_REDUCE_BYTES go "
      "through rings of 32 KiB chunks in the data area, so the writers run calls ahead (1), or "
-     "through its two halves and its shared chunks (0)",
+     "through its two halves and its shared chunks (0); scatter blocks of 513 B-2 KiB go "
+     "through a ring of 1 KiB units there (1) or the pieces or point-to-point (0)",
      NULL},
     {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 4096, 0, INT_MAX,
      "on a crowded node, reduce up to this many bytes goes through the small-call entries in "

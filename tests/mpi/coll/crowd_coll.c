@@ -7,7 +7,8 @@
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
  * blocks above 16 KiB through the root's single copy where ranks can read each other),
- * Scatter (blocks together up to 4 KiB, in place too; blocks above 32 KiB through
+ * Scatter (blocks together up to 4 KiB, in place too; medium blocks through the data area's
+ * ring of units, also in series that wrap it; blocks above 32 KiB through
  * each rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan
  * with a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
  * blocks of different lengths (some empty; every rank publishes all its pieces before it reads),
@@ -173,6 +174,45 @@ static void check_scatter(MPI_Comm comm, int round)
         free(a);
         free(b);
     }
+}
+
+/* Scatters back to back into separate buffers, the root moving every few calls and a Bcast
+ * through the data area between them: on crowded nodes medium blocks go through a ring of units
+ * over the data area and the root runs ahead and wraps it, which must not overwrite a unit
+ * before its reader has copied it, nor one the Bcast's chunks still hold. */
+static void check_scatter_series(MPI_Comm comm, int round, int n)
+{
+    enum { CALLS = 200 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *a = mtest_calloc((size_t)n * size, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)n * CALLS, sizeof(int32_t));
+    int32_t *big = mtest_calloc(40000, sizeof(int32_t));
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c / 30) % size;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                a[(size_t)r * n + i] = rank == root ? value(r, i, round + c) : -1;
+        MPI_Scatter(a, n, MPI_INT32_T, b + (size_t)c * n, n, MPI_INT32_T, root, comm);
+        if (c % 50 == 49) {
+            for (int i = 0; i < 40000; i++)
+                big[i] = rank == root ? value(root, i, c) : -1;
+            MPI_Bcast(big, 40000, MPI_INT32_T, root, comm);
+            MTEST_CHECK(big[0] == value(root, 0, c) && big[39999] == value(root, 39999, c),
+                        "scatter series: bcast %d is wrong", c);
+        }
+    }
+    for (int c = 0; c < CALLS; c++)
+        for (int i = 0; i < n; i++)
+            if (b[(size_t)c * n + i] != value(rank, i, round + c)) {
+                MTEST_CHECK(0, "scatter series n %d call %d: item %d is %d", n, c, i,
+                            (int)b[(size_t)c * n + i]);
+                c = CALLS, i = n;
+            }
+    free(a);
+    free(b);
+    free(big);
 }
 
 /* Alltoall of m items per block, in place on odd rounds: block j of rank r holds
@@ -402,6 +442,7 @@ int main(int argc, char **argv)
         check_rooted(comm, round, n);
         if (round < 4) {
             check_scatter(comm, round);
+            check_scatter_series(comm, round, round < 2 ? 256 : 500);
             /* blocks above the ring's half: each rank's single copy from every other */
             check_alltoall(comm, round, round < 2 ? 4097 : 9000);
         }
