@@ -884,6 +884,43 @@ static int move_direct(const char *func, move_kind_t kind, const move_args_t *a,
     return finish(func, c, status);
 }
 
+/* Blocking MPI_Allgather on up to this many ranks can take allgather_direct (its layout arrays
+ * live on the stack). */
+#define DIRECT_ALLGATHER_RANKS 32
+
+/* Blocking MPI_Allgather with predefined types and equal blocks (the send side checked): as
+ * move_direct, the user's buffers go to the algorithm as they are (two ranks, 8 B: 1000
+ * instructions a call before). Returns -1 when the call needs the general path (unequal or
+ * empty blocks, many ranks), without raising. */
+static int allgather_direct(const char *func, const move_args_t *a, mf_comm_t *c, size_t one_bytes)
+{
+    int size = c->size, in_place = a->one_buf == MPI_IN_PLACE;
+    size_t block = 0;
+    int rc = mf_check_count(func, c, "recvcount", a->all_count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, "recvtype", a->all_type, a->all_count, &block);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (a->all_buf == MPI_IN_PLACE)
+        return in_place_forbidden(func, c, "recvbuf", "which is not allowed there");
+    if (size > DIRECT_ALLGATHER_RANKS || block == 0 || (!in_place && one_bytes != block) ||
+        block > SIZE_MAX / (size_t)size)
+        return -1;
+    rc = mf_check_buffer(func, c, "recvbuf", a->all_buf, block * (size_t)size);
+    if (rc == MPI_SUCCESS)
+        rc = check_alias(func, c, a->one_buf, a->all_buf, block);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t arr[2 * DIRECT_ALLGATHER_RANKS];
+    for (int i = 0; i < size; i++) {
+        arr[i] = block;
+        arr[size + i] = (size_t)i * block;
+    }
+    return finish(func, c,
+                  mf_coll_allgatherv(c, in_place ? MPI_IN_PLACE : a->one_buf,
+                                     in_place ? 0 : one_bytes, a->all_buf, arr, arr + size));
+}
+
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
@@ -916,6 +953,13 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
     if (nb == NULL && kind != MOVE_ALLGATHER && !a->vform && !coll_checking(c) &&
         (one_in_place || predefined(a->one_type)) && (!is_root || predefined(a->all_type)))
         return move_direct(func, kind, a, root, c, one_in_place ? 0 : one_bytes);
+    if (nb == NULL && kind == MOVE_ALLGATHER && !a->vform && !coll_checking(c) &&
+        (one_in_place || predefined(a->one_type)) && predefined(a->all_type)) {
+        rc = allgather_direct(func, a, c, one_bytes);
+        if (rc != -1)
+            return rc;
+        rc = MPI_SUCCESS;
+    }
     if (is_root) {
         rc = move_all_layout(func, c, kind, a, &all);
         if (rc != MPI_SUCCESS)
@@ -1152,6 +1196,41 @@ static int check_alltoall(const char *func, mf_comm_t *c, const a2a_side_t *snd,
     return mf_binding_coll_check(func, c, &chk);
 }
 
+/* Blocking MPI_Alltoall with predefined types and equal send and receive blocks: the blocks
+ * lie back to back in the user's buffers, so the collective buffers and their layout (most of
+ * a two-rank call of 8 B: 2200 instructions against 800 for Gather) are skipped. Returns -1
+ * when the call needs the general path (unequal blocks, empty blocks), without raising. */
+static int alltoall_direct(const char *func, mf_comm_t *c, const a2a_side_t *snd,
+                           const a2a_side_t *rcv)
+{
+    int in_place = snd->buf == MPI_IN_PLACE;
+    size_t sbytes = 0, rbytes = 0, n = (size_t)c->size;
+    int rc = MPI_SUCCESS;
+    if (!in_place) {
+        rc = mf_check_count(func, c, "sendcount", snd->count);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_datatype(func, c, "sendtype", snd->type, snd->count, &sbytes);
+    }
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_count(func, c, "recvcount", rcv->count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, "recvtype", rcv->type, rcv->count, &rbytes);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (rbytes == 0 || (!in_place && sbytes != rbytes) || rbytes > SIZE_MAX / n)
+        return -1;
+    if (!in_place)
+        rc = mf_check_buffer(func, c, "sendbuf", snd->buf, sbytes * n);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_buffer(func, c, "recvbuf", rcv->buf, rbytes * n);
+    if (rc == MPI_SUCCESS)
+        rc = check_alias(func, c, snd->buf, rcv->buf, rbytes * n);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* rcv->buf is the caller's recvbuf (a2a_side_t keeps both sides const) */
+    return finish(func, c, mf_coll_alltoall(c, snd->buf, rbytes, (void *)rcv->buf));
+}
+
 static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_side_t *rcv,
                            MPI_Comm comm, const nb_t *nb)
 {
@@ -1169,6 +1248,13 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     int in_place = snd->buf == MPI_IN_PLACE;
     if (in_place && mf_comm_is_inter(c))
         return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
+    if (nb == NULL && rcv->counts.p == NULL && rcv->types == NULL && !mf_comm_is_inter(c) &&
+        !coll_checking(c) && predefined(rcv->type) && (in_place || predefined(snd->type))) {
+        rc = alltoall_direct(func, c, snd, rcv);
+        if (rc != -1)
+            return rc;
+        rc = MPI_SUCCESS;
+    }
     if (!in_place) {
         rc = a2a_layout(func, c, snd, 1, &sb);
         if (rc != MPI_SUCCESS)
