@@ -1580,11 +1580,13 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
         int tail = rank == comm->size - 1;
         if (!tail)
             small_publish(sh, comm, in + off, items * extent, n);
+        /* The tail's own vector goes into its result while the others' entries are still on
+         * their way, as the stream's root does (sink_prepare). */
+        if (tail && !exclusive && in != rbuf)
+            mf_coll_copy(out, in + off, items * extent);
         for (int i = 0; i < rank; i++)
             small_ready(sh, comm, i, n, &spins, &polls);
         if (tail && !exclusive) {
-            if (in != rbuf)
-                mf_coll_copy(out, in + off, items * extent);
             for (int i = last - 1; i >= 0; i--)
                 mf_op_apply(op, small_entry(sh, i, n) + SMALL_HEAD, out, items, dt);
         } else if (last >= 0) {
