@@ -728,6 +728,9 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
     /* Ranks sharing cores: pieces up to 16 KiB blocks (4 ranks on 2 cores, fastest launches:
      * 4 KiB 1.0 us against 7.2 point-to-point, 8 KiB 2.0 against 4.6, 16 KiB 5.0 against 26);
      * the senders publish every piece without waiting for the root. */
+    /* Crowded nodes, 2 KiB and up: the ring of units, one hand-over per sender (coll.md). */
+    if (!mf_params.coll_gather && mf_coll_shm_crowd_gather_ok(comm, len))
+        return mf_coll_shm_crowd_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 16384))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     /* Above the pieces: the root copies every block straight from its sender
