@@ -6,7 +6,8 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
- * blocks above 16 KiB through the root's single copy where ranks can read each other),
+ * blocks from 2 KiB through the data area's ring of units, larger ones through the root's
+ * single copy where ranks can read each other),
  * Gather series from 2 KiB blocks through the data area's ring of units, the senders running
  * ahead and wrapping it), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
  * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
