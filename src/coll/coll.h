@@ -212,6 +212,11 @@ mf_status_t mf_coll_shm_medium_gather(mf_comm_t *comm, const void *sbuf, size_t 
                                       int root);
 /* Scatter on one node up to the same limit: blocks that fit one small-call entry together go
  * through the root's entry, larger ones through the data area. */
+/* Gather on a crowded node through the data area's ring of units (blocks of 2-16 KiB while a
+ * quarter of the ring holds k - 1 of them). */
+int mf_coll_shm_crowd_gather_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_crowd_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                     int root);
 int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len);
 mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                 int root);

@@ -2021,6 +2021,31 @@ static void crowd_block_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *
     crowd_block_release(sh, first, n);
 }
 
+/* The mirror for Gather: each sender waits only until the units of this call are free, writes
+ * its block into its stride and signals once; the root waits for every sender, copies the
+ * blocks out and signals, which frees the units. One hand-over per sender and call, and a
+ * sender runs calls ahead as far as the ring allows, as Open MPI's eager sends do. */
+static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, size_t len,
+                               void *rbuf, int root)
+{
+    unsigned first, n;
+    uint64_t wait;
+    char *base = crowd_block_claim(sh, len, &first, &n, &wait);
+    if (sh->lrank != root) {
+        shm_wait_all(sh, comm, wait);
+        mf_coll_copy(crowd_block_of(base, len, sh->lrank, root), sbuf, len);
+    } else {
+        shm_wait(sh, comm, 0, root, sh->seq + 1);
+        shm_wait(sh, comm, root + 1, sh->k, sh->seq + 1);
+        for (int i = 0; i < sh->k; i++)
+            if (i != root)
+                mf_coll_copy((char *)rbuf + (size_t)i * len, crowd_block_of(base, len, i, root),
+                             len);
+    }
+    shm_signal(sh);
+    crowd_block_release(sh, first, n);
+}
+
 /* Blocks of 513 B-2 KiB only: from 4 KiB the root running a ring ahead lost in the medians
  * of a loaded set (8 KiB 89 us against 23 on point-to-point, fastest launches 6.5 against
  * 6.0; see coll.md), and 512 B blocks were a draw with the ring of pieces. */
@@ -2044,6 +2069,32 @@ int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len)
                 (total <= SMALL_PAYLOAD || crowd_block_ok(sh, len) ||
                  (total <= CROWD_SCATTER_MAX && total <= (size_t)mf_params.coll_shm_crowd_bytes));
     return sh->nnodes == 1 && sh->k == comm->size && (sh->roomy || crowd);
+}
+
+/* Crowded Gather through the ring of units: blocks of 2-16 KiB while a quarter of the ring
+ * holds all k - 1 of them. 32 KiB blocks won the medians under load 10-25 but lost to the
+ * single copy at load 6 (37 us against 18; see coll.md). */
+#define CROWD_GATHER_MIN ((size_t)2 * 1024)
+#define CROWD_GATHER_MAX ((size_t)16 * 1024)
+
+int mf_coll_shm_crowd_gather_ok(mf_comm_t *comm, size_t len)
+{
+    if (len < CROWD_GATHER_MIN || len > CROWD_GATHER_MAX || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->crowded && !sh->roomy && sh->nnodes == 1 && sh->k == comm->size &&
+           mf_params.coll_shm_crowd_ring &&
+           crowd_block_stride(len) * (size_t)(sh->k - 1) <= crowd_block_max(sh);
+}
+
+mf_status_t mf_coll_shm_crowd_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                     int root)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    if (comm->rank == root && sbuf != MPI_IN_PLACE)
+        mf_coll_copy((char *)rbuf + (size_t)root * len, sbuf, len);
+    crowd_block_gather(sh, comm, sbuf, len, rbuf, root);
+    return MF_OK;
 }
 
 mf_status_t mf_coll_shm_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)

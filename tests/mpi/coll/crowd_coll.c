@@ -6,11 +6,13 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
- * blocks above 16 KiB through the root's single copy where ranks can read each other),
- * Scatter (blocks together up to 4 KiB, in place too; medium blocks through the data area's
- * ring of units, also in series that wrap it; blocks above 32 KiB through
- * each rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan
- * with a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
+ * blocks from 2 KiB through the data area's ring of units, larger ones through the root's
+ * single copy where ranks can read each other),
+ * Gather series from 2 KiB blocks through the data area's ring of units, the senders running
+ * ahead and wrapping it), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
+ * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
+ * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
+ * a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
  * blocks of different lengths (some empty; every rank publishes all its pieces before it reads),
  * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
  * each rank copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per
@@ -210,6 +212,53 @@ static void check_scatter_series(MPI_Comm comm, int round, int n)
                             (int)b[(size_t)c * n + i]);
                 c = CALLS, i = n;
             }
+    free(a);
+    free(b);
+    free(big);
+}
+
+/* Gathers back to back, each into its own part of the root's buffer, the root moving every few
+ * calls (in place on the root's first call of each) and a Bcast through the data area between
+ * them: on crowded nodes blocks from 2 KiB go through the ring of units, where a sender runs
+ * calls ahead and wraps it, which must not overwrite a unit before the root has copied it out.
+ * The senders change their buffer right after each call. */
+static void check_gather_series(MPI_Comm comm, int round, int n)
+{
+    enum { CALLS = 200 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *a = mtest_calloc((size_t)n, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)n * size * CALLS, sizeof(int32_t));
+    int32_t *big = mtest_calloc(40000, sizeof(int32_t));
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c / 30) % size, in_place = c % 30 == 0 && rank == root;
+        int32_t *out = b + (size_t)c * n * size;
+        for (int i = 0; i < n; i++)
+            a[i] = value(rank, i, round + c);
+        if (in_place)
+            memcpy(out + (size_t)root * n, a, (size_t)n * sizeof(int32_t));
+        MPI_Gather(in_place ? MPI_IN_PLACE : a, n, MPI_INT32_T, out, n, MPI_INT32_T, root, comm);
+        memset(a, 0xee, (size_t)n * sizeof(int32_t));
+        if (c % 50 == 49) {
+            for (int i = 0; i < 40000; i++)
+                big[i] = rank == root ? value(root, i, c) : -1;
+            MPI_Bcast(big, 40000, MPI_INT32_T, root, comm);
+            MTEST_CHECK(big[0] == value(root, 0, c) && big[39999] == value(root, 39999, c),
+                        "gather series: bcast %d is wrong", c);
+        }
+    }
+    for (int c = 0; c < CALLS; c++) {
+        if ((round + c / 30) % size != rank)
+            continue;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++)
+                if (b[((size_t)c * size + r) * n + i] != value(r, i, round + c)) {
+                    MTEST_CHECK(0, "gather series n %d call %d: block %d item %d is %d", n, c, r, i,
+                                (int)b[((size_t)c * size + r) * n + i]);
+                    c = CALLS, r = size, i = n;
+                }
+    }
     free(a);
     free(b);
     free(big);
@@ -443,6 +492,7 @@ int main(int argc, char **argv)
         if (round < 4) {
             check_scatter(comm, round);
             check_scatter_series(comm, round, round < 2 ? 256 : 500);
+            check_gather_series(comm, round, round < 2 ? 600 : 2500);
             /* blocks above the ring's half: each rank's single copy from every other */
             check_alltoall(comm, round, round < 2 ? 4097 : 9000);
         }
