@@ -43,9 +43,10 @@ enum {
  * is late, so that bounds the memory a late rank holds per call. Allgather exchanges one
  * piece at most (PAIR_SWAP_MAX): with more, every piece waits for the peer, which was up to
  * five times slower than the single copy while other jobs loaded the machine. Alltoall
- * (blocks up to PAIR_FLOW_MAX) and Reduce_scatter (vectors up to twice that) take the pieces
+ * (blocks of two pieces) and Reduce_scatter (vectors up to twice PAIR_FLOW_MAX) take more
  * anyway: two calls of half the size wait for the peer as often, and one large message
- * (Reduce_scatter: into a temporary, then copied) made n bytes up to 1.4x slower than that. */
+ * (Reduce_scatter: into a temporary, then copied) made n bytes up to 1.4x slower than that.
+ * Alltoall of 1 MiB blocks in pieces had launches 5-8x slower even on a quiet machine. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
 #define PAIR_REDUCE_MIN         ((size_t)16 * 1024)
@@ -54,6 +55,7 @@ enum {
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
 #define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
 #define PAIR_SWAP_MAX           ((size_t)128 * 1024)
+#define PAIR_ALLTOALL_MAX       ((size_t)256 * 1024)
 
 /* ---- two ranks ---------------------------------------------------------------------------- */
 
@@ -1059,7 +1061,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
      * (process_vm_readv), one hand-over per rank instead of a partner at every pairwise step. */
     if (!mf_params.coll_alltoall && mf_coll_shm_crowd_cma(comm, len, 1))
         return mf_coll_shm_cma_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_alltoall &&
+        mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_ALLTOALL_MAX))
         return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
     if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);

@@ -329,8 +329,9 @@ int main(int argc, char **argv)
     check_odd_items(50000);
     check_odd_items(650);  /* 7800 bytes: pieces of 341 items on the two-rank stream */
     check_odd_items(1300); /* 15600 bytes: four pieces */
-    /* bytes: around 8 and 16 KiB, several pieces, around 1 MiB and 4 MiB */
-    const size_t lens[] = {8188, 8192, 16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
+    /* bytes: around 8 and 16 KiB, two pieces (Alltoall's limit), several, around 1 and 4 MiB */
+    const size_t lens[] = {8188,   8192,    16380,   16384,   262144, 262148,
+                           300001, 1048576, 1048580, 4194304, 4194308};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
         check_moves(lens[k]);
     MPI_Op_free(&left);
