@@ -40,11 +40,13 @@ enum {
  * segment for a buffer (or the block of the rooted and all-to-all collectives) in these
  * ranges, where interleaved launches measured them faster (coll.md). Data flowing one way
  * stops at PAIR_FLOW_MAX: the sender runs ahead on eager pieces the receiver buffers if it
- * is late, so that bounds the memory a late rank holds per call. Allgather and Alltoall
- * exchange one piece at most (PAIR_SWAP_MAX), Reduce_scatter a vector of two: with more,
- * every piece waits for the peer, which gained 5-20 % on a quiet machine but was
- * up to five times slower than the single copy or one large message while other jobs
- * loaded it. */
+ * is late, so that bounds the memory a late rank holds per call. Allgather exchanges one
+ * piece at most (PAIR_SWAP_MAX): with more, every piece waits for the peer, which was up to
+ * five times slower than the single copy while other jobs loaded the machine. Alltoall
+ * (blocks of two pieces) and Reduce_scatter (vectors up to twice PAIR_FLOW_MAX) take more
+ * anyway: two calls of half the size wait for the peer as often, and one large message
+ * (Reduce_scatter: into a temporary, then copied) made n bytes up to 1.4x slower than that.
+ * Alltoall of 1 MiB blocks in pieces had launches 5-8x slower even on a quiet machine. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
 #define PAIR_REDUCE_MIN         ((size_t)16 * 1024)
@@ -53,6 +55,7 @@ enum {
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)
 #define PAIR_FLOW_MAX           ((size_t)4 * 1024 * 1024)
 #define PAIR_SWAP_MAX           ((size_t)128 * 1024)
+#define PAIR_ALLTOALL_MAX       ((size_t)256 * 1024)
 
 /* ---- two ranks ---------------------------------------------------------------------------- */
 
@@ -1063,7 +1066,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
      * (process_vm_readv), one hand-over per rank instead of a partner at every pairwise step. */
     if (!mf_params.coll_alltoall && mf_coll_shm_crowd_cma(comm, len, 1))
         return mf_coll_shm_cma_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_SWAP_MAX))
+    if (!mf_params.coll_alltoall &&
+        mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_ALLTOALL_MAX))
         return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
     if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
@@ -1219,7 +1223,7 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
     if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
-        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_SWAP_MAX))
+        mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_FLOW_MAX))
         return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);
     if (!mf_params.coll_reduce_scatter &&
         mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))

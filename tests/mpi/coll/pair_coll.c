@@ -7,7 +7,7 @@
  * operand wins, so the result is rank 0's vector and any operand swapped shows), every root,
  * MPI_IN_PLACE, identical bits on every rank for an Allreduce whose operands differ only in
  * the sign of zero, 12-byte items that do not divide a piece, Reduce_scatter(_block) with
- * blocks of different lengths; Bcast, Gather, Scatter,
+ * blocks of different lengths (up to 4 MiB, several pieces each); Bcast, Gather, Scatter,
  * Allgather and Alltoall with every root and in place. Runs on any number of processes.
  */
 #include "mtest.h"
@@ -322,11 +322,16 @@ int main(int argc, char **argv)
         check_same_bits(ns[k] / 2);
         check_reduce_scatter(ns[k] / 2, left);
     }
+    /* Reduce_scatter in pieces: blocks of several pieces and uneven lengths; the two-rank
+     * limit of 8 MiB lies between Reduce_scatter_block's vector and Reduce_scatter's. */
+    check_reduce_scatter(300001, left);
+    check_reduce_scatter(1048573, left);
     check_odd_items(50000);
     check_odd_items(650);  /* 7800 bytes: pieces of 341 items on the two-rank stream */
     check_odd_items(1300); /* 15600 bytes: four pieces */
-    /* bytes: around 8 and 16 KiB, several pieces, around 1 MiB and 4 MiB */
-    const size_t lens[] = {8188, 8192, 16380, 16384, 300001, 1048576, 1048580, 4194304, 4194308};
+    /* bytes: around 8 and 16 KiB, two pieces (Alltoall's limit), several, around 1 and 4 MiB */
+    const size_t lens[] = {8188,   8192,    16380,   16384,   262144, 262148,
+                           300001, 1048576, 1048580, 4194304, 4194308};
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++)
         check_moves(lens[k]);
     MPI_Op_free(&left);
