@@ -418,8 +418,7 @@ int mf_vci_lock_enter(mf_vci_lock_t *l, int wait, int claim, atomic_uint_fast64_
     }
     atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
     if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        /* registered before any lock was claimed, so this cannot fail; going on would not be safe
-         */
+        /* registered before any claim, so it cannot fail; going on would not be safe */
         mf_log(MF_LOG_ERROR, "vci", "membarrier failed: %s", strerror(errno));
         abort();
     }
