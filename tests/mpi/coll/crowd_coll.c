@@ -178,6 +178,20 @@ static void check_scatter(MPI_Comm comm, int round)
     }
 }
 
+/* A Bcast large enough to go through the data area in chunks, between the calls of a series
+ * (so a ring of units there must leave the chunks alone). */
+enum { BIG_ITEMS = 40000 };
+static void bcast_between(MPI_Comm comm, int32_t *big, int root, int c, const char *series)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    for (int i = 0; i < BIG_ITEMS; i++)
+        big[i] = rank == root ? value(root, i, c) : -1;
+    MPI_Bcast(big, BIG_ITEMS, MPI_INT32_T, root, comm);
+    MTEST_CHECK(big[0] == value(root, 0, c) && big[BIG_ITEMS - 1] == value(root, BIG_ITEMS - 1, c),
+                "%s series: bcast %d is wrong", series, c);
+}
+
 /* Scatters back to back into separate buffers, the root moving every few calls and a Bcast
  * through the data area between them: on crowded nodes medium blocks go through a ring of units
  * over the data area and the root runs ahead and wraps it, which must not overwrite a unit
@@ -190,20 +204,15 @@ static void check_scatter_series(MPI_Comm comm, int round, int n)
     MPI_Comm_size(comm, &size);
     int32_t *a = mtest_calloc((size_t)n * size, sizeof(int32_t));
     int32_t *b = mtest_calloc((size_t)n * CALLS, sizeof(int32_t));
-    int32_t *big = mtest_calloc(40000, sizeof(int32_t));
+    int32_t *big = mtest_calloc(BIG_ITEMS, sizeof(int32_t));
     for (int c = 0; c < CALLS; c++) {
         int root = (round + c / 30) % size;
         for (int r = 0; r < size; r++)
             for (int i = 0; i < n; i++)
                 a[(size_t)r * n + i] = rank == root ? value(r, i, round + c) : -1;
         MPI_Scatter(a, n, MPI_INT32_T, b + (size_t)c * n, n, MPI_INT32_T, root, comm);
-        if (c % 50 == 49) {
-            for (int i = 0; i < 40000; i++)
-                big[i] = rank == root ? value(root, i, c) : -1;
-            MPI_Bcast(big, 40000, MPI_INT32_T, root, comm);
-            MTEST_CHECK(big[0] == value(root, 0, c) && big[39999] == value(root, 39999, c),
-                        "scatter series: bcast %d is wrong", c);
-        }
+        if (c % 50 == 49)
+            bcast_between(comm, big, root, c, "scatter");
     }
     for (int c = 0; c < CALLS; c++)
         for (int i = 0; i < n; i++)
@@ -230,7 +239,7 @@ static void check_gather_series(MPI_Comm comm, int round, int n)
     MPI_Comm_size(comm, &size);
     int32_t *a = mtest_calloc((size_t)n, sizeof(int32_t));
     int32_t *b = mtest_calloc((size_t)n * size * CALLS, sizeof(int32_t));
-    int32_t *big = mtest_calloc(40000, sizeof(int32_t));
+    int32_t *big = mtest_calloc(BIG_ITEMS, sizeof(int32_t));
     for (int c = 0; c < CALLS; c++) {
         int root = (round + c / 30) % size, in_place = c % 30 == 0 && rank == root;
         int32_t *out = b + (size_t)c * n * size;
@@ -240,13 +249,8 @@ static void check_gather_series(MPI_Comm comm, int round, int n)
             memcpy(out + (size_t)root * n, a, (size_t)n * sizeof(int32_t));
         MPI_Gather(in_place ? MPI_IN_PLACE : a, n, MPI_INT32_T, out, n, MPI_INT32_T, root, comm);
         memset(a, 0xee, (size_t)n * sizeof(int32_t));
-        if (c % 50 == 49) {
-            for (int i = 0; i < 40000; i++)
-                big[i] = rank == root ? value(root, i, c) : -1;
-            MPI_Bcast(big, 40000, MPI_INT32_T, root, comm);
-            MTEST_CHECK(big[0] == value(root, 0, c) && big[39999] == value(root, 39999, c),
-                        "gather series: bcast %d is wrong", c);
-        }
+        if (c % 50 == 49)
+            bcast_between(comm, big, root, c, "gather");
     }
     for (int c = 0; c < CALLS; c++) {
         if ((round + c / 30) % size != rank)
