@@ -231,6 +231,19 @@ mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, 
 mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
                                        const size_t *counts, MPI_Datatype dt, size_t extent,
                                        MPI_Op op);
+/* Allgather(v) on a crowded node, blocks above one entry and up to
+ * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES (and a k-th of half the data area): one round
+ * through the data area, one wait per call. */
+int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most);
+mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                              const size_t *rdispls);
+/* Reduce_scatter on a crowded node, the vector above one entry and up to
+ * MANIFOLD_COLL_SHM_CROWD_BYTES (and half a ring of pieces): every rank publishes its vector in
+ * pieces and combines its own block from them; any operation, items up to one entry. */
+int mf_coll_shm_crowd_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t extent);
+mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                             const size_t *counts, MPI_Datatype dt, size_t extent,
+                                             MPI_Op op);
 /* Alltoall of a two-rank communicator on one node, blocks above a small-call entry and up to
  * the medium limit (with a core per rank), through the data area. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len);

@@ -958,6 +958,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_crowd_area_allgather_ok(comm, most))
+        return mf_coll_shm_crowd_area_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_crowd_allgather_ok(comm, most))
         return mf_coll_shm_crowd_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
@@ -1222,6 +1224,10 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
+    if (!mf_params.coll_reduce_scatter &&
+        mf_coll_shm_crowd_reduce_scatter_ok(comm, items * extent, extent))
+        return mf_coll_shm_crowd_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
+                                                counts, dt, extent, op);
     if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
         mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_FLOW_MAX))
         return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);

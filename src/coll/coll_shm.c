@@ -1730,6 +1730,57 @@ mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *r
     return MF_OK;
 }
 
+/* Crowded nodes, vectors above one entry: the pieces of whole items a rank publishes. */
+static size_t crowd_rs_per(size_t extent)
+{
+    return extent == 0 || extent > SMALL_PAYLOAD ? 0 : SMALL_PAYLOAD / extent;
+}
+
+int mf_coll_shm_crowd_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t extent)
+{
+    size_t per = crowd_rs_per(extent);
+    if (per == 0 || len <= SMALL_PAYLOAD || !mf_coll_shm_pieces(comm, len, SIZE_MAX))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return (len / extent + per - 1) / per <= sh->slots / 2;
+}
+
+/* As the crowded Allgather: every rank publishes all pieces of its vector (calls n0 .. n0 +
+ * m - 1) without waiting, then combines its own block from the pieces that overlap it, in rank
+ * order, and finishes all m calls with one `done` store. A rank needs the core once per call,
+ * where recursive halving on point-to-point waited for a partner in each of its log2(p)
+ * steps. In place the vector is read from the entries, published before rbuf is written. */
+mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                             const size_t *counts, MPI_Datatype dt, size_t extent,
+                                             MPI_Op op)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    int me = comm->rank, spins = 0, polls = 0;
+    size_t total = 0, first = 0, per = crowd_rs_per(extent);
+    for (int i = 0; i < sh->k; i++) {
+        first += i < me ? counts[i] : 0;
+        total += counts[i];
+    }
+    uint64_t n0 = sh->small_n, m = (total + per - 1) / per;
+    sh->small_n += m;
+    for (uint64_t j = 0; j < m; j++)
+        small_publish(sh, comm, (const char *)src + j * per * extent,
+                      piece_len(total, j * per, per) * extent, n0 + j);
+    char *out = rbuf;
+    for (size_t it = first, end = first + counts[me]; it < end;) {
+        uint64_t j = it / per;
+        size_t stop = (j + 1) * per < end ? (j + 1) * per : end;
+        for (int d = 1; d < sh->k; d++) /* start past me: not everyone waits on rank 0 */
+            small_ready(sh, comm, (me + d) % sh->k, n0 + j, &spins, &polls);
+        combine(small_entry(sh, 0, n0 + j) + SMALL_HEAD + (it - j * per) * extent,
+                (size_t)SMALL_SLOTS_CROWD * SMALL_ENTRY, sh->k, out + (it - first) * extent,
+                stop - it, extent, dt, op);
+        it = stop;
+    }
+    small_finish(sh, n0 + m - 1);
+    return MF_OK;
+}
+
 /* Reduce_scatter(_block) of two ranks on one node above a small-call entry (commutative
  * operations, items up to a stream piece): the first phase of the two-rank Allreduce with each
  * rank's block as its range. Point-to-point sent each block through UCX's rendezvous from
@@ -2201,6 +2252,46 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
             size_t n = rlens[i] - off < piece ? rlens[i] - off : piece;
             mf_coll_copy(out + rdispls[i] + off, base + (size_t)i * piece, n);
         }
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
+    return MF_OK;
+}
+
+/* Allgather(v) on a crowded node, blocks above one entry and up to
+ * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES while every block fits a k-th of a half: one round
+ * through the data area. Every rank writes its block once, signals, waits for the others'
+ * signals and copies their blocks out; its next signal frees the half. One wait per call
+ * (the single copy waits twice: for the addresses, then for every reader before it returns;
+ * the pieces copy each block in entry-sized parts). */
+static size_t crowd_area_slot(const mf_coll_shm_t *sh)
+{
+    return round_down(sh->half / (size_t)sh->k, CACHE_LINE);
+}
+
+int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most)
+{
+    if (most <= SMALL_PAYLOAD || most > (size_t)mf_params.coll_shm_crowd_allgather_bytes ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size && most <= crowd_area_slot(sh);
+}
+
+mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
+                                              const size_t *rdispls)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t slot = crowd_area_slot(sh);
+    int h, me = comm->rank;
+    char *base = medium_half(sh, &h), *out = rbuf;
+    shm_wait_all(sh, comm, sh->free_at[h]);
+    mf_coll_copy(base + (size_t)me * slot, out + rdispls[me], rlens[me]);
+    shm_signal(sh);
+    for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the blocks */
+        int i = (me + d) % sh->k;
+        shm_wait(sh, comm, i, i + 1, sh->seq);
+        mf_coll_copy(out + rdispls[i], base + (size_t)i * slot, rlens[i]);
     }
     shm_signal(sh);
     sh->free_at[h] = sh->seq;

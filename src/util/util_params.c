@@ -150,6 +150,11 @@ static const param_def_t param_table[] = {
      "chunks in each rank's part of the data area (COLL_SHM_CROWD_RING=1) or the data area's "
      "chunks, where every rank waits for every other; 0: never",
      NULL},
+    {"COLL_SHM_CROWD_ALLGATHER_BYTES", &mf_params.coll_shm_crowd_allgather_bytes, 0, 0, INT_MAX,
+     "on a crowded node, allgather(v) of blocks above one small-call entry and up to this many "
+     "bytes (while they fit the data area) goes through the data area in one round, each rank "
+     "writing its block once and copying the others' out after one wait; 0: never",
+     NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "
      "COLL_SHM_MEDIUM): the readers copy straight from the root's buffer (process_vm_readv) "
