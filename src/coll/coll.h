@@ -231,7 +231,7 @@ mf_status_t mf_coll_shm_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, 
 mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
                                        const size_t *counts, MPI_Datatype dt, size_t extent,
                                        MPI_Op op);
-/* Allgather(v) on a crowded node, blocks above one entry and up to
+/* Allgather(v) on a crowded node, blocks above the pieces and up to
  * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES (and a k-th of half the data area): one round
  * through the data area, one wait per call. */
 int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most);

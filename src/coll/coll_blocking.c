@@ -958,10 +958,10 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     }
     if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_crowd_area_allgather_ok(comm, most))
-        return mf_coll_shm_crowd_area_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_crowd_allgather_ok(comm, most))
         return mf_coll_shm_crowd_allgatherv(comm, rbuf, rlens, rdispls);
+    if (!mf_params.coll_allgather && mf_coll_shm_crowd_area_allgather_ok(comm, most))
+        return mf_coll_shm_crowd_area_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
         return pair_sendrecv(own != NULL ? own : (char *)rbuf + rdispls[rank], rlens[rank],
                              (char *)rbuf + rdispls[rank ^ 1], rlens[rank ^ 1], TAG_ALLGATHER,

@@ -134,8 +134,9 @@ static const param_def_t param_table[] = {
      "calls up to COLL_SHM_CROWD_BYTES go through the small-call entries in pieces",
      coll_shm_crowded_choices},
     {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
-     "on a crowded node (see COLL_SHM_CROWDED), bcast, gather and scan up to this "
-     "many bytes (per rank) go through the small-call entries in pieces, which let the writers "
+     "on a crowded node (see COLL_SHM_CROWDED), bcast, gather, scan, allgather and "
+     "reduce_scatter up to this many bytes (per rank; the whole vector for reduce_scatter) go "
+     "through the small-call entries in pieces, which let the writers "
      "run calls ahead of ranks waiting for a core; 0: never",
      NULL},
     {"COLL_SHM_CROWD_RING", &mf_params.coll_shm_crowd_ring, 1, 0, 1,
@@ -150,10 +151,11 @@ static const param_def_t param_table[] = {
      "chunks in each rank's part of the data area (COLL_SHM_CROWD_RING=1) or the data area's "
      "chunks, where every rank waits for every other; 0: never",
      NULL},
-    {"COLL_SHM_CROWD_ALLGATHER_BYTES", &mf_params.coll_shm_crowd_allgather_bytes, 0, 0, INT_MAX,
-     "on a crowded node, allgather(v) of blocks above one small-call entry and up to this many "
-     "bytes (while they fit the data area) goes through the data area in one round, each rank "
-     "writing its block once and copying the others' out after one wait; 0: never",
+    {"COLL_SHM_CROWD_ALLGATHER_BYTES", &mf_params.coll_shm_crowd_allgather_bytes, 65536, 0, INT_MAX,
+     "on a crowded node, allgather(v) of blocks above the pieces (COLL_SHM_CROWD_BYTES) and up "
+     "to this many bytes (while they fit the data area) goes through the data area in one "
+     "round, each rank writing its block once and copying the others' out after one wait "
+     "(the single copy waits twice); 0: never",
      NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "
