@@ -123,8 +123,9 @@ static void check_reduce_scatter(int n, MPI_Op left)
         first += r < rank ? counts[r] : 0;
         total += counts[r];
     }
-    int *in = mtest_calloc((size_t)total, sizeof(int)),
-        *out = mtest_calloc((size_t)total, sizeof(int));
+    int most = total > n * size ? total : n * size;
+    int *in = mtest_calloc((size_t)most, sizeof(int)),
+        *out = mtest_calloc((size_t)most, sizeof(int));
     for (int l = 0; l < 2; l++) {
         MPI_Op op = l ? left : MPI_SUM;
         fill(in, total, rank, l);
@@ -141,7 +142,44 @@ static void check_reduce_scatter(int n, MPI_Op left)
             if (out[i] != expect(size - 1, rank * n + i, l))
                 bad = i;
         MTEST_CHECK(bad < 0, "reduce_scatter_block n %d op %d: [%d] wrong", n, l, bad);
+        /* in place: the whole vector in recvbuf, this rank's block comes back at its start */
+        fill(out, n * size, rank, l);
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, out, n, MPI_INT, op, MPI_COMM_WORLD);
+        bad = -1;
+        for (int i = 0; i < n && bad < 0; i++)
+            if (out[i] != expect(size - 1, rank * n + i, l))
+                bad = i;
+        MTEST_CHECK(bad < 0, "reduce_scatter_block in place n %d op %d: [%d] wrong", n, l, bad);
     }
+    /* A padded pair type (extent above its size) must land item by item at the extent. */
+    typedef struct {
+        short v;
+        int i;
+    } short_int_t;
+    short_int_t *pin = mtest_calloc((size_t)n * (size_t)size, sizeof(short_int_t)),
+                *pout = mtest_calloc((size_t)n + 1, sizeof(short_int_t));
+    for (int i = 0; i < n * size; i++) {
+        pin[i].v = (short)((i + rank) % 5);
+        pin[i].i = rank;
+    }
+    memset(pout, 0x5a, ((size_t)n + 1) * sizeof(short_int_t));
+    short_int_t guard = pout[n];
+    MPI_Reduce_scatter_block(pin, pout, n, MPI_SHORT_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    int pbad = -1;
+    for (int i = 0; i < n && pbad < 0; i++) {
+        int g = rank * n + i, best = -1, at = 0;
+        for (int r = 0; r < size; r++)
+            if ((g + r) % 5 > best) {
+                best = (g + r) % 5;
+                at = r;
+            }
+        if (pout[i].v != best || pout[i].i != at)
+            pbad = i;
+    }
+    MTEST_CHECK(pbad < 0 && memcmp(&pout[n], &guard, sizeof(guard)) == 0,
+                "reduce_scatter_block short_int n %d: [%d] wrong or past the block", n, pbad);
+    free(pin);
+    free(pout);
     free(counts);
     free(in);
     free(out);
