@@ -198,6 +198,8 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
 mf_status_t mf_coll_shm_cma_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);
 mf_status_t mf_coll_shm_cma_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                    int root);
+mf_status_t mf_coll_shm_cma_push_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
+                                        int root);
 mf_status_t mf_coll_shm_cma_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf,
                                     int root);
 /* Whether a two-rank communicator on one node takes point-to-point instead of the segment for

@@ -738,12 +738,11 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
      * 5.0 against 26); the senders publish every piece without waiting for the root. */
     if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 16384))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
-    /* Above the pieces: the root copies every block straight from its sender
-     * (process_vm_readv), one hand-over per sender instead of a stream of eager fragments (4
-     * ranks on 2 cores, medians: 32 KiB 18 us against 43 point-to-point, 256 KiB 77 against
-     * 193; Open MPI 24 and 99). */
+    /* Above the pieces: every sender writes its block straight into the root's buffer
+     * (process_vm_writev), one hand-over per sender instead of a stream of eager fragments,
+     * the copies spread over the cores (see coll.md, "Gather of 32-128 KiB blocks"). */
     if (!mf_params.coll_gather && mf_coll_shm_crowd_cma(comm, len, 16384 + 1))
-        return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
+        return mf_coll_shm_cma_push_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))

@@ -6,10 +6,11 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
- * blocks from 2 KiB through the data area's ring of units, larger ones through the root's
- * single copy where ranks can read each other),
+ * blocks from 2 KiB through the data area's ring of units, larger ones written by each sender
+ * straight into the root's buffer where ranks can read each other),
  * Gather series from 2 KiB blocks through the data area's ring of units, the senders running
- * ahead and wrapping it), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
+ * ahead and wrapping it, and of 18-36 KiB blocks, whose root checks every block as it
+ * returns), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
  * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
  * a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
@@ -233,7 +234,8 @@ static void check_scatter_series(MPI_Comm comm, int round, int n)
  * The senders change their buffer right after each call. */
 static void check_gather_series(MPI_Comm comm, int round, int n)
 {
-    enum { CALLS = 200 };
+    /* blocks above 16 KiB (single copy): fewer calls, the root checks each as it returns */
+    int big_blocks = n > 4096, CALLS = big_blocks ? 40 : 200;
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -249,6 +251,13 @@ static void check_gather_series(MPI_Comm comm, int round, int n)
             memcpy(out + (size_t)root * n, a, (size_t)n * sizeof(int32_t));
         MPI_Gather(in_place ? MPI_IN_PLACE : a, n, MPI_INT32_T, out, n, MPI_INT32_T, root, comm);
         memset(a, 0xee, (size_t)n * sizeof(int32_t));
+        /* every block must be in place when the root returns, not some time later */
+        for (int r = 0; big_blocks && rank == root && r < size; r++)
+            if (out[(size_t)r * n + n - 1] != value(r, n - 1, round + c)) {
+                MTEST_CHECK(0, "gather series n %d call %d: block %d incomplete at return", n, c,
+                            r);
+                break;
+            }
         if (c % 50 == 49)
             bcast_between(comm, big, root, c, "gather");
     }
@@ -497,6 +506,7 @@ int main(int argc, char **argv)
             check_scatter(comm, round);
             check_scatter_series(comm, round, round < 2 ? 256 : 500);
             check_gather_series(comm, round, round < 2 ? 600 : 2500);
+            check_gather_series(comm, round, round % 2 == 0 ? 4500 : 9000);
             /* blocks above the ring's half: each rank's single copy from every other */
             check_alltoall(comm, round, round < 2 ? 4097 : 9000);
         }
