@@ -237,6 +237,9 @@ mf_status_t mf_coll_shm_reduce_scatter(mf_comm_t *comm, const void *src, void *r
  * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES (and a k-th of half the data area): one round
  * through the data area, one wait per call. */
 int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most);
+int mf_coll_shm_crowd_area_alltoall_ok(mf_comm_t *comm, size_t len);
+mf_status_t mf_coll_shm_crowd_area_alltoall(mf_comm_t *comm, const void *sbuf, size_t len,
+                                            void *rbuf);
 mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                               const size_t *rdispls);
 /* Reduce_scatter on a crowded node, the vector above one entry and up to

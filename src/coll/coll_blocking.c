@@ -1061,6 +1061,8 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
     /* Ranks sharing cores: every rank publishes its send buffer in pieces without waiting (4
      * ranks on 2 cores, fastest launches: 1 KiB blocks 3.7 us against 17 through Bruck, 4 KiB
      * 6.2 against 24 pairwise, 8 KiB 11.4 against 28; Open MPI 10.0, 8.7, 21.8). */
+    if (!mf_params.coll_alltoall && mf_coll_shm_crowd_area_alltoall_ok(comm, len))
+        return mf_coll_shm_crowd_area_alltoall(comm, sbuf, len, rbuf);
     if (!mf_params.coll_alltoall && mf_coll_shm_crowd_alltoall_ok(comm, len))
         return mf_coll_shm_crowd_alltoall(comm, sbuf, len, rbuf);
     /* Above those: every rank copies its block straight from each sender's buffer

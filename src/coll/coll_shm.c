@@ -803,7 +803,7 @@ static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len
     }
 }
 
-/* Bcast on a crowded node above the pieces: the root writes chunks of CROWD_CHUNK into a ring
+/* Bcast on a crowded node above one entry: the root writes chunks of CROWD_CHUNK into a ring
  * over the whole data area and waits only for the chunk it is about to overwrite, so in a
  * series of broadcasts it runs up to a data area ahead (the halves let it run one call ahead,
  * and each call then needed the readers that share its core to run first). A chunk that
@@ -847,7 +847,9 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
         small_bcast(sh, comm, buf, len, root);
         return MF_OK;
     }
-    if (crowd_call(sh, len)) {
+    /* With the ring on, the pieces give way to crowd_bcast above one entry: one signal per
+     * call instead of one small call per 1 KiB piece (4 ranks on 2 cores, see coll.md). */
+    if (crowd_call(sh, len) && !mf_params.coll_shm_crowd_ring) {
         for (size_t off = 0; off < len; off += SMALL_PAYLOAD)
             small_bcast(sh, comm, (char *)buf + off, piece_len(len, off, SMALL_PAYLOAD), root);
         return MF_OK;
@@ -2153,10 +2155,10 @@ static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *s
     crowd_block_release(sh, first, n);
 }
 
-/* Blocks of 513 B-2 KiB only: from 4 KiB the root running a ring ahead lost in the medians
+/* Blocks of 512 B-2 KiB only: from 4 KiB the root running a ring ahead lost in the medians
  * of a loaded set (8 KiB 89 us against 23 on point-to-point, fastest launches 6.5 against
  * 6.0; see coll.md), and 512 B blocks were a draw with the ring of pieces. */
-#define CROWD_BLOCK_MIN ((size_t)512 + 1)
+#define CROWD_BLOCK_MIN ((size_t)512)
 #define CROWD_BLOCK_MAX ((size_t)2 * 1024)
 
 static int crowd_block_ok(const mf_coll_shm_t *sh, size_t len)
@@ -2350,6 +2352,45 @@ mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const
         int i = (me + d) % sh->k;
         shm_wait(sh, comm, i, i + 1, sh->seq);
         mf_coll_copy(out + rdispls[i], base + (size_t)i * slot, rlens[i]);
+    }
+    shm_signal(sh);
+    sh->free_at[h] = sh->seq;
+    return MF_OK;
+}
+
+/* Crowded Alltoall of blocks above one entry, up to MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES:
+ * the area round of the Allgather with each rank's whole send buffer in its stride. Every
+ * rank writes once, signals, and copies its block from each other rank's stride as soon as
+ * that rank has signalled; its second signal frees the half. One wait per call, where the
+ * pieces made each rank finish every other rank's small calls (k * len / 1 KiB of them). */
+int mf_coll_shm_crowd_area_alltoall_ok(mf_comm_t *comm, size_t len)
+{
+    if (len <= SMALL_PAYLOAD || len > (size_t)mf_params.coll_shm_crowd_alltoall_bytes ||
+        !mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size &&
+           len * (size_t)sh->k <= crowd_area_slot(sh);
+}
+
+mf_status_t mf_coll_shm_crowd_area_alltoall(mf_comm_t *comm, const void *sbuf, size_t len,
+                                            void *rbuf)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t slot = crowd_area_slot(sh);
+    int h, me = comm->rank;
+    char *base = medium_half(sh, &h), *out = rbuf;
+    const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    shm_wait_all(sh, comm, sh->free_at[h]);
+    /* in place: the whole buffer is published before any block of it is overwritten */
+    mf_coll_copy(base + (size_t)me * slot, in, len * (size_t)sh->k);
+    shm_signal(sh);
+    if (in != out)
+        mf_coll_copy(out + (size_t)me * len, in + (size_t)me * len, len);
+    for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the strides */
+        int i = (me + d) % sh->k;
+        shm_wait(sh, comm, i, i + 1, sh->seq);
+        mf_coll_copy(out + (size_t)i * len, base + (size_t)i * slot + (size_t)me * len, len);
     }
     shm_signal(sh);
     sh->free_at[h] = sh->seq;

@@ -134,15 +134,15 @@ static const param_def_t param_table[] = {
      "calls up to COLL_SHM_CROWD_BYTES go through the small-call entries in pieces",
      coll_shm_crowded_choices},
     {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
-     "on a crowded node (see COLL_SHM_CROWDED), bcast, gather, scan, allgather and "
+     "on a crowded node (see COLL_SHM_CROWDED), bcast (ring off), gather, scan, allgather and "
      "reduce_scatter up to this many bytes (per rank; the whole vector for reduce_scatter) go "
      "through the small-call entries in pieces, which let the writers "
      "run calls ahead of ranks waiting for a core; 0: never",
      NULL},
     {"COLL_SHM_CROWD_RING", &mf_params.coll_shm_crowd_ring, 1, 0, 1,
-     "on a crowded node, bcast above the pieces and reduce above COLL_SHM_CROWD_REDUCE_BYTES go "
+     "on a crowded node, bcast above one entry and reduce above COLL_SHM_CROWD_REDUCE_BYTES go "
      "through rings of 32 KiB chunks in the data area, so the writers run calls ahead (1), or "
-     "through its two halves and its shared chunks (0); scatter blocks of 513 B-2 KiB go "
+     "through its two halves and its shared chunks (0); scatter blocks of 512 B-2 KiB go "
      "through a ring of 1 KiB units there (1) or the pieces or point-to-point (0)",
      NULL},
     {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 4096, 0, INT_MAX,
@@ -156,6 +156,11 @@ static const param_def_t param_table[] = {
      "to this many bytes (while they fit the data area) goes through the data area in one "
      "round, each rank writing its block once and copying the others' out after one wait "
      "(the single copy waits twice); 0: never",
+     NULL},
+    {"COLL_SHM_CROWD_ALLTOALL_BYTES", &mf_params.coll_shm_crowd_alltoall_bytes, 8192, 0, INT_MAX,
+     "on a crowded node, alltoall of blocks above one small-call entry and up to this many "
+     "bytes (while all of a rank's blocks fit its stride of the data area) goes through the "
+     "data area in one round, one wait per call; 0: never",
      NULL},
     {"COLL_CMA_BCAST_BYTES", &mf_params.coll_cma_bcast_bytes, 32768, 0, INT_MAX,
      "bcast of at least this many bytes on one node with a core for every rank (see "

@@ -15,8 +15,10 @@
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
  * a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
  * blocks of different lengths (some empty; every rank publishes all its pieces before it reads),
- * Alltoall (in place too; all blocks together up to half a ring of pieces go through the ring,
- * each rank copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per
+ * Alltoall (in place too; blocks above one entry up to MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES
+ * through the data area in one round, each rank copying its block out of the others' strides;
+ * the rest of half a ring of pieces through the ring, each rank copying its block out of the
+ * others' pieces; larger ones, 4097 and 9000 ints per
  * block, through each rank's single copy from every other where ranks can read each other), and
  * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
  * to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of
