@@ -249,6 +249,9 @@ int mf_coll_shm_crowd_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t exte
 mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
                                              const size_t *counts, MPI_Datatype dt, size_t extent,
                                              MPI_Op op);
+/* Reduce_scatter on a crowded node above the pieces: true when Reduce of len bytes takes the
+ * crowded Reduce ring (then Reduce to rank 0 + Scatter). */
+int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op);
 /* Alltoall of a two-rank communicator on one node, blocks above a small-call entry and up to
  * the medium limit (with a core per rank), through the data area. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len);

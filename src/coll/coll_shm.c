@@ -1839,6 +1839,19 @@ mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, v
     return MF_OK;
 }
 
+/* Reduce_scatter above the pieces on a crowded node: whether Reduce of the whole vector takes
+ * crowd_reduce's ring (the caller then reduces to rank 0 and scatters the result). */
+int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op)
+{
+    if (extent == 0 || extent > MF_COLL_SHM_ITEM_MAX || !mf_coll_shm_usable(comm, op))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size && sh->k > 1 &&
+           mf_params.coll_shm_crowd_ring && len > (size_t)mf_params.coll_shm_crowd_reduce_bytes &&
+           !small_call(sh, len) && round_down(CROWD_CHUNK, extent) > 0 &&
+           round_down(sh->data_len / (size_t)sh->k, CROWD_CHUNK) > 0;
+}
+
 /* Reduce_scatter(_block) of two ranks on one node above a small-call entry (commutative
  * operations, items up to a stream piece): the first phase of the two-rank Allreduce with each
  * rank's block as its range. Point-to-point sent each block through UCX's rendezvous from

@@ -145,6 +145,7 @@ typedef struct mf_params {
     /* MANIFOLD_COLL_SHM_CROWD_REDUCE_BYTES, MANIFOLD_COLL_SHM_CROWD_RING */
     int coll_shm_crowd_reduce_bytes;
     int coll_shm_crowd_ring;
+    int coll_shm_crowd_rs_reduce;
     int coll_shm_crowd_allgather_bytes; /* MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES */
     int coll_shm_crowd_alltoall_bytes;  /* MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES */
     /* MANIFOLD_COLL_CMA_BCAST_BYTES, MANIFOLD_COLL_CMA_ALLGATHER_BYTES (0: never) */

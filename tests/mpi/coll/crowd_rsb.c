@@ -6,15 +6,18 @@
  * entries in pieces, every rank combining its own block from the pieces that overlap it. Blocks
  * that start and end inside pieces, 12-byte items (pieces end on item boundaries), a
  * non-commutative operation (rank order), MPI_IN_PLACE, blocks of different lengths (some
- * empty), and series of calls back to back so that the ring of entries wraps.
+ * empty), and series of calls back to back so that the ring of entries wraps. Larger blocks
+ * take one Reduce per block rooted at its owner (the Reduce ring), whose series wrap the
+ * ranks' parts of the data area; uneven blocks in place overlap the result.
  */
 #include "mtest.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-/* ints per rank's block: one entry holds 268 */
-static const int blocks[] = {67, 134, 135, 268, 269, 400, 512, 1000, 1024};
+/* ints per rank's block: one entry holds 268; from 1025 (above the Reduce pieces) one Reduce
+ * per block through the Reduce ring, 9000 in two chunks */
+static const int blocks[] = {67, 134, 135, 268, 269, 400, 512, 1000, 1024, 2049, 4500, 9000};
 #define NBLOCKS ((int)(sizeof(blocks) / sizeof(blocks[0])))
 #define SERIES  40
 
@@ -77,6 +80,36 @@ static void check_block_sum(MPI_Comm comm, int round, int n)
                         r[c * total + (size_t)i], want);
         }
     free(s);
+    free(r);
+}
+
+/* Reduce_scatter sums with blocks of different lengths in place: a rank's own block can
+ * overlap the start of the buffer, where its result goes. */
+static void check_uneven_sum(MPI_Comm comm, int round, int n)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int *rc = malloc((size_t)size * sizeof(int));
+    size_t total = 0, first = 0;
+    for (int q = 0; q < size; q++) {
+        rc[q] = n * ((q + round + 1) % 3) / 2;
+        first += q < rank ? (size_t)rc[q] : 0;
+        total += (size_t)rc[q];
+    }
+    int32_t *r = malloc((total + 1) * sizeof(int32_t));
+    for (size_t i = 0; i < total; i++)
+        r[i] = value(rank, i, round);
+    MPI_Reduce_scatter(MPI_IN_PLACE, r, rc, MPI_INT32_T, MPI_SUM, comm);
+    int bad = 0;
+    for (int i = 0; i < rc[rank] && !bad; i++) {
+        int32_t want = 0;
+        for (int q = 0; q < size; q++)
+            want += value(q, first + (size_t)i, round);
+        bad = r[i] != want;
+        MTEST_CHECK(!bad, "uneven sum block %d item %d: %d, expected %d", rc[rank], i, r[i], want);
+    }
+    free(rc);
     free(r);
 }
 
@@ -166,6 +199,7 @@ int main(int argc, char **argv)
         int n = blocks[round % NBLOCKS];
         check_block_sum(comm, round, n);
         check_compose(comm, round, n, pair, comp);
+        check_uneven_sum(comm, round, n);
         check_trios(comm, round, n / 3 + 1, trio, tsum);
     }
     MPI_Op_free(&comp);
