@@ -1619,6 +1619,50 @@ int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent)
            (extent <= SMALL_PAYLOAD && mf_coll_shm_pieces(comm, len, max));
 }
 
+/* Crowded node, 3 or more ranks: a chain through the ring. Rank r waits only for rank r - 1's
+ * entry, which holds the inclusive prefix of ranks 0..r - 1, and publishes (that prefix) op
+ * s_r in its own entry: one wait and one application per item, and no rank waits for a
+ * higher one (the ring's claim aside). In place, s_r goes into the entry before the result
+ * overwrites it. */
+static mf_status_t crowd_scan_chain(mf_comm_t *comm, const char *in, void *rbuf, size_t count,
+                                    MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    int rank = comm->rank, tail = rank == comm->size - 1;
+    size_t per = SMALL_PAYLOAD / extent;
+    for (size_t first = 0; first < count; first += per) {
+        uint64_t n = sh->small_n++;
+        int spins = 0, polls = 0;
+        size_t items = piece_len(count, first, per), off = first * extent, len = items * extent;
+        char *out = (char *)rbuf + off;
+        if (rank == 0) {
+            small_publish(sh, comm, in + off, len, n);
+            if (!exclusive && in != (const char *)rbuf)
+                mf_coll_copy(out, in + off, len);
+            small_finish(sh, n);
+            continue;
+        }
+        if (tail && !exclusive && in != (const char *)rbuf)
+            mf_coll_copy(out, in + off, len); /* while the prefix is still on its way */
+        const char *prev = small_ready(sh, comm, rank - 1, n, &spins, &polls) + SMALL_HEAD;
+        if (tail) {
+            if (exclusive)
+                mf_coll_copy(out, prev, len);
+            else
+                mf_op_apply(op, prev, out, items, dt); /* prefix op own */
+        } else {
+            char *entry = small_entry(sh, sh->lrank, n);
+            small_claim(sh, comm, n);
+            memcpy(entry + SMALL_HEAD, in + off, len);
+            mf_op_apply(op, prev, entry + SMALL_HEAD, items, dt); /* prefix op own */
+            mf_coll_copy(out, exclusive ? prev : entry + SMALL_HEAD, len);
+            atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+        }
+        small_finish(sh, n);
+    }
+    return MF_OK;
+}
+
 /* Rank r combines the entries of ranks 0..r (0..r-1 for exscan) as s0 op (s1 op (... op sr)),
  * which equals the chain's ((s0 op s1) op ...) op sr for any associative operation. */
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
@@ -1628,6 +1672,8 @@ mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size
     int rank = comm->rank, last = exclusive ? rank - 1 : rank;
     size_t per = SMALL_PAYLOAD / extent; /* items of one piece (crowded nodes: several) */
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    if (sh->crowded && comm->size > 2)
+        return crowd_scan_chain(comm, in, rbuf, count, dt, extent, op, exclusive);
     for (size_t first = 0; first < count; first += per) {
         uint64_t n = sh->small_n++;
         int spins = 0, polls = 0;

@@ -382,6 +382,39 @@ static void check_scans(MPI_Comm comm, int round, int n, MPI_Datatype pair, MPI_
     free(b);
 }
 
+/* One pair per call, calls back to back into separate results (the crowded chain through the
+ * ring on 3 or more ranks: rank r reads only rank r - 1's prefix, and rank 0 runs ahead past
+ * the 64 entries of the ring, which must not be overwritten before the next rank read them). */
+#define SCAN_SERIES 150
+
+static void check_scan_series(MPI_Comm comm, int round, MPI_Datatype pair, MPI_Op op)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int32_t a[2 * SCAN_SERIES], b[2 * SCAN_SERIES], e[2 * SCAN_SERIES];
+    for (int c = 0; c < SCAN_SERIES; c++) {
+        a[2 * c] = (int32_t)slope(rank);
+        a[2 * c + 1] = value(rank, c, round);
+    }
+    memcpy(b, a, sizeof(a));
+    for (int c = 0; c < SCAN_SERIES; c++)
+        MPI_Scan(round % 2 ? MPI_IN_PLACE : a + 2 * c, b + 2 * c, 1, pair, op, comm);
+    for (int c = 0; c < SCAN_SERIES; c++)
+        MPI_Exscan(a + 2 * c, e + 2 * c, 1, pair, op, comm);
+    uint32_t m;
+    for (int c = 0; c < SCAN_SERIES; c++) {
+        if (b[2 * c + 1] != affine_expect(rank, c, round, &m) || (uint32_t)b[2 * c] != m) {
+            MTEST_CHECK(0, "scan series call %d: (%d, %d)", c, (int)b[2 * c], (int)b[2 * c + 1]);
+            break;
+        }
+        if (rank > 0 &&
+            (e[2 * c + 1] != affine_expect(rank - 1, c, round, &m) || (uint32_t)e[2 * c] != m)) {
+            MTEST_CHECK(0, "exscan series call %d: (%d, %d)", c, (int)e[2 * c], (int)e[2 * c + 1]);
+            break;
+        }
+    }
+}
+
 /* 12-byte items: 1072 bytes is not a whole number of them */
 static void check_trios(MPI_Comm comm, int round, int n, MPI_Datatype trio, MPI_Op op)
 {
@@ -514,6 +547,8 @@ int main(int argc, char **argv)
         }
         check_all(comm, round, n);
         check_scans(comm, round, n, pair, aff);
+        if (round < 2)
+            check_scan_series(comm, round, pair, aff);
         check_trios(comm, round, n, trio, tsum);
     }
     for (int round = 0; round < 2 * NBIG; round++) {
