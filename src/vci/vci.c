@@ -394,7 +394,8 @@ int mf_vci_lock_bias_init(void)
  * entry on it comes in through the bias); one that finds it biased to another thread revokes the
  * bias: after the membarrier every processor running this process has passed a full barrier, so
  * the owner either sees `revoked` at its next entry or has announced itself in `owner_in`, which
- * is then awaited. A trylock does not wait for the owner (the bias is gone all the same). */
+ * is then awaited. A trylock does not wait for the owner (the bias is gone all the same), so
+ * every later entry through the word checks `owner_in` too. */
 int mf_vci_lock_enter(mf_vci_lock_t *l, int wait, int claim, atomic_uint_fast64_t *contended)
 {
     if (!lock_try_word(l)) {
@@ -408,20 +409,23 @@ int mf_vci_lock_enter(mf_vci_lock_t *l, int wait, int claim, atomic_uint_fast64_
             stat_inc(contended);
     }
     uintptr_t owner = atomic_load_explicit(&l->owner, memory_order_relaxed);
-    if (MF_LIKELY(atomic_load_explicit(&l->revoked, memory_order_relaxed) ||
-                  owner == mf_vci_thread_id()))
-        return 1;
+    if (MF_LIKELY(owner == mf_vci_thread_id()))
+        return 1; /* its own bias, revoked (or it would have come in through it) */
     if (owner == 0) {
         if (claim)
             atomic_store_explicit(&l->owner, mf_vci_thread_id(), memory_order_relaxed);
         return 1;
     }
-    atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
-    if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
-        /* registered before any claim, so it cannot fail; going on would not be safe */
-        mf_log(MF_LOG_ERROR, "vci", "membarrier failed: %s", strerror(errno));
-        abort();
+    if (!atomic_load_explicit(&l->revoked, memory_order_relaxed)) {
+        atomic_store_explicit(&l->revoked, 1, memory_order_relaxed);
+        if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0) {
+            /* registered before any claim, so it cannot fail; going on would not be safe */
+            mf_log(MF_LOG_ERROR, "vci", "membarrier failed: %s", strerror(errno));
+            abort();
+        }
     }
+    /* Revoked, but the owner may still be inside through the bias: this revocation found it
+     * there, or an earlier trylock's did, which gave up the word without waiting for it. */
     if (!wait && atomic_load_explicit(&l->owner_in, memory_order_acquire)) {
         atomic_store_explicit(&l->word, 0, memory_order_release);
         return 0;

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The VCI lock (vci.h): biased to the first thread that takes it, revoked by the first other
- * thread. Checks the states a single thread sees, then mutual exclusion while a second thread
- * revokes the bias in the middle of the owner's run (by blocking entry and by trylock): a plain
- * counter must lose no increment and no two threads may be inside at once. Without membarrier
+ * thread. Checks the states a single thread sees (after a trylock revoked the bias while the
+ * owner was inside, the next entry must still wait for it), then mutual exclusion while a second
+ * thread revokes the bias in the middle of the owner's run (by blocking entry and by trylock): a
+ * plain counter must lose no increment and no two threads may be inside at once. Without membarrier
  * (or under ThreadSanitizer, which cannot see its ordering) the same runs check the plain lock.
  */
 #include "unit.h"
@@ -148,10 +149,14 @@ static void one_thread(void)
     pthread_t t;
     atomic_store(&got_in, 0);
     pthread_create(&t, NULL, enter_from_other, &l);
-    struct timespec pause = {0, 50 * 1000 * 1000};
+    /* wait for the revocation (on a loaded machine the thread may start late), then give it
+     * time to get in wrongly */
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 3000 && !atomic_load(&l.revoked); i++)
+        nanosleep(&pause, NULL);
+    UNIT_CHECK(atomic_load(&l.revoked) == 1, "the waiting thread did not revoke the bias");
     nanosleep(&pause, NULL);
     UNIT_CHECK(atomic_load(&got_in) == 0, "another thread got in while the owner was inside");
-    UNIT_CHECK(atomic_load(&l.revoked) == 1, "the waiting thread did not revoke the bias");
     mf_vci_lock_release(&l);
     pthread_join(t, NULL);
     UNIT_CHECK(atomic_load(&got_in) == 1, "the waiting thread never got in");
@@ -174,6 +179,10 @@ static void one_thread(void)
     UNIT_CHECK(atomic_load(&l.revoked) == 1 && atomic_load(&l.word) == 0,
                "after the trylock: revoked %d, word %d", (int)atomic_load(&l.revoked),
                atomic_load(&l.word));
+    /* the bias is gone but the owner is still inside: the next entry must not get in either */
+    pthread_create(&t, NULL, try_from_other, &l);
+    pthread_join(t, &got);
+    UNIT_CHECK(got == NULL, "a second trylock got in while the owner was inside");
     mf_vci_lock_release(&l);
     UNIT_CHECK(atomic_load(&l.owner_in) == 0, "the owner's release left owner_in set");
     pthread_create(&t, NULL, try_from_other, &l);
