@@ -57,6 +57,10 @@
  * CROWD_RING_MAX of them). */
 #define CROWD_CHUNK    ((size_t)32 * 1024)
 #define CROWD_RING_MAX 64
+/* Bcast up to this size takes only the ring of units it needs (below), not a whole chunk:
+ * the root then runs data_len / len calls ahead (256 at 2 KiB, not 16), so the reader that
+ * shares its core runs once per many calls (2-8 KiB 0.7-0.9x the time of whole chunks). */
+#define CROWD_BCAST_UNITS_MAX ((size_t)8 * 1024)
 /* Rooted calls of medium blocks on crowded nodes: the data area as a ring of small units, so
  * a call takes only the units its blocks need and a writer runs many calls ahead. */
 #define CROWD_UNIT      ((size_t)1024)
@@ -83,6 +87,7 @@ typedef struct mf_coll_shm {
     char *data;
     size_t data_len, half, slot;      /* data area, broadcast slot, reduction slot */
     uint64_t seq;                     /* this rank's signals so far (all local ranks in lockstep) */
+    uint64_t all_seen;                /* every local counter was seen at least this high */
     uint64_t free_at[2];              /* the data half h is free once every counter reached this */
     int next_half;                    /* where the next broadcast chunk or small reduction goes */
     shm_flag_t *done;                 /* k counters: small calls each rank has finished reading */
@@ -112,9 +117,9 @@ typedef struct mf_coll_shm {
     int red_reader[CROWD_RING_MAX];
     uint64_t red_mark[2];
     unsigned red_next;
-    /* crowd_block's ring of CROWD_UNIT units over the data area (rooted calls of medium
-     * blocks): unit i is free once every counter reached unit_free[i]; valid while free_at[]
-     * holds unit_mark[] */
+    /* the ring of CROWD_UNIT units over the data area (rooted calls of medium blocks, Bcast
+     * up to CROWD_BCAST_UNITS_MAX): unit i is free once every counter reached unit_free[i]; valid
+     * while free_at[] holds unit_mark[] */
     uint64_t unit_free[CROWD_UNITS_MAX];
     uint64_t unit_mark[2];
     unsigned unit_next;
@@ -185,9 +190,20 @@ static void shm_wait(mf_coll_shm_t *sh, mf_comm_t *comm, int first, int last, ui
         wait_ge(comm, &sh->flags[i].value, target, &spins, &polls);
 }
 
+/* Wait until every local rank has signalled `target` times. The counters are read only when
+ * the lowest one seen so far is too low: a writer that runs calls ahead of the readers (the
+ * crowded rings) then touches their lines once per many calls, not at every call. */
 static void shm_wait_all(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t target)
 {
-    shm_wait(sh, comm, 0, sh->k, target);
+    if (target <= sh->all_seen)
+        return;
+    int polls = 0, spins = 0;
+    uint64_t low = UINT64_MAX;
+    for (int i = 0; i < sh->k; i++) {
+        uint64_t v = wait_ge(comm, &sh->flags[i].value, target, &spins, &polls);
+        low = v < low ? v : low;
+    }
+    sh->all_seen = low;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -803,13 +819,61 @@ static void node_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len
     }
 }
 
+/* The data area as a ring of CROWD_UNIT units (crowded nodes): a call takes the consecutive
+ * units its bytes need, so small calls let a writer run many calls ahead. Reserves `bytes`;
+ * *wait_p is the count every rank's counter must reach before they may be written. */
+static char *crowd_units_claim(mf_coll_shm_t *sh, size_t bytes, unsigned *first_p, unsigned *n_p,
+                               uint64_t *wait_p)
+{
+    unsigned nunits = (unsigned)(sh->data_len / CROWD_UNIT);
+    nunits = nunits < CROWD_UNITS_MAX ? nunits : CROWD_UNITS_MAX;
+    if (sh->free_at[0] != sh->unit_mark[0] || sh->free_at[1] != sh->unit_mark[1]) {
+        uint64_t all = max_u64(sh->free_at[0], sh->free_at[1]);
+        for (unsigned i = 0; i < nunits; i++)
+            sh->unit_free[i] = all;
+    }
+    unsigned need = (unsigned)((bytes + CROWD_UNIT - 1) / CROWD_UNIT);
+    if (sh->unit_next + need > nunits)
+        sh->unit_next = 0;
+    uint64_t wait = 0;
+    for (unsigned i = sh->unit_next; i < sh->unit_next + need; i++)
+        wait = max_u64(wait, sh->unit_free[i]);
+    *first_p = sh->unit_next;
+    *n_p = need;
+    *wait_p = wait;
+    sh->unit_next += need;
+    return sh->data + (size_t)*first_p * CROWD_UNIT;
+}
+
+/* After this call's signal: its units are free once every rank has signalled as often. */
+static void crowd_units_release(mf_coll_shm_t *sh, unsigned first, unsigned n)
+{
+    for (unsigned i = first; i < first + n; i++)
+        sh->unit_free[i] = sh->seq;
+    size_t lo = (size_t)first * CROWD_UNIT, hi = (size_t)(first + n) * CROWD_UNIT;
+    for (int h = 0; h < 2; h++)
+        if (lo < (size_t)(h + 1) * sh->half && hi > (size_t)h * sh->half)
+            sh->free_at[h] = sh->seq;
+    sh->unit_mark[0] = sh->free_at[0];
+    sh->unit_mark[1] = sh->free_at[1];
+}
+
 /* Bcast on a crowded node above one entry: the root writes chunks of CROWD_CHUNK into a ring
  * over the whole data area and waits only for the chunk it is about to overwrite, so in a
  * series of broadcasts it runs up to a data area ahead (the halves let it run one call ahead,
  * and each call then needed the readers that share its core to run first). A chunk that
- * straddles the halves counts for both, so the other users of the halves wait for it. */
+ * straddles the halves counts for both, so the other users of the halves wait for it. Up to
+ * CROWD_BCAST_UNITS_MAX the call takes consecutive units of the ring of units instead. */
 static void crowd_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, char *buf, size_t len, int writer)
 {
+    if (len <= CROWD_BCAST_UNITS_MAX) {
+        unsigned first, n;
+        uint64_t wait;
+        char *slot = crowd_units_claim(sh, len, &first, &n, &wait);
+        bcast_chunk(sh, comm, slot, buf, len, writer, wait);
+        crowd_units_release(sh, first, n);
+        return;
+    }
     size_t chunk = CROWD_CHUNK;
     unsigned nslots = (unsigned)(sh->data_len / chunk);
     if (nslots > CROWD_RING_MAX)
@@ -2122,45 +2186,6 @@ static size_t crowd_block_max(const mf_coll_shm_t *sh)
     return units * CROWD_UNIT / 4; /* at least four calls in the ring */
 }
 
-/* Reserves the units of one call of k - 1 blocks of `len`; *wait_p is the count every rank's
- * counter must reach before they may be written. */
-static char *crowd_block_claim(mf_coll_shm_t *sh, size_t len, unsigned *first_p, unsigned *n_p,
-                               uint64_t *wait_p)
-{
-    unsigned nunits = (unsigned)(sh->data_len / CROWD_UNIT);
-    nunits = nunits < CROWD_UNITS_MAX ? nunits : CROWD_UNITS_MAX;
-    if (sh->free_at[0] != sh->unit_mark[0] || sh->free_at[1] != sh->unit_mark[1]) {
-        uint64_t all = max_u64(sh->free_at[0], sh->free_at[1]);
-        for (unsigned i = 0; i < nunits; i++)
-            sh->unit_free[i] = all;
-    }
-    size_t bytes = crowd_block_stride(len) * (size_t)(sh->k - 1);
-    unsigned need = (unsigned)((bytes + CROWD_UNIT - 1) / CROWD_UNIT);
-    if (sh->unit_next + need > nunits)
-        sh->unit_next = 0;
-    uint64_t wait = 0;
-    for (unsigned i = sh->unit_next; i < sh->unit_next + need; i++)
-        wait = max_u64(wait, sh->unit_free[i]);
-    *first_p = sh->unit_next;
-    *n_p = need;
-    *wait_p = wait;
-    sh->unit_next += need;
-    return sh->data + (size_t)*first_p * CROWD_UNIT;
-}
-
-/* After this call's signal: its units are free once every rank has signalled as often. */
-static void crowd_block_release(mf_coll_shm_t *sh, unsigned first, unsigned n)
-{
-    for (unsigned i = first; i < first + n; i++)
-        sh->unit_free[i] = sh->seq;
-    size_t lo = (size_t)first * CROWD_UNIT, hi = (size_t)(first + n) * CROWD_UNIT;
-    for (int h = 0; h < 2; h++)
-        if (lo < (size_t)(h + 1) * sh->half && hi > (size_t)h * sh->half)
-            sh->free_at[h] = sh->seq;
-    sh->unit_mark[0] = sh->free_at[0];
-    sh->unit_mark[1] = sh->free_at[1];
-}
-
 /* Where local rank i's block lies in a call's units (the root has none). */
 static char *crowd_block_of(char *base, size_t len, int i, int root)
 {
@@ -2174,7 +2199,8 @@ static void crowd_block_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *
 {
     unsigned first, n;
     uint64_t wait;
-    char *base = crowd_block_claim(sh, len, &first, &n, &wait);
+    char *base =
+        crowd_units_claim(sh, crowd_block_stride(len) * (size_t)(sh->k - 1), &first, &n, &wait);
     if (sh->lrank == root) {
         shm_wait_all(sh, comm, wait);
         for (int i = 0; i < sh->k; i++)
@@ -2186,7 +2212,7 @@ static void crowd_block_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *
         mf_coll_copy(rbuf, crowd_block_of(base, len, sh->lrank, root), len);
     }
     shm_signal(sh);
-    crowd_block_release(sh, first, n);
+    crowd_units_release(sh, first, n);
 }
 
 /* The mirror for Gather: each sender waits only until the units of this call are free, writes
@@ -2198,7 +2224,8 @@ static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *s
 {
     unsigned first, n;
     uint64_t wait;
-    char *base = crowd_block_claim(sh, len, &first, &n, &wait);
+    char *base =
+        crowd_units_claim(sh, crowd_block_stride(len) * (size_t)(sh->k - 1), &first, &n, &wait);
     if (sh->lrank != root) {
         shm_wait_all(sh, comm, wait);
         mf_coll_copy(crowd_block_of(base, len, sh->lrank, root), sbuf, len);
@@ -2211,7 +2238,7 @@ static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *s
                              len);
     }
     shm_signal(sh);
-    crowd_block_release(sh, first, n);
+    crowd_units_release(sh, first, n);
 }
 
 /* Blocks of 512 B-2 KiB only: from 4 KiB the root running a ring ahead lost in the medians

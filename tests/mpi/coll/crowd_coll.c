@@ -20,7 +20,8 @@
  * the rest of half a ring of pieces through the ring, each rank copying its block out of the
  * others' pieces; larger ones, 4097 and 9000 ints per
  * block, through each rank's single copy from every other where ranks can read each other), and
- * Allreduce, which keeps its other algorithms. Then larger Bcast (the ring of chunks, also back
+ * Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's
+ * ring of units, long enough to wrap it. Then larger Bcast (the ring of chunks, also back
  * to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of
  * chunks in each rank's part of the data area above; also back to back with a non-commutative
  * operation and moving roots), between Allreduce and Gather calls that use the data area's halves.
@@ -476,6 +477,51 @@ static void check_bcast_series(MPI_Comm comm, int round, int n)
     free(a);
 }
 
+/* Bcasts of 1.2-8 KiB back to back into separate buffers, the root moving every 50 calls: each
+ * takes only the units it needs of the data area's ring of units, so the root runs up to 256
+ * calls ahead and wraps the ring several times; it must not overwrite units a reader has not
+ * copied yet, nor the units a Scatter between the calls still holds. */
+static void check_bcast_unit_series(MPI_Comm comm, int round, int n)
+{
+    enum { CALLS = 400, PER_ROOT = 50 };
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    int32_t *a = mtest_calloc((size_t)n * CALLS, sizeof(int32_t));
+    int32_t *blocks = mtest_calloc((size_t)size * 300, sizeof(int32_t)), mine[300];
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c / PER_ROOT) % size;
+        for (int i = 0; i < n; i++)
+            a[(size_t)c * n + i] = rank == root ? value(root, i, round + c) : -1;
+    }
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c / PER_ROOT) % size;
+        MPI_Bcast(a + (size_t)c * n, n, MPI_INT32_T, root, comm);
+        if (c % 97 == 96) {
+            for (int i = 0; i < size * 300; i++)
+                blocks[i] = value(i / 300, i % 300, round + c);
+            MPI_Scatter(blocks, 300, MPI_INT32_T, mine, 300, MPI_INT32_T, root, comm);
+            for (int i = 0; i < 300; i++)
+                if (mine[i] != value(rank, i, round + c)) {
+                    MTEST_CHECK(0, "scatter in bcast series call %d: item %d is %d", c, i,
+                                (int)mine[i]);
+                    break;
+                }
+        }
+    }
+    for (int c = 0; c < CALLS; c++) {
+        int root = (round + c / PER_ROOT) % size;
+        for (int i = 0; i < n; i++)
+            if (a[(size_t)c * n + i] != value(root, i, round + c)) {
+                MTEST_CHECK(0, "bcast unit series n %d call %d root %d: item %d is %d", n, c, root,
+                            i, (int)a[(size_t)c * n + i]);
+                c = CALLS, i = n;
+            }
+    }
+    free(a);
+    free(blocks);
+}
+
 /* Reductions back to back into separate buffers with a non-commutative operation, the root
  * moving from call to call and in place on odd calls: above the pieces the non-roots run ahead
  * through their parts of the data area and wrap them, which must not overwrite a chunk before
@@ -549,6 +595,8 @@ int main(int argc, char **argv)
         check_scans(comm, round, n, pair, aff);
         if (round < 2)
             check_scan_series(comm, round, pair, aff);
+        if (round < 3)
+            check_bcast_unit_series(comm, round, round == 0 ? 300 : round == 1 ? 1000 : 2048);
         check_trios(comm, round, n, trio, tsum);
     }
     for (int round = 0; round < 2 * NBIG; round++) {
