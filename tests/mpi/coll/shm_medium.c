@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Medium MPI_Gather, MPI_Scatter, MPI_Allgather and MPI_Allgatherv on one node, which move
- * through the shared-memory data area in pieces, and small MPI_Scatter (all blocks in the
- * root's small-call entry, or the data area when they do not fit): block sizes around the
- * small-call entry (1072 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd counts, every
- * root, in place, rank-dependent Allgatherv lengths with empty blocks, a strided derived type
- * (packed before the collective), a reversed communicator, and bcasts and reduces in between that
- * reuse the same data area. Alltoall and Reduce_scatter(_block) of those sizes, which two
- * ranks stream through shared memory.
+ * through the shared-memory data area in pieces, and small MPI_Scatter (all blocks but the
+ * root's in the root's small-call entry, or the data area when they do not fit: the limit falls
+ * between 268 and 269 items on two ranks, 134 and 135 on three, 89 and 90 on four): block sizes
+ * around the small-call entry (1072 bytes), the piece (8 KiB) and the upper limit (256 KiB), odd
+ * counts, every root, in place, rank-dependent Allgatherv lengths with empty blocks, a strided
+ * derived type (packed before the collective), a reversed communicator, and bcasts and reduces in
+ * between that reuse the same data area. Alltoall and Reduce_scatter(_block) of those sizes, which
+ * two ranks stream through shared memory.
  */
 #include "mtest.h"
 
@@ -15,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const int counts[] = {1,    7,    30,   60,   61,   62,   134,   135,   268,  269,
-                             1000, 2047, 2049, 8191, 8192, 8193, 20001, 65536, 65537};
+static const int counts[] = {1,   7,    30,   60,   61,   62,   89,   90,    134,   135,  268,
+                             269, 1000, 2047, 2049, 8191, 8192, 8193, 20001, 65536, 65537};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 
 static int32_t value(int rank, int i, int round)
