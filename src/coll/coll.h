@@ -193,6 +193,9 @@ int mf_coll_shm_cma(mf_comm_t *comm, size_t len, int min);
 /* A node running more ranks than cores, every rank able to read the others' memory, and
  * blocks of at least `min` bytes: the single-copy calls whatever MANIFOLD_COLL_CMA_BYTES says. */
 int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min);
+/* Whether this rank's node runs more ranks than cores (MANIFOLD_COLL_SHM_CROWDED); collective on
+ * the first call, like mf_coll_shm_usable. */
+int mf_coll_shm_crowded(mf_comm_t *comm);
 mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *rbuf,
                                        const size_t *rlens, const size_t *rdispls);
 mf_status_t mf_coll_shm_cma_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf);

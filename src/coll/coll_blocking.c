@@ -1303,13 +1303,19 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
  * ahead; each rank sends once, where recursive doubling sends log2(p) times and makes every
  * rank wait for a partner at every step (4 ranks on 2 cores, 256 KiB: 413 us against 1737).
  * A commutative operation out of place receives straight into the result and combines its
- * own vector in; otherwise the prefix arrives in a temporary and goes on the left. */
-#define CHAIN_PIECE ((size_t)32 * 1024)
+ * own vector in; otherwise the prefix arrives in a temporary and goes on the left.
+ * On a crowded node, vectors below CHAIN_YIELD_BELOW, the waits yield every few polls: the
+ * default wait spins up to 1024 polls while the prefix comes from the other core, which is when
+ * the rank sharing this core (the next or previous link) has work (4 ranks on 2 cores, 64 KiB:
+ * ranks 0 and 2 spun about 300 polls per call). From 256 KiB it measured mixed (coll.md). */
+#define CHAIN_PIECE       ((size_t)32 * 1024)
+#define CHAIN_YIELD_BELOW ((size_t)256 * 1024)
 
 static mf_status_t scan_chain(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive, int tag)
 {
     int size = comm->size, rank = comm->rank, last = rank + 1 == size;
+    int yield = count * extent < CHAIN_YIELD_BELOW && mf_coll_shm_crowded(comm);
     size_t step = pair_items(extent, CHAIN_PIECE);
     const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     char *res = rbuf, *tmp = NULL;
@@ -1324,30 +1330,30 @@ static mf_status_t scan_chain(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
         size_t n = count - i < step ? count - i : step, off = i * extent, bytes = n * extent;
         if (rank == 0) {
             if (!last)
-                status = mf_pt2pt_send_internal(own + off, bytes, 1, tag, comm);
+                status = mf_pt2pt_send_internal_yielding(own + off, bytes, 1, tag, comm, yield);
             continue;
         }
         const char *out = res + off; /* what goes on to rank + 1 */
         if (direct) {
-            status = mf_pt2pt_recv_internal(res + off, bytes, rank - 1, tag, comm);
+            status = mf_pt2pt_recv_internal_yielding(res + off, bytes, rank - 1, tag, comm, yield);
             if (status == MF_OK)
                 mf_op_apply(op, own + off, res + off, n, dt); /* own op prefix, commutative */
         } else if (exclusive) {
             if (!last)
                 copy_bytes(tmp, own + off, bytes); /* before the prefix overwrites it in place */
-            status = mf_pt2pt_recv_internal(res + off, bytes, rank - 1, tag, comm);
+            status = mf_pt2pt_recv_internal_yielding(res + off, bytes, rank - 1, tag, comm, yield);
             if (status == MF_OK && !last)
                 mf_op_apply(op, res + off, tmp, n, dt); /* prefix op own */
             out = tmp;
         } else {
-            status = mf_pt2pt_recv_internal(tmp, bytes, rank - 1, tag, comm);
+            status = mf_pt2pt_recv_internal_yielding(tmp, bytes, rank - 1, tag, comm, yield);
             if (status == MF_OK && own != rbuf)
                 copy_bytes(res + off, own + off, bytes);
             if (status == MF_OK)
                 mf_op_apply(op, tmp, res + off, n, dt); /* prefix op own */
         }
         if (status == MF_OK && !last)
-            status = mf_pt2pt_send_internal(out, bytes, rank + 1, tag, comm);
+            status = mf_pt2pt_send_internal_yielding(out, bytes, rank + 1, tag, comm, yield);
     }
     free(tmp);
     return status;

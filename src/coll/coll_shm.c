@@ -1469,6 +1469,11 @@ mf_status_t mf_coll_shm_cma_allgatherv(mf_comm_t *comm, const void *own, void *r
     return status;
 }
 
+int mf_coll_shm_crowded(mf_comm_t *comm)
+{
+    return mf_coll_shm_usable(comm, MPI_OP_NULL) && ((const mf_coll_shm_t *)comm->shm)->crowded;
+}
+
 int mf_coll_shm_crowd_cma(mf_comm_t *comm, size_t len, size_t min)
 {
     if (len < min || !mf_coll_shm_usable(comm, MPI_OP_NULL))

@@ -8,6 +8,7 @@
  */
 #include "pt2pt.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -616,9 +617,8 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
 
 /* ---- internal blocking helpers ----------------------------------------------------------- */
 
-static mf_status_t wait_and_release(mf_request_t *req)
+static mf_status_t release_done(mf_request_t *req)
 {
-    mf_request_wait_done(req);
     mf_status_t status = req->op.status;
     if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
         mf_vci_t *vci = req->vci; /* the request may be reused once released */
@@ -627,6 +627,26 @@ static mf_status_t wait_and_release(mf_request_t *req)
         mf_vci_unlock(vci);
     }
     return status;
+}
+
+static mf_status_t wait_and_release(mf_request_t *req)
+{
+    mf_request_wait_done(req);
+    return release_done(req);
+}
+
+/* Empty polls between the yields of the *_internal_yielding helpers' wait. */
+#define POLLS_PER_YIELD 16
+
+static mf_status_t wait_yielding_and_release(mf_request_t *req)
+{
+    int polls = 0, empty = 0;
+    while (!mf_request_is_complete(req)) {
+        mf_progress_poke(req->vci, &polls);
+        if (++empty % POLLS_PER_YIELD == 0 && !mf_request_is_complete(req))
+            sched_yield();
+    }
+    return release_done(req);
 }
 
 mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm)
@@ -643,6 +663,28 @@ mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, m
     mf_status_t status =
         mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
     return status != MF_OK ? status : wait_and_release(req);
+}
+
+mf_status_t mf_pt2pt_send_internal_yielding(const void *buf, size_t len, int dest, int tag,
+                                            mf_comm_t *comm, int yield)
+{
+    if (!yield)
+        return mf_pt2pt_send_internal(buf, len, dest, tag, comm);
+    mf_request_t *req;
+    mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
+                                        MF_SEND_STANDARD, 1, &req);
+    return status != MF_OK ? status : wait_yielding_and_release(req);
+}
+
+mf_status_t mf_pt2pt_recv_internal_yielding(void *buf, size_t len, int source, int tag,
+                                            mf_comm_t *comm, int yield)
+{
+    if (!yield)
+        return mf_pt2pt_recv_internal(buf, len, source, tag, comm);
+    mf_request_t *req;
+    mf_status_t status =
+        mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
+    return status != MF_OK ? status : wait_yielding_and_release(req);
 }
 
 mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,

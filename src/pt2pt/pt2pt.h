@@ -112,6 +112,14 @@ mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int ta
 mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm);
 mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
                                        size_t rlen, int source, int tag, mf_comm_t *comm);
+/* The send and receive above, except that with `yield` set (a node running more ranks than
+ * cores) the wait yields the CPU every 16 empty polls. The common wait learns to spin 1024 polls
+ * (about 40 us) when messages arrive from the other core, which keeps the rank sharing this
+ * core, often the next link of a chain, off it. */
+mf_status_t mf_pt2pt_send_internal_yielding(const void *buf, size_t len, int dest, int tag,
+                                            mf_comm_t *comm, int yield);
+mf_status_t mf_pt2pt_recv_internal_yielding(void *buf, size_t len, int source, int tag,
+                                            mf_comm_t *comm, int yield);
 /* Probe (blocking when `blocking`), matched probe; *flag_p tells whether a message was found. */
 mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
                            MPI_Status *status);

@@ -383,6 +383,32 @@ static void check_scans(MPI_Comm comm, int round, int n, MPI_Datatype pair, MPI_
     free(b);
 }
 
+/* A commutative predefined operation out of place: on 3-4 ranks from 8 KiB the chain receives
+ * the prefix straight into the result (with the crowded waits that yield). */
+static void check_sum_scans(MPI_Comm comm, int n)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    int32_t *a = mtest_calloc((size_t)n + 1, sizeof(int32_t));
+    int32_t *b = mtest_calloc((size_t)n + 1, sizeof(int32_t));
+    for (int i = 0; i < n; i++)
+        a[i] = rank + i;
+    MPI_Scan(a, b, n, MPI_INT32_T, MPI_SUM, comm);
+    for (int i = 0; i < n; i++)
+        if (b[i] != (rank + 1) * i + rank * (rank + 1) / 2) {
+            MTEST_CHECK(0, "sum scan %d ints: item %d is %d", n, i, (int)b[i]);
+            break;
+        }
+    MPI_Exscan(a, b, n, MPI_INT32_T, MPI_SUM, comm);
+    for (int i = 0; rank > 0 && i < n; i++)
+        if (b[i] != rank * i + (rank - 1) * rank / 2) {
+            MTEST_CHECK(0, "sum exscan %d ints: item %d is %d", n, i, (int)b[i]);
+            break;
+        }
+    free(a);
+    free(b);
+}
+
 /* One pair per call, calls back to back into separate results (the crowded chain through the
  * ring on 3 or more ranks: rank r reads only rank r - 1's prefix, and rank 0 runs ahead past
  * the 64 entries of the ring, which must not be overwritten before the next rank read them). */
@@ -593,6 +619,7 @@ int main(int argc, char **argv)
         }
         check_all(comm, round, n);
         check_scans(comm, round, n, pair, aff);
+        check_sum_scans(comm, n);
         if (round < 2)
             check_scan_series(comm, round, pair, aff);
         if (round < 3)
@@ -606,6 +633,7 @@ int main(int argc, char **argv)
         check_bcast_series(comm, round, n);
         check_reduce_series(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
+        check_sum_scans(comm, n); /* 32-400 KiB: several pieces, both waits */
     }
     MPI_Op_free(&aff);
     MPI_Op_free(&tsum);
