@@ -252,9 +252,13 @@ int mf_coll_shm_crowd_reduce_scatter_ok(mf_comm_t *comm, size_t len, size_t exte
 mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
                                              const size_t *counts, MPI_Datatype dt, size_t extent,
                                              MPI_Op op);
-/* Reduce_scatter on a crowded node above the pieces: true when Reduce of len bytes takes the
- * crowded Reduce ring (then Reduce to rank 0 + Scatter). */
+/* Reduce_scatter on a crowded node above the pieces: true when blocks of len bytes (the mean)
+ * take the crowded Reduce ring (commutative operations); then every rank streams its vector
+ * through its part of that ring once and combines its own block from every rank's chunks. */
 int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op);
+mf_status_t mf_coll_shm_crowd_ring_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                                  const size_t *counts, MPI_Datatype dt,
+                                                  size_t extent, MPI_Op op);
 /* Alltoall of a two-rank communicator on one node, blocks above a small-call entry and up to
  * the medium limit (with a core per rank), through the data area. */
 int mf_coll_shm_medium_alltoall_ok(mf_comm_t *comm, size_t len);

@@ -1215,38 +1215,6 @@ static mf_status_t reduce_scatter_pair(mf_comm_t *comm, const void *sbuf, void *
     return status;
 }
 
-/* Crowded node, blocks above the Reduce pieces: one Reduce per block, rooted at its owner,
- * through the crowded Reduce ring. A rank copies the other ranks' blocks into its part of the
- * data area without waiting (it runs ahead up to its part) and waits only in its own call, for
- * the chunks of its block; recursive halving waits for a partner, who may be off the core, in
- * each of its log2(p) steps. In place, the result (at the start of rbuf) is written only in the
- * rank's own call, after the blocks before it were copied out and clear of those after it. */
-static mf_status_t reduce_scatter_crowd_ring(mf_comm_t *comm, const void *src, void *rbuf,
-                                             const size_t *counts, MPI_Datatype dt, size_t extent,
-                                             MPI_Op op)
-{
-    int me = comm->rank;
-    size_t off = 0;
-    mf_status_t status = MF_OK;
-    for (int i = 0; i < comm->size && status == MF_OK; off += counts[i] * extent, i++) {
-        const char *block = (const char *)src + off;
-        char *out = rbuf, *tmp = NULL;
-        /* uneven blocks in place: the own block may overlap the start of rbuf */
-        if (i == me && block != out && block < out + counts[i] * extent &&
-            out < block + counts[i] * extent) {
-            if ((tmp = mf_malloc(counts[i] * extent, "reduce-scatter buffer")) == NULL)
-                return MF_ERR_NO_MEMORY;
-            out = tmp;
-        }
-        status = mf_coll_reduce(comm, block, i == me ? out : NULL, counts[i], dt, extent, op, i);
-        if (tmp != NULL) {
-            copy_bytes(rbuf, tmp, counts[i] * extent);
-            free(tmp);
-        }
-    }
-    return status;
-}
-
 mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                    const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
 {
@@ -1263,8 +1231,8 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
                                                 counts, dt, extent, op);
     if (!mf_params.coll_reduce_scatter && mf_params.coll_shm_crowd_rs_reduce &&
         mf_coll_shm_crowd_reduce_ring_ok(comm, items * extent / (size_t)size, extent, op))
-        return reduce_scatter_crowd_ring(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts, dt,
-                                         extent, op);
+        return mf_coll_shm_crowd_ring_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
+                                                     counts, dt, extent, op);
     if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
         mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_FLOW_MAX))
         return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);

@@ -1954,8 +1954,8 @@ mf_status_t mf_coll_shm_crowd_reduce_scatter(mf_comm_t *comm, const void *src, v
     return MF_OK;
 }
 
-/* Reduce_scatter above the pieces on a crowded node: whether Reduce of the whole vector takes
- * crowd_reduce's ring (the caller then reduces to rank 0 and scatters the result). */
+/* Reduce_scatter above the pieces on a crowded node: whether blocks of len bytes (the mean)
+ * take crowd_reduce's ring (mf_coll_shm_crowd_ring_reduce_scatter below). */
 int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent, MPI_Op op)
 {
     if (extent == 0 || extent > MF_COLL_SHM_ITEM_MAX || !mf_coll_shm_usable(comm, op))
@@ -1964,7 +1964,73 @@ int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent,
     return sh->crowded && sh->nnodes == 1 && sh->k == comm->size && sh->k > 1 &&
            mf_params.coll_shm_crowd_ring && len > (size_t)mf_params.coll_shm_crowd_reduce_bytes &&
            !small_call(sh, len) && round_down(CROWD_CHUNK, extent) > 0 &&
-           round_down(sh->data_len / (size_t)sh->k, CROWD_CHUNK) > 0;
+           sh->data_len / (size_t)sh->k / CROWD_CHUNK >= 2;
+}
+
+/* Reduce_scatter above the pieces on a crowded node: one pass over crowd_reduce's ring, every
+ * rank streaming its whole vector through its part of the data area, one chunk per step. A
+ * rank waits only at the steps whose chunk overlaps its own block, for the others' copies of
+ * that chunk, and combines its part of it; at the other steps it copies and signals without
+ * waiting. One signal per chunk (and one at the end), where one Reduce per block (rooted at its
+ * owner) made every rank run k calls' bookkeeping and wait for each owner in turn. A slot is
+ * overwritten only after the owners of the blocks it held have signalled after reading it (their
+ * next signal; hence two slots at least: with one, a reader would wait for itself). The own operand
+ * is read back from the rank's slot, so in place the result (the start of rbuf, never past the
+ * chunk just copied) overwrites nothing still unread. */
+mf_status_t mf_coll_shm_crowd_ring_reduce_scatter(mf_comm_t *comm, const void *src, void *rbuf,
+                                                  const size_t *counts, MPI_Datatype dt,
+                                                  size_t extent, MPI_Op op)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    size_t chunk = round_down(CROWD_CHUNK, extent) / extent; /* items */
+    size_t part = round_down(sh->data_len / (size_t)sh->k, CROWD_CHUNK), total = 0, first = 0;
+    int me = comm->rank, k = sh->k;
+    for (int i = 0; i < k; i++) {
+        first += i < me ? counts[i] : 0;
+        total += counts[i];
+    }
+    unsigned nslots = (unsigned)(part / CROWD_CHUNK);
+    if (nslots > CROWD_RING_MAX)
+        nslots = CROWD_RING_MAX;
+    if (sh->free_at[0] != sh->red_mark[0] || sh->free_at[1] != sh->red_mark[1]) {
+        uint64_t all = max_u64(sh->free_at[0], sh->free_at[1]);
+        for (unsigned i = 0; i < nslots; i++) {
+            sh->red_free[i] = all;
+            sh->red_reader[i] = -1;
+        }
+    }
+    size_t end = first + counts[me];
+    int owner = 0; /* the rank whose block holds the chunk's first item */
+    size_t owner_end = counts[0];
+    for (size_t it = 0; it < total; it += chunk) {
+        size_t n = total - it < chunk ? total - it : chunk;
+        unsigned j = sh->red_next++ % nslots;
+        char *slot0 =
+            sh->data + (size_t)j * CROWD_CHUNK; /* rank 0's slot j; rank i's is i parts on */
+        red_claim(sh, comm, j);
+        mf_coll_copy(slot0 + (size_t)me * part, (const char *)src + it * extent, n * extent);
+        shm_signal(sh);
+        size_t lo = it > first ? it : first, hi = it + n < end ? it + n : end;
+        if (lo < hi) {
+            for (int d = 1; d < k; d++) /* start past me: not everyone waits on rank 0 */
+                shm_wait(sh, comm, (me + d) % k, (me + d) % k + 1, sh->seq);
+            combine(slot0 + (lo - it) * extent, part, k, (char *)rbuf + (lo - first) * extent,
+                    hi - lo, extent, dt, op);
+        }
+        /* the slot's readers: the owners of the blocks the chunk overlaps */
+        while (owner < k - 1 && owner_end <= it)
+            owner_end += counts[++owner];
+        int last = owner;
+        for (size_t e = owner_end; last < k - 1 && e < it + n; e += counts[last])
+            last++;
+        sh->red_free[j] = sh->seq + 1; /* a reader's next signal comes after it read */
+        sh->red_reader[j] = last == owner ? owner : -1;
+    }
+    shm_signal(sh); /* my last chunk is read: the halves' other users may start */
+    sh->free_at[0] = sh->free_at[1] = sh->seq;
+    sh->red_mark[0] = sh->free_at[0];
+    sh->red_mark[1] = sh->free_at[1];
+    return MF_OK;
 }
 
 /* Reduce_scatter(_block) of two ranks on one node above a small-call entry (commutative

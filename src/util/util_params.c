@@ -145,10 +145,10 @@ static const param_def_t param_table[] = {
      "through its two halves and its shared chunks (0); scatter blocks of 512 B-2 KiB go "
      "through a ring of 1 KiB units there (1) or the pieces or point-to-point (0)",
      NULL},
-    {"COLL_SHM_CROWD_RS_REDUCE", &mf_params.coll_shm_crowd_rs_reduce, 0, 0, 1,
+    {"COLL_SHM_CROWD_RS_REDUCE", &mf_params.coll_shm_crowd_rs_reduce, 1, 0, 1,
      "on a crowded node, reduce_scatter above the pieces with blocks that would take the "
-     "reduce ring goes through one reduce per block to its owner (1; behind point-to-point "
-     "in quiet medians) or point-to-point (0)",
+     "reduce ring goes through one pass of that ring, every rank combining its own block from "
+     "the others' chunks (1), or point-to-point (0)",
      NULL},
     {"COLL_SHM_CROWD_REDUCE_BYTES", &mf_params.coll_shm_crowd_reduce_bytes, 4096, 0, INT_MAX,
      "on a crowded node, reduce up to this many bytes goes through the small-call entries in "

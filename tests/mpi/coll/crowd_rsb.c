@@ -7,16 +7,17 @@
  * that start and end inside pieces, 12-byte items (pieces end on item boundaries), a
  * non-commutative operation (rank order), MPI_IN_PLACE, blocks of different lengths (some
  * empty), and series of calls back to back so that the ring of entries wraps. Larger blocks
- * take one Reduce per block rooted at its owner (the Reduce ring), whose series wrap the
- * ranks' parts of the data area; uneven blocks in place overlap the result.
+ * go through one pass of the Reduce ring (each rank's vector in 32 KiB chunks that straddle
+ * the blocks, each rank combining its own), whose series wrap the ranks' parts of the data
+ * area (two slots each at 7 ranks); uneven blocks in place overlap the result.
  */
 #include "mtest.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 
-/* ints per rank's block: one entry holds 268; from 1025 (above the Reduce pieces) one Reduce
- * per block through the Reduce ring, 9000 in two chunks */
+/* ints per rank's block: one entry holds 268; from 1025 (above the Reduce pieces) through the
+ * Reduce ring, 9000 over two chunks */
 static const int blocks[] = {67, 134, 135, 268, 269, 400, 512, 1000, 1024, 2049, 4500, 9000};
 #define NBLOCKS ((int)(sizeof(blocks) / sizeof(blocks[0])))
 #define SERIES  40
