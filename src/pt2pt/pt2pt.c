@@ -629,62 +629,52 @@ static mf_status_t release_done(mf_request_t *req)
     return status;
 }
 
-static mf_status_t wait_and_release(mf_request_t *req)
-{
-    mf_request_wait_done(req);
-    return release_done(req);
-}
-
-/* Empty polls between the yields of the *_internal_yielding helpers' wait. */
+/* Polls between the yields of a yielding wait (the *_internal_yielding helpers). */
 #define POLLS_PER_YIELD 16
 
-static mf_status_t wait_yielding_and_release(mf_request_t *req)
+/* Wait for an internal request and release it; `yield`: give the CPU up every POLLS_PER_YIELD
+ * polls rather than after the common wait's learned spin. */
+static mf_status_t wait_and_release(mf_request_t *req, int yield)
 {
-    int polls = 0, empty = 0;
+    if (!yield) {
+        mf_request_wait_done(req);
+        return release_done(req);
+    }
+    int polls = 0, pokes = 0;
     while (!mf_request_is_complete(req)) {
         mf_progress_poke(req->vci, &polls);
-        if (++empty % POLLS_PER_YIELD == 0 && !mf_request_is_complete(req))
+        if (++pokes % POLLS_PER_YIELD == 0 && !mf_request_is_complete(req))
             sched_yield();
     }
     return release_done(req);
 }
 
-mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm)
-{
-    mf_request_t *req;
-    mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
-                                        MF_SEND_STANDARD, 1, &req);
-    return status != MF_OK ? status : wait_and_release(req);
-}
-
-mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm)
-{
-    mf_request_t *req;
-    mf_status_t status =
-        mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
-    return status != MF_OK ? status : wait_and_release(req);
-}
-
 mf_status_t mf_pt2pt_send_internal_yielding(const void *buf, size_t len, int dest, int tag,
                                             mf_comm_t *comm, int yield)
 {
-    if (!yield)
-        return mf_pt2pt_send_internal(buf, len, dest, tag, comm);
     mf_request_t *req;
     mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
                                         MF_SEND_STANDARD, 1, &req);
-    return status != MF_OK ? status : wait_yielding_and_release(req);
+    return status != MF_OK ? status : wait_and_release(req, yield);
 }
 
 mf_status_t mf_pt2pt_recv_internal_yielding(void *buf, size_t len, int source, int tag,
                                             mf_comm_t *comm, int yield)
 {
-    if (!yield)
-        return mf_pt2pt_recv_internal(buf, len, source, tag, comm);
     mf_request_t *req;
     mf_status_t status =
         mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
-    return status != MF_OK ? status : wait_yielding_and_release(req);
+    return status != MF_OK ? status : wait_and_release(req, yield);
+}
+
+mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm)
+{
+    return mf_pt2pt_send_internal_yielding(buf, len, dest, tag, comm, 0);
+}
+
+mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm)
+{
+    return mf_pt2pt_recv_internal_yielding(buf, len, source, tag, comm, 0);
 }
 
 mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
@@ -699,11 +689,11 @@ mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, 
                             MF_SEND_STANDARD, 1, &sreq);
     if (status != MF_OK) {
         /* The receive cannot be abandoned safely: wait for it. */
-        wait_and_release(rreq);
+        wait_and_release(rreq, 0);
         return status;
     }
-    mf_status_t rstatus = wait_and_release(rreq);
-    status = wait_and_release(sreq);
+    mf_status_t rstatus = wait_and_release(rreq, 0);
+    status = wait_and_release(sreq, 0);
     return rstatus != MF_OK ? rstatus : status;
 }
 
