@@ -1674,18 +1674,15 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
     return MF_OK;
 }
 
-/* Crowded Scan/Exscan on up to 4 ranks from 8 KiB takes the point-to-point chain (selection
- * table): one hand-over per rank, where the pieces wait for every lower rank per 1 KiB piece
- * (4 ranks on 2 cores, load 7-8, medians: 8 KiB 11.8 us against 30.2; see coll.md). */
-#define CROWD_SCAN_CHAIN_FROM ((size_t)8 * 1024)
-
+/* Crowded nodes take the pieces (the chain through the ring below) up to their size limit on
+ * any number of ranks: 8-16 KiB on 4 ranks on 2 cores ran 1.5-2.4x faster there than the
+ * point-to-point chain (see coll.md, "Crowded Scan of 8-16 KiB through the ring"). */
 int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent)
 {
     if (comm->size > SMALL_SCAN_RANKS)
         return 0;
-    size_t max = comm->size <= 4 ? CROWD_SCAN_CHAIN_FROM - 1 : SIZE_MAX;
     return mf_coll_shm_small(comm, len) ||
-           (extent <= SMALL_PAYLOAD && mf_coll_shm_pieces(comm, len, max));
+           (extent <= SMALL_PAYLOAD && mf_coll_shm_pieces(comm, len, SIZE_MAX));
 }
 
 /* Crowded node, 3 or more ranks: a chain through the ring. Rank r waits only for rank r - 1's
