@@ -2485,13 +2485,14 @@ mf_status_t mf_coll_shm_medium_allgatherv(mf_comm_t *comm, void *rbuf, const siz
 }
 
 /* Allgather(v) on a crowded node, blocks above the pieces and up to
- * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES while every block fits a k-th of a half: one round
- * through the data area. Every rank writes its block once, signals, waits for the others'
- * signals and copies their blocks out; its next signal frees the half. One wait per call,
- * where the single copy waits twice (for the addresses, then for every reader before it
- * returns): 4 ranks on 2 cores, 32 and 64 KiB blocks, fastest launches 15-16 and 28-29 us
- * against 30-36 and 46-51. At 4-16 KiB the pieces tied in the fastest launches and led in
- * most medians, so they keep those. */
+ * MANIFOLD_COLL_SHM_CROWD_ALLGATHER_BYTES (default: all): rounds through the data area, a slot
+ * of every block per round. Every rank writes its slot once, signals, waits for the others'
+ * signals and copies their slots out; its next signal frees the half, while the next round
+ * fills the other. One wait per round, where the single copy waits twice (for the addresses,
+ * then for every reader before it returns): 4 ranks on 2 cores, 32 and 64 KiB blocks,
+ * fastest launches 15-16 and 28-29 us against 30-36 and 46-51; 128 KiB-4 MiB blocks in rounds
+ * 1.15-1.96x faster than the single copy (see coll.md). At 4-16 KiB the pieces tied in the
+ * fastest launches and led in most medians, so they keep those. */
 static size_t crowd_area_slot(const mf_coll_shm_t *sh)
 {
     return round_down(sh->half / (size_t)sh->k, CACHE_LINE);
@@ -2503,26 +2504,38 @@ int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most)
         !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
-    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size && most <= crowd_area_slot(sh);
+    return sh->crowded && sh->nnodes == 1 && sh->k == comm->size;
 }
 
 mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const size_t *rlens,
                                               const size_t *rdispls)
 {
     mf_coll_shm_t *sh = comm->shm;
-    size_t slot = crowd_area_slot(sh);
-    int h, me = comm->rank;
-    char *base = medium_half(sh, &h), *out = rbuf;
-    shm_wait_all(sh, comm, sh->free_at[h]);
-    mf_coll_copy(base + (size_t)me * slot, out + rdispls[me], rlens[me]);
-    shm_signal(sh);
-    for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the blocks */
-        int i = (me + d) % sh->k;
-        shm_wait(sh, comm, i, i + 1, sh->seq);
-        mf_coll_copy(out + rdispls[i], base + (size_t)i * slot, rlens[i]);
+    size_t slot = crowd_area_slot(sh), most = 0;
+    int me = comm->rank;
+    char *out = rbuf;
+    for (int i = 0; i < sh->k; i++)
+        most = rlens[i] > most ? rlens[i] : most;
+    /* Blocks above a slot go round by round, a slot of each block per round, the halves
+     * taking turns so that a round's writes overlap the readers of the one before. */
+    for (size_t off = 0; off < most; off += slot) {
+        int h;
+        char *base = medium_half(sh, &h);
+        shm_wait_all(sh, comm, sh->free_at[h]);
+        if (off < rlens[me])
+            mf_coll_copy(base + (size_t)me * slot, out + rdispls[me] + off,
+                         piece_len(rlens[me], off, slot));
+        shm_signal(sh);
+        for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the blocks */
+            int i = (me + d) % sh->k;
+            shm_wait(sh, comm, i, i + 1, sh->seq);
+            if (off < rlens[i])
+                mf_coll_copy(out + rdispls[i] + off, base + (size_t)i * slot,
+                             piece_len(rlens[i], off, slot));
+        }
+        shm_signal(sh);
+        sh->free_at[h] = sh->seq;
     }
-    shm_signal(sh);
-    sh->free_at[h] = sh->seq;
     return MF_OK;
 }
 

@@ -156,11 +156,12 @@ static const param_def_t param_table[] = {
      "chunks in each rank's part of the data area (COLL_SHM_CROWD_RING=1) or the data area's "
      "chunks, where every rank waits for every other; 0: never",
      NULL},
-    {"COLL_SHM_CROWD_ALLGATHER_BYTES", &mf_params.coll_shm_crowd_allgather_bytes, 65536, 0, INT_MAX,
+    {"COLL_SHM_CROWD_ALLGATHER_BYTES", &mf_params.coll_shm_crowd_allgather_bytes, INT_MAX, 0,
+     INT_MAX,
      "on a crowded node, allgather(v) of blocks above the pieces (COLL_SHM_CROWD_BYTES) and up "
-     "to this many bytes (while they fit the data area) goes through the data area in one "
-     "round, each rank writing its block once and copying the others' out after one wait "
-     "(the single copy waits twice); 0: never",
+     "to this many bytes goes through the data area in rounds of a slot (a k-th of half the "
+     "area) per block, each rank writing its slot once and copying the others' out after one "
+     "wait (the single copy waits twice); default: every size; 0: never",
      NULL},
     {"COLL_SHM_CROWD_ALLTOALL_BYTES", &mf_params.coll_shm_crowd_alltoall_bytes, 8192, 0, INT_MAX,
      "on a crowded node, alltoall of blocks above one small-call entry and up to this many "

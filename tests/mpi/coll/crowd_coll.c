@@ -309,7 +309,10 @@ static void check_alltoall(MPI_Comm comm, int round, int m)
     free(b);
 }
 
-static void check_all(MPI_Comm comm, int round, int n)
+/* Allgather of n items per block, then Allgatherv of n * r / size items from rank r: above a
+ * slot of the data area (a k-th of its half) the blocks go round by round, the shorter ones
+ * running out of items before the longer ones. */
+static void check_allgathers(MPI_Comm comm, int round, int n)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
@@ -347,9 +350,16 @@ static void check_all(MPI_Comm comm, int round, int n)
             }
     free(rc);
     free(rd);
-    check_alltoall(comm, round, n / size);
     free(a);
     free(b);
+}
+
+static void check_all(MPI_Comm comm, int round, int n)
+{
+    int size;
+    MPI_Comm_size(comm, &size);
+    check_allgathers(comm, round, n);
+    check_alltoall(comm, round, n / size);
 }
 
 static void check_scans(MPI_Comm comm, int round, int n, MPI_Datatype pair, MPI_Op op)
@@ -636,6 +646,7 @@ int main(int argc, char **argv)
         check_reduce_series(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
         check_sum_scans(comm, n); /* 32-400 KiB: several pieces, both waits */
+        check_allgathers(comm, round, n); /* 32-400 KiB blocks: several data-area rounds */
     }
     MPI_Op_free(&aff);
     MPI_Op_free(&tsum);
