@@ -728,8 +728,8 @@ static size_t *uniform_layout(int size, size_t len)
 
 mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    /* Ranks sharing cores, blocks from 2 KiB while the ring of units holds a call four times:
-     * one hand-over per sender and call (4 ranks on 2 cores, medians at load 6: 8 KiB 9.2 us
+    /* Ranks sharing cores, blocks from 2 KiB: the ring of units, one hand-over per sender and
+     * piece of a quarter of the ring (4 ranks on 2 cores, medians at load 6: 8 KiB 9.2 us
      * against 10.7 in pieces, 16 KiB 18.5 against 21.6; see coll.md). */
     if (!mf_params.coll_gather && mf_coll_shm_crowd_gather_ok(comm, len))
         return mf_coll_shm_crowd_gather(comm, sbuf, len, rbuf, root);
