@@ -645,7 +645,7 @@ int main(int argc, char **argv)
         check_bcast_series(comm, round, n);
         check_reduce_series(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
-        check_sum_scans(comm, n); /* 32-400 KiB: several pieces, both waits */
+        check_sum_scans(comm, n);         /* 32-400 KiB: several pieces, both waits */
         check_allgathers(comm, round, n); /* 32-400 KiB blocks: several data-area rounds */
     }
     MPI_Op_free(&aff);
