@@ -738,8 +738,8 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
      * 5.0 against 26); the senders publish every piece without waiting for the root. */
     if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 16384))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
-    /* Above the pieces: every sender writes its block straight into the root's buffer
-     * (process_vm_writev), one hand-over per sender instead of a stream of eager fragments,
+    /* Above the pieces (the ring off): every sender writes its block straight into the root's
+     * buffer (process_vm_writev), one hand-over per sender instead of a stream of eager fragments,
      * the copies spread over the cores (see coll.md, "Gather of 32-128 KiB blocks"). */
     if (!mf_params.coll_gather && mf_coll_shm_crowd_cma(comm, len, 16384 + 1))
         return mf_coll_shm_cma_push_gather(comm, sbuf, len, rbuf, root);

@@ -6,11 +6,11 @@
  * below, at and above one entry and across many pieces, back to back so that the ring of
  * entries wraps within a call: Bcast from every root, Reduce (with MPI_IN_PLACE, and 12-byte
  * items of a user operation whose pieces must end on item boundaries), Gather (in place too;
- * blocks from 2 KiB through the data area's ring of units, larger ones written by each sender
- * straight into the root's buffer where ranks can read each other),
+ * blocks from 2 KiB through the data area's ring of units, in pieces above a quarter of it;
+ * with the ring off, larger ones written by each sender straight into the root's buffer),
  * Gather series from 2 KiB blocks through the data area's ring of units, the senders running
- * ahead and wrapping it, and of 18-36 KiB blocks (the ring on 3-4 ranks, the single copy
- * where a quarter of the ring cannot hold a call), whose root checks every block as it
+ * ahead and wrapping it, and of 18-36 KiB blocks (one ring call on 3-4 ranks, two pieces
+ * on 5 and 7), whose root checks every block as it
  * returns), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
  * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
@@ -238,8 +238,8 @@ static void check_scatter_series(MPI_Comm comm, int round, int n)
  * The senders change their buffer right after each call. */
 static void check_gather_series(MPI_Comm comm, int round, int n)
 {
-    /* blocks above 16 KiB (the ring of units while a quarter of it holds a call, else the
-     * single copy): fewer calls, the root checks each as it returns */
+    /* blocks above 16 KiB (the ring of units, in pieces where a quarter of it cannot hold a
+     * call): fewer calls, the root checks each as it returns */
     int big_blocks = n > 4096, CALLS = big_blocks ? 40 : 200;
     int rank, size;
     MPI_Comm_rank(comm, &rank);
