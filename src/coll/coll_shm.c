@@ -1674,15 +1674,23 @@ mf_status_t mf_coll_shm_gather(mf_comm_t *comm, const void *sbuf, size_t len, vo
     return MF_OK;
 }
 
-/* Crowded nodes take the pieces (the chain through the ring below) up to their size limit on
- * any number of ranks: 8-16 KiB on 4 ranks on 2 cores ran 1.5-2.4x faster there than the
- * point-to-point chain (see coll.md, "Crowded Scan of 8-16 KiB through the ring"). */
+/* Crowded nodes take the pieces (the chain through the ring below) up to their size limit;
+ * with 3 or more ranks, up to CROWD_SCAN_CHAIN_MAX. 4 ranks on 2 cores: 8 KiB-1 MiB ran up to
+ * 2.4x faster there than the point-to-point chain (level in a slower phase of the machine),
+ * 2-4 MiB slower (the ring's 1 KiB pieces once the vectors leave the caches); see coll.md,
+ * "Crowded Scan of 8 KiB-1 MiB through the ring". */
+#define CROWD_SCAN_CHAIN_MAX ((size_t)1024 * 1024)
+
 int mf_coll_shm_scan_ok(mf_comm_t *comm, size_t len, size_t extent)
 {
-    if (comm->size > SMALL_SCAN_RANKS)
+    if (comm->size > SMALL_SCAN_RANKS || extent > SMALL_PAYLOAD)
         return 0;
-    return mf_coll_shm_small(comm, len) ||
-           (extent <= SMALL_PAYLOAD && mf_coll_shm_pieces(comm, len, SIZE_MAX));
+    if (mf_coll_shm_pieces(comm, len, SIZE_MAX))
+        return 1;
+    if (comm->size < 3 || len > CROWD_SCAN_CHAIN_MAX || !mf_coll_shm_crowded(comm))
+        return 0;
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh->nnodes == 1 && sh->k == comm->size;
 }
 
 /* Crowded node, 3 or more ranks: a chain through the ring. Rank r waits only for rank r - 1's

@@ -14,18 +14,19 @@
  * returns), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
  * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
- * a non-commutative operation, which must combine in rank order, Allgather and Allgatherv with
- * blocks of different lengths (some empty; every rank publishes all its pieces before it reads),
- * Alltoall (in place too; blocks above one entry up to MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES
- * through the data area in one round, each rank copying its block out of the others' strides;
- * the rest of half a ring of pieces through the ring, each rank copying its block out of the
- * others' pieces; larger ones, 4097 and 9000 ints per
- * block, through each rank's single copy from every other where ranks can read each other), and
- * Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's
- * ring of units, long enough to wrap it. Then larger Bcast (the ring of chunks, also back
- * to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of
- * chunks in each rank's part of the data area above; also back to back with a non-commutative
- * operation and moving roots), between Allreduce and Gather calls that use the data area's halves.
+ * a non-commutative operation, which must combine in rank order (on 3 or more ranks through the
+ * ring chain up to 1 MiB, also with 32-400 KiB vectors, and the point-to-point chain above),
+ * Allgather and Allgatherv with blocks of different lengths (some empty; every rank publishes all
+ * its pieces before it reads), Alltoall (in place too; blocks above one entry up to
+ * MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES through the data area in one round, each rank copying its
+ * block out of the others' strides; the rest of half a ring of pieces through the ring, each rank
+ * copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per block, through
+ * each rank's single copy from every other where ranks can read each other), and Allreduce, which
+ * keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's ring of units, long
+ * enough to wrap it. Then larger Bcast (the ring of chunks, also back to back so that the root
+ * wraps it) and Reduce (pieces up to 4 KiB by default, a ring of chunks in each rank's part of the
+ * data area above; also back to back with a non-commutative operation and moving roots), between
+ * Allreduce and Gather calls that use the data area's halves.
  */
 #include "mtest.h"
 
@@ -645,9 +646,13 @@ int main(int argc, char **argv)
         check_bcast_series(comm, round, n);
         check_reduce_series(comm, round, n, pair, aff);
         check_trios(comm, round, n, trio, tsum);
-        check_sum_scans(comm, n);         /* 32-400 KiB: several pieces, both waits */
-        check_allgathers(comm, round, n); /* 32-400 KiB blocks: several data-area rounds */
+        check_sum_scans(comm, n);               /* 32-400 KiB: several pieces, both waits */
+        check_scans(comm, round, n, pair, aff); /* rank order through the ring chain */
+        check_allgathers(comm, round, n);       /* 32-400 KiB blocks: several data-area rounds */
     }
+    /* Above the ring chain's limit (1 MiB) the point-to-point chain takes the scan again. */
+    check_sum_scans(comms[0], 300000);
+    check_scans(comms[1], 1, 300000, pair, aff);
     MPI_Op_free(&aff);
     MPI_Op_free(&tsum);
     MPI_Type_free(&pair);
