@@ -2554,40 +2554,55 @@ mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const
 }
 
 /* Crowded Alltoall of blocks above one entry, up to MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES:
- * the area round of the Allgather with each rank's whole send buffer in its stride. Every
- * rank writes once, signals, and copies its block from each other rank's stride as soon as
- * that rank has signalled; its second signal frees the half. One wait per call, where the
- * pieces made each rank finish every other rank's small calls (k * len / 1 KiB of them). */
+ * the area rounds of the Allgather with each rank's send buffer in its stride. Every rank
+ * writes once per round, signals, and copies its block from each other rank's stride as soon
+ * as that rank has signalled; its second signal frees the half. When all of a rank's blocks
+ * fit its stride that is one round and one wait per call, where the pieces made each rank
+ * finish every other rank's small calls (k * len / 1 KiB of them). */
 int mf_coll_shm_crowd_area_alltoall_ok(mf_comm_t *comm, size_t len)
 {
     if (len <= SMALL_PAYLOAD || len > (size_t)mf_params.coll_shm_crowd_alltoall_bytes ||
         !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
+    size_t slot = crowd_area_slot(sh), k = (size_t)sh->k;
     return sh->crowded && sh->nnodes == 1 && sh->k == comm->size &&
-           len * (size_t)sh->k <= crowd_area_slot(sh);
+           (len * k <= slot || slot / k >= CACHE_LINE);
 }
 
 mf_status_t mf_coll_shm_crowd_area_alltoall(mf_comm_t *comm, const void *sbuf, size_t len,
                                             void *rbuf)
 {
     mf_coll_shm_t *sh = comm->shm;
-    size_t slot = crowd_area_slot(sh);
-    int h, me = comm->rank;
-    char *base = medium_half(sh, &h), *out = rbuf;
+    size_t slot = crowd_area_slot(sh), k = (size_t)sh->k;
+    /* Larger blocks go round by round, a k-th of the stride of each block per round, the
+     * halves taking turns (as the Allgather's rounds). In place a round overwrites only the
+     * parts of the blocks it has just published. */
+    size_t chunk = len * k <= slot ? len : round_down(slot / k, CACHE_LINE);
+    int me = comm->rank;
+    char *out = rbuf;
     const char *in = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    shm_wait_all(sh, comm, sh->free_at[h]);
-    /* in place: the whole buffer is published before any block of it is overwritten */
-    mf_coll_copy(base + (size_t)me * slot, in, len * (size_t)sh->k);
-    shm_signal(sh);
     if (in != out)
         mf_coll_copy(out + (size_t)me * len, in + (size_t)me * len, len);
-    for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the strides */
-        int i = (me + d) % sh->k;
-        shm_wait(sh, comm, i, i + 1, sh->seq);
-        mf_coll_copy(out + (size_t)i * len, base + (size_t)i * slot + (size_t)me * len, len);
+    for (size_t off = 0; off < len; off += chunk) {
+        int h;
+        char *base = medium_half(sh, &h), *mine = base + (size_t)me * slot;
+        size_t n = piece_len(len, off, chunk);
+        shm_wait_all(sh, comm, sh->free_at[h]);
+        if (chunk == len)
+            mf_coll_copy(mine, in, len * k);
+        else
+            for (size_t j = 0; j < k; j++)
+                mf_coll_copy(mine + j * chunk, in + j * len + off, n);
+        shm_signal(sh);
+        for (int d = 1; d < sh->k; d++) { /* start past me: the readers spread over the strides */
+            int i = (me + d) % sh->k;
+            shm_wait(sh, comm, i, i + 1, sh->seq);
+            mf_coll_copy(out + (size_t)i * len + off, base + (size_t)i * slot + (size_t)me * chunk,
+                         n);
+        }
+        shm_signal(sh);
+        sh->free_at[h] = sh->seq;
     }
-    shm_signal(sh);
-    sh->free_at[h] = sh->seq;
     return MF_OK;
 }

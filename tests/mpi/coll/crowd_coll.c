@@ -20,8 +20,9 @@
  * its pieces before it reads), Alltoall (in place too; blocks above one entry up to
  * MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES through the data area in one round, each rank copying its
  * block out of the others' strides; the rest of half a ring of pieces through the ring, each rank
- * copying its block out of the others' pieces; larger ones, 4097 and 9000 ints per block, through
- * each rank's single copy from every other where ranks can read each other), and Allreduce, which
+ * copying its block out of the others' pieces; larger ones, 4097 and 9000 ints and a quarter of
+ * 8-400 KiB per block, in rounds through the data area, a k-th of a stride of each block per
+ * round, or with that off through each rank's single copy from every other), and Allreduce, which
  * keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's ring of units, long
  * enough to wrap it. Then larger Bcast (the ring of chunks, also back to back so that the root
  * wraps it) and Reduce (pieces up to 4 KiB by default, a ring of chunks in each rank's part of the
@@ -627,7 +628,8 @@ int main(int argc, char **argv)
             check_scatter_series(comm, round, round < 2 ? 256 : 500);
             check_gather_series(comm, round, round < 2 ? 600 : 2500);
             check_gather_series(comm, round, round % 2 == 0 ? 4500 : 9000);
-            /* blocks above the ring's half: each rank's single copy from every other */
+            /* blocks above the ring's half: data-area rounds with a short last one (the
+             * single copy from every other with MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES=0) */
             check_alltoall(comm, round, round < 2 ? 4097 : 9000);
         }
         check_all(comm, round, n);
@@ -649,6 +651,7 @@ int main(int argc, char **argv)
         check_sum_scans(comm, n);               /* 32-400 KiB: several pieces, both waits */
         check_scans(comm, round, n, pair, aff); /* rank order through the ring chain */
         check_allgathers(comm, round, n);       /* 32-400 KiB blocks: several data-area rounds */
+        check_alltoall(comm, round, n / size);  /* 5-100 KiB blocks: data-area rounds */
     }
     /* Above the ring chain's limit (1 MiB) the point-to-point chain takes the scan again. */
     check_sum_scans(comms[0], 300000);
