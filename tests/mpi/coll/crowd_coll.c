@@ -18,16 +18,17 @@
  * ring chain up to 1 MiB, also with 32-400 KiB vectors, and the point-to-point chain above),
  * Allgather and Allgatherv with blocks of different lengths (some empty; every rank publishes all
  * its pieces before it reads), Alltoall (in place too; blocks above one entry up to
- * MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES through the data area in one round, each rank copying its
- * block out of the others' strides; the rest of half a ring of pieces through the ring, each rank
- * copying its block out of the others' pieces; larger ones, 4097 and 9000 ints and a quarter of
- * 8-400 KiB per block, in rounds through the data area, a k-th of a stride of each block per
- * round, or with that off through each rank's single copy from every other), and Allreduce, which
- * keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's ring of units, long
- * enough to wrap it. Then larger Bcast (the ring of chunks, also back to back so that the root
- * wraps it) and Reduce (pieces up to 4 KiB by default, a ring of chunks in each rank's part of the
- * data area above; also back to back with a non-commutative operation and moving roots), between
- * Allreduce and Gather calls that use the data area's halves.
+ * MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES through the data area, each rank copying its block out of
+ * the others' strides: in one round while all of a rank's blocks fit its stride, otherwise (4097
+ * and 9000 ints and a k-th of 8-400 KiB per block) in rounds that carry a k-th of a stride of
+ * each block; with that limit at 0, up to half a ring of pieces through the ring, each rank
+ * copying its block out of the others' pieces, and larger ones through each rank's single copy
+ * from every other), and Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB
+ * through the data area's ring of units, long enough to wrap it. Then larger Bcast (the ring of
+ * chunks, also back to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a
+ * ring of chunks in each rank's part of the data area above; also back to back with a
+ * non-commutative operation and moving roots), between Allreduce and Gather calls that use the data
+ * area's halves.
  */
 #include "mtest.h"
 
