@@ -830,12 +830,13 @@ mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void 
 {
     if (!mf_params.coll_scatter && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
         return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
-    /* Ranks sharing cores, blocks above 128 KiB: each rank copies its block straight from the
-     * root's buffer (process_vm_readv). 4 ranks on 2 cores, load 1-2, medians: 256 KiB 76-85 us
-     * against 135-154 point-to-point (the blocks go by rendezvous there), 512 KiB 134 against
-     * 237 (Open MPI 94-102, 180); at 64-128 KiB point-to-point's eager blocks won (18.5-18.9
-     * against 25.2-29.3 us, 34.9-38.6 against 41.5-48.8), below as well. */
-    if (!mf_params.coll_scatter && mf_coll_shm_crowd_cma(comm, len, 131072 + 1))
+    /* Ranks sharing cores, blocks above 32 KiB: each rank copies its block straight from the
+     * root's buffer (process_vm_readv). 4 ranks on 2 cores, medians: 64 KiB 39-65 us against
+     * 64-122 point-to-point, 128 KiB 33-119 against 117-243 (Open MPI 58-72, 90-183); below,
+     * the root's wait for every reader costs 30-50 us a call, so point-to-point stays. The
+     * eager blocks of point-to-point win 64-128 KiB on a quiet machine in some launch modes
+     * and lose 2-3x in others, where the single copy keeps its speed (coll.md). */
+    if (!mf_params.coll_scatter && mf_coll_shm_crowd_cma(comm, len, 32768 + 1))
         return mf_coll_shm_cma_scatter(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_scatter && mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);

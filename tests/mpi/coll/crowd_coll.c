@@ -12,7 +12,7 @@
  * ahead and wrapping it, and of 18-36 KiB blocks (one ring call on 3-4 ranks, two pieces
  * on 5 and 7), whose root checks every block as it
  * returns), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
- * the data area's ring of units, also in series that wrap it; blocks above 128 KiB through each
+ * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
  * a non-commutative operation, which must combine in rank order (on 3 or more ranks through the
  * ring chain up to 1 MiB, also with 32-400 KiB vectors, and the point-to-point chain above),
@@ -148,10 +148,10 @@ static void check_rooted(MPI_Comm comm, int round, int n)
 }
 
 /* Scatter blocks (ints) whose blocks together take one entry, a few (up to 4 KiB go through
- * the root's ring), up to 128 KiB (point-to-point) and blocks above 128 KiB (each rank's single
- * copy from the root's buffer where ranks can read each other), cut by the pieces at odd places;
- * from every root, in place at the root on odd rounds. Items just past a block must keep their
- * guard value. */
+ * the root's ring), up to 16 KiB on 4 ranks (point-to-point) and blocks above 32 KiB (each
+ * rank's single copy from the root's buffer where ranks can read each other), cut by the pieces
+ * at odd places; from every root, in place at the root on odd rounds. Items just past a block
+ * must keep their guard value. */
 static const int scatter_counts[] = {1,   2,   67,   68,   134,  135,   268,   300,
                                      409, 512, 1024, 4097, 8193, 32768, 32769, 70000};
 #define NSCATTER ((int)(sizeof(scatter_counts) / sizeof(scatter_counts[0])))
