@@ -163,7 +163,7 @@ static const param_def_t param_table[] = {
      "area) per block, each rank writing its slot once and copying the others' out after one "
      "wait (the single copy waits twice); default: every size; 0: never",
      NULL},
-    {"COLL_SHM_CROWD_ALLTOALL_BYTES", &mf_params.coll_shm_crowd_alltoall_bytes, 262144, 0, INT_MAX,
+    {"COLL_SHM_CROWD_ALLTOALL_BYTES", &mf_params.coll_shm_crowd_alltoall_bytes, 32768, 0, INT_MAX,
      "on a crowded node, alltoall of blocks above one small-call entry and up to this many "
      "bytes goes through the data area in rounds (one round and one wait per call while all "
      "of a rank's blocks fit its stride); 0: never",

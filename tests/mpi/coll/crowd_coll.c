@@ -20,10 +20,11 @@
  * its pieces before it reads), Alltoall (in place too; blocks above one entry up to
  * MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES through the data area, each rank copying its block out of
  * the others' strides: in one round while all of a rank's blocks fit its stride, otherwise (4097
- * and 9000 ints and a k-th of 8-400 KiB per block) in rounds that carry a k-th of a stride of
- * each block; with that limit at 0, up to half a ring of pieces through the ring, each rank
- * copying its block out of the others' pieces, and larger ones through each rank's single copy
- * from every other), and Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB
+ * ints per block on 4 and 7 ranks; with the limit raised by the testlist, also 9000 ints and a
+ * k-th of 8-400 KiB per block) in rounds that carry a k-th of a stride of each block; with that
+ * limit at 0, up to half a ring of pieces through the ring, each rank copying its block out of
+ * the others' pieces; larger ones through each rank's single copy from every other), and
+ * Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB
  * through the data area's ring of units, long enough to wrap it. Then larger Bcast (the ring of
  * chunks, also back to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a
  * ring of chunks in each rank's part of the data area above; also back to back with a
@@ -652,7 +653,7 @@ int main(int argc, char **argv)
         check_sum_scans(comm, n);               /* 32-400 KiB: several pieces, both waits */
         check_scans(comm, round, n, pair, aff); /* rank order through the ring chain */
         check_allgathers(comm, round, n);       /* 32-400 KiB blocks: several data-area rounds */
-        check_alltoall(comm, round, n / size);  /* 5-100 KiB blocks: data-area rounds */
+        check_alltoall(comm, round, n / size);  /* 5-100 KiB blocks: rounds or single copies */
     }
     /* Above the ring chain's limit (1 MiB) the point-to-point chain takes the scan again. */
     check_sum_scans(comms[0], 300000);
