@@ -2332,11 +2332,12 @@ static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *s
     crowd_units_release(sh, first, n);
 }
 
-/* Blocks of 512 B-2 KiB only: from 4 KiB the root running a ring ahead lost in the medians
- * of a loaded set (8 KiB 89 us against 23 on point-to-point, fastest launches 6.5 against
- * 6.0; see coll.md), and 512 B blocks were a draw with the ring of pieces. */
+/* Blocks of 512 B-32 KiB (while k - 1 of them fit a quarter of the ring). 4 ranks on 2 cores
+ * at load 1-3, against point-to-point: 4 KiB 1.2-1.3 us against 2.1-2.2, 8 KiB 2.1-2.3
+ * against 2.8-3.0, 16-32 KiB 1.06-1.13x faster; a loaded set (load 9-14) had lost from 4 KiB
+ * (8 KiB 89 us against 23; see coll.md). 512 B blocks were a draw with the ring of pieces. */
 #define CROWD_BLOCK_MIN ((size_t)512)
-#define CROWD_BLOCK_MAX ((size_t)2 * 1024)
+#define CROWD_BLOCK_MAX ((size_t)32 * 1024)
 
 static int crowd_block_ok(const mf_coll_shm_t *sh, size_t len)
 {

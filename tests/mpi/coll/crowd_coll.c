@@ -11,7 +11,7 @@
  * Gather series from 2 KiB blocks through the data area's ring of units, the senders running
  * ahead and wrapping it, and of 18-36 KiB blocks (one ring call on 3-4 ranks, two pieces
  * on 5 and 7), whose root checks every block as it
- * returns), Scatter (blocks together up to 4 KiB, in place too; medium blocks through
+ * returns), Scatter (blocks together up to 4 KiB, in place too; blocks of 512 B-32 KiB through
  * the data area's ring of units, also in series that wrap it; blocks above 32 KiB through each
  * rank's single copy from the root's buffer where ranks can read each other), Scan and Exscan with
  * a non-commutative operation, which must combine in rank order (on 3 or more ranks through the
@@ -149,12 +149,13 @@ static void check_rooted(MPI_Comm comm, int round, int n)
 }
 
 /* Scatter blocks (ints) whose blocks together take one entry, a few (up to 4 KiB go through
- * the root's ring), up to 16 KiB on 4 ranks (point-to-point) and blocks above 32 KiB (each
- * rank's single copy from the root's buffer where ranks can read each other), cut by the pieces
- * at odd places; from every root, in place at the root on odd rounds. Items just past a block
- * must keep their guard value. */
-static const int scatter_counts[] = {1,   2,   67,   68,   134,  135,   268,   300,
-                                     409, 512, 1024, 4097, 8193, 32768, 32769, 70000};
+ * the root's ring), 512 B-32 KiB blocks through the data area's ring of units (while k - 1 of
+ * them fit a quarter of it; point-to-point otherwise) and blocks above 32 KiB (each rank's
+ * single copy from the root's buffer where ranks can read each other), cut by the pieces at
+ * odd places; from every root, in place at the root on odd rounds. Items just past a block must
+ * keep their guard value. */
+static const int scatter_counts[] = {1,   2,    67,   68,   134,  135,  268,   300,   409,
+                                     512, 1024, 2048, 4097, 8192, 8193, 32768, 32769, 70000};
 #define NSCATTER ((int)(sizeof(scatter_counts) / sizeof(scatter_counts[0])))
 
 static void check_scatter(MPI_Comm comm, int round)
@@ -628,6 +629,7 @@ int main(int argc, char **argv)
         if (round < 4) {
             check_scatter(comm, round);
             check_scatter_series(comm, round, round < 2 ? 256 : 500);
+            check_scatter_series(comm, round, round % 2 == 0 ? 1500 : 4097); /* 6-16 KiB */
             check_gather_series(comm, round, round < 2 ? 600 : 2500);
             check_gather_series(comm, round, round % 2 == 0 ? 4500 : 9000);
             /* blocks above the ring's half: data-area rounds with a short last one (the
