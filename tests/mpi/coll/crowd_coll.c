@@ -24,12 +24,11 @@
  * k-th of 8-400 KiB per block) in rounds that carry a k-th of a stride of each block; with that
  * limit at 0, up to half a ring of pieces through the ring, each rank copying its block out of
  * the others' pieces; larger ones through each rank's single copy from every other), and
- * Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB
- * through the data area's ring of units, long enough to wrap it. Then larger Bcast (the ring of
- * chunks, also back to back so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a
- * ring of chunks in each rank's part of the data area above; also back to back with a
- * non-commutative operation and moving roots), between Allreduce and Gather calls that use the data
- * area's halves.
+ * Allreduce, which keeps its other algorithms. Bcast series of 1.2-8 KiB through the data area's
+ * ring of units, long enough to wrap it. Then larger Bcast (the ring of chunks, also back to back
+ * so that the root wraps it) and Reduce (pieces up to 4 KiB by default, a ring of chunks in each
+ * rank's part of the data area above; also back to back with a non-commutative operation and
+ * moving roots), between Allreduce and Gather calls that use the data area's halves.
  */
 #include "mtest.h"
 
@@ -632,8 +631,9 @@ int main(int argc, char **argv)
             check_scatter_series(comm, round, round % 2 == 0 ? 1500 : 4097); /* 6-16 KiB */
             check_gather_series(comm, round, round < 2 ? 600 : 2500);
             check_gather_series(comm, round, round % 2 == 0 ? 4500 : 9000);
-            /* blocks above the ring's half: data-area rounds with a short last one (the
-             * single copy from every other with MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES=0) */
+            /* blocks above the ring's half: 4097 ints through data-area rounds with a short
+             * last one, 9000 (above the default limit) through the single copy from every
+             * other, as both with MANIFOLD_COLL_SHM_CROWD_ALLTOALL_BYTES=0 */
             check_alltoall(comm, round, round < 2 ? 4097 : 9000);
         }
         check_all(comm, round, n);
