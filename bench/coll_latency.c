@@ -9,7 +9,9 @@
  * got), then untimed warm-up calls (timed too, to cap the iterations so that one loop takes
  * about 20 ms), then --reps timed loops, each after an MPI_Barrier; a loop's number is the
  * slowest rank's average time per call, and the median over the loops is reported in
- * microseconds. Standard MPI only, so it builds with any MPI.
+ * microseconds. Sizes are the outer loop: at each size every collective is measured with its
+ * bounds (below), their timed loops taking turns. Standard MPI only, so it builds with any
+ * MPI.
  *
  * Next to every collective the benchmark times the compositions a user could write instead,
  * which are the self-consistency bounds run_coll.py checks (every loop body is what the user's
@@ -62,7 +64,7 @@ static const char *const coll_names[COLL_COUNT] = {
     "Reduce+Scatter",
 };
 
-/* What is measured, in order: each collective, then the compositions that bound it. */
+/* What is measured: each collective, then the compositions that bound it. */
 typedef struct coll_op {
     coll_kind_t kind;
     int halves; /* 1: two calls of half the size, on the two halves of the buffers */
@@ -83,6 +85,17 @@ static const coll_op_t coll_ops[] = {
 };
 
 #define COLL_NOPS ((int)(sizeof(coll_ops) / sizeof(coll_ops[0])))
+
+/* The entry after the group that starts at coll_ops[k]: a collective with the compositions
+ * and the two calls of half the size that follow it. */
+static int group_end(int k)
+{
+    int end = k + 1;
+
+    while (end < COLL_NOPS && (coll_ops[end].halves || coll_ops[end].kind >= COLL_REDUCE_BCAST))
+        end++;
+    return end;
+}
 
 /* What every call needs: the buffers (each nprocs x max_size bytes; tbuf holds the reduced
  * vector of Reduce+Scatter) and the job's shape. */
@@ -358,8 +371,9 @@ static double timed_loop(const coll_ctx_t *ctx, size_t size, int iters)
     return slowest;
 }
 
-static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t size,
-                    double *samples, mf_bench_result_t *result)
+/* The checked call and the warm-up of one operation; returns the iterations of its timed
+ * loops. */
+static int prepare(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t size)
 {
     /* Budget by the bytes one rank moves: a block collective moves nprocs blocks. */
     size_t moved = ctx->kind == COLL_BARRIER ? 0 : size;
@@ -381,11 +395,31 @@ static void measure(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t s
         if (cap < (double)iters)
             iters = cap > COLL_MIN_ITERS ? (int)cap : COLL_MIN_ITERS;
     }
+    return iters;
+}
+
+/* A collective, the compositions that bound it and its two calls of half the size at one
+ * size: the timed loops take turns (one loop of each per repetition), so that a change of
+ * the machine's state during the launch (the host moving the vCPUs, another job) meets the
+ * collective and its bounds alike instead of whichever ran in that stretch. n is at most
+ * GROUP_MAX; samples holds reps values per operation. */
+#define GROUP_MAX 3
+
+static void measure_group(coll_ctx_t *ctx, int n, const mf_bench_opts_t *opts, size_t size,
+                          double *samples, coll_result_t *results)
+{
+    int iters[GROUP_MAX];
+
+    for (int m = 0; m < n; m++)
+        iters[m] = prepare(&ctx[m], opts, size);
     for (int r = 0; r < opts->reps; r++)
-        samples[r] = timed_loop(ctx, size, iters);
-    result->size = size;
-    result->iters = iters;
-    mf_bench_summarize(samples, opts->reps, result);
+        for (int m = 0; m < n; m++)
+            samples[m * opts->reps + r] = timed_loop(&ctx[m], size, iters[m]);
+    for (int m = 0; m < n; m++) {
+        results[m].res.size = size;
+        results[m].res.iters = iters[m];
+        mf_bench_summarize(&samples[m * opts->reps], opts->reps, &results[m].res);
+    }
 }
 
 static void print_result(FILE *out, const coll_result_t *r)
@@ -464,7 +498,7 @@ static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
                       .rank = rank,
                       .nprocs = nprocs};
     coll_result_t *results = calloc((size_t)(COLL_NOPS * nsizes + 1), sizeof(*results));
-    double *samples = calloc((size_t)opts->reps, sizeof(*samples));
+    double *samples = calloc((size_t)(GROUP_MAX * opts->reps), sizeof(*samples));
     int n = 0;
     int rc;
 
@@ -472,31 +506,41 @@ static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
         fprintf(stderr, "%s: out of memory\n", COLL_NAME);
         mf_bench_abort();
     }
-    for (int k = 0; k < COLL_NOPS; k++) {
-        if (!wanted(&coll_ops[k]))
-            continue;
-        ctx.kind = coll_ops[k].kind;
-        ctx.halves = coll_ops[k].halves;
-        for (int i = 0; i < nsizes; i++) {
-            size_t size = ctx.kind == COLL_BARRIER ? 0 : sizes[i];
-            size_t unit = (is_reduction(ctx.kind) ? sizeof(int32_t) : 1) * (ctx.halves ? 2 : 1);
+    for (int i = 0; i < nsizes; i++) {
+        for (int k = 0; k < COLL_NOPS; k = group_end(k)) {
+            coll_ctx_t group[GROUP_MAX];
+            int members = 0;
+            size_t size = coll_ops[k].kind == COLL_BARRIER ? 0 : sizes[i];
 
-            /* Reductions count MPI_INT elements: skip sizes that are not whole elements (of
-             * both halves for "2 x n/2"). */
-            if ((ctx.halves || is_reduction(ctx.kind)) && (size == 0 || size % unit != 0))
+            if (coll_ops[k].kind == COLL_BARRIER && i > 0)
                 continue;
-            results[n].op = coll_ops[k];
-            measure(&ctx, opts, size, samples, &results[n].res);
-            if (rank == 0) {
+            for (int m = k; m < group_end(k); m++) {
+                size_t unit = (is_reduction(coll_ops[m].kind) ? sizeof(int32_t) : 1) *
+                              (coll_ops[m].halves ? 2 : 1);
+
+                /* Reductions count MPI_INT elements: skip sizes that are not whole elements
+                 * (of both halves for "2 x n/2"). */
+                if (!wanted(&coll_ops[m]) ||
+                    ((coll_ops[m].halves || is_reduction(coll_ops[m].kind)) &&
+                     (size == 0 || size % unit != 0)))
+                    continue;
+                group[members] = ctx;
+                group[members].kind = coll_ops[m].kind;
+                group[members].halves = coll_ops[m].halves;
+                results[n + members].op = coll_ops[m];
+                members++;
+            }
+            if (members == 0)
+                continue;
+            measure_group(group, members, opts, size, samples, &results[n]);
+            for (int m = 0; m < members && rank == 0; m++) {
                 printf("{\"benchmark\": \"%s\", \"unit\": \"us\", \"nprocs\": %d, ", COLL_NAME,
                        nprocs);
-                print_result(stdout, &results[n]);
+                print_result(stdout, &results[n + m]);
                 printf("}\n");
-                fflush(stdout);
             }
-            n++;
-            if (ctx.kind == COLL_BARRIER)
-                break;
+            fflush(stdout);
+            n += members;
         }
     }
     rc = rank == 0 ? write_json(opts, nprocs, results, n) : 0;
