@@ -209,6 +209,11 @@ mf_status_t mf_coll_shm_cma_scatter(mf_comm_t *comm, const void *sbuf, size_t le
  * a buffer or block of `len` bytes, min <= len <= max (collective on the first call, like
  * mf_coll_shm_usable; never with MANIFOLD_COLL_SHM_MEDIUM=on). */
 int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max);
+/* After mf_coll_shm_pair_p2p said yes: whether this rank sends a large block as one message
+ * (1) or in pieces (0). Both ranks call it once per collective call, with the bytes the call
+ * sends plus those it receives (it may time a round trip between them); they may answer
+ * differently. */
+int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes);
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
  * node: through the data area in pieces (collective on the first call, like
  * mf_coll_shm_usable). */

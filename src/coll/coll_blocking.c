@@ -61,41 +61,37 @@ enum {
 
 /* The two-rank algorithms move their data in pieces of at most this many bytes: UCX sends a
  * blocking send below 256 KiB as eager fragments through its shared-memory queue (fast local
- * completion) and a larger one by rendezvous, whose single copy (process_vm_readv, slow on
- * this machine) lost to the pieces at every size measured. */
+ * completion) and a larger one by rendezvous, whose single copy (process_vm_readv) lost to the
+ * pieces at every size measured while the two ranks ran on hardware threads of one core. On
+ * cores further apart pair_sendrecv sends one message instead (mf_coll_shm_pair_whole). */
 #define PAIR_PIECE ((size_t)128 * 1024)
+/* On cores far apart the one message won from 64 KiB and lost below (16 KiB 1.2-1.4x). */
+#define PAIR_WHOLE_MIN ((size_t)64 * 1024)
 
-static size_t pair_pieces(size_t len)
-{
-    return len == 0 ? 1 : (len + PAIR_PIECE - 1) / PAIR_PIECE;
-}
-
-static size_t pair_piece(size_t len, size_t i)
-{
-    size_t off = i * PAIR_PIECE;
-    return off >= len ? 0 : len - off < PAIR_PIECE ? len - off : PAIR_PIECE;
-}
-
-/* `slen` bytes to the other rank of a two-rank communicator while receiving its `rlen` in the
- * same pieces; either side may be NULL (nothing that way). A piece only one side has is sent
- * (received) alone: the other rank then receives (sends) it, so the steps always pair up. */
+/* `slen` bytes to the other rank of a two-rank communicator while receiving its `rlen`; either
+ * side may be NULL (nothing that way). This rank sends in pieces, or as one message when
+ * mf_coll_shm_pair_whole says so, and receives whatever the other sends: every piece but the
+ * last is PAIR_PIECE bytes, so anything shorter ends the flow (a peer that sends fewer bytes
+ * than this rank expects leaves it short, as one message would, instead of waiting). */
 static mf_status_t pair_sendrecv(const void *sbuf, size_t slen, void *rbuf, size_t rlen, int tag,
                                  mf_comm_t *comm)
 {
-    int peer = comm->rank ^ 1;
-    size_t ns = sbuf != NULL ? pair_pieces(slen) : 0, nr = rbuf != NULL ? pair_pieces(rlen) : 0;
-    const char *s = sbuf;
-    char *r = rbuf;
+    int sending = sbuf != NULL, receiving = rbuf != NULL;
+    int whole = mf_coll_shm_pair_whole(comm, (sending ? slen : 0) + (receiving ? rlen : 0)) &&
+                slen >= PAIR_WHOLE_MIN;
+    size_t soff = 0, roff = 0;
     mf_status_t status = MF_OK;
-    for (size_t i = 0; status == MF_OK && (i < ns || i < nr); i++) {
-        size_t off = i * PAIR_PIECE;
-        if (i < ns && i < nr)
-            status = mf_pt2pt_sendrecv_internal(s + off, pair_piece(slen, i), peer, r + off,
-                                                pair_piece(rlen, i), peer, tag, comm);
-        else if (i < ns)
-            status = mf_pt2pt_send_internal(s + off, pair_piece(slen, i), peer, tag, comm);
-        else
-            status = mf_pt2pt_recv_internal(r + off, pair_piece(rlen, i), peer, tag, comm);
+    while (status == MF_OK && (sending || receiving)) {
+        size_t n = slen - soff, got = 0;
+        if (!whole && n > PAIR_PIECE)
+            n = PAIR_PIECE;
+        status = mf_pt2pt_exchange_internal(sending ? (const char *)sbuf + soff : NULL, n, whole,
+                                            receiving ? (char *)rbuf + roff : NULL, rlen - roff,
+                                            &got, comm->rank ^ 1, tag, comm);
+        soff += n;
+        sending = sending && soff < slen;
+        roff += got;
+        receiving = receiving && roff < rlen && got == PAIR_PIECE;
     }
     return status;
 }

@@ -101,8 +101,15 @@ typedef struct mf_coll_shm {
     int cma;                          /* every local rank can read the others' memory */
     pid_t *pid_of;                    /* process id of each local rank */
     int roomy; /* medium gathers and scatters through the segment (a core for every local rank) */
-    int pair_p2p;   /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
-    int crowded;    /* more local ranks than cores they may run on (agreed by the node) */
+    int pair_p2p; /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
+    int crowded;  /* more local ranks than cores they may run on (agreed by the node) */
+    /* Two ranks: the line of the cross-core probe (mf_coll_shm_pair_whole), the values
+     * written on it so far, point-to-point calls since the last probe, and its verdict. */
+    shm_flag_t *probe;
+    uint64_t probe_seq;
+    unsigned pair_calls;
+    size_t pair_bytes;
+    int pair_whole;
     int spin_limit; /* busy polls of a wait before it yields */
     /* crowd_bcast's ring of chunks over the whole data area: chunk i is free once every
      * counter reached crowd_free[i]; valid while free_at[] still holds crowd_mark[] (no
@@ -151,8 +158,9 @@ static void segment_geometry(mf_coll_shm_t *sh)
     sh->data_len = data;
     sh->half = round_down(data / 2, CACHE_LINE);
     sh->slot = SLOT;
+    /* the probe's line last, so that nothing before it moves */
     sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS_CROWD * SMALL_ENTRY +
-                  STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK + data;
+                  STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK + data + sizeof(shm_flag_t);
 }
 
 /* ---- signalling -------------------------------------------------------------------------- */
@@ -499,6 +507,7 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->small = (char *)(sh->done + k);
         sh->ring = sh->small + k * SMALL_SLOTS_CROWD * SMALL_ENTRY;
         sh->data = sh->ring + STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK;
+        sh->probe = (shm_flag_t *)(sh->data + sh->data_len);
     }
     sh->enabled = 1;
     /* the same on every rank of a node, so all of them pick the same protocol */
@@ -2108,6 +2117,66 @@ int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->nnodes == 1 && sh->pair_p2p;
+}
+
+/* Whether the two ranks' point-to-point collectives send a block as one message rather than in
+ * pieces. The pieces are eager messages through UCX's shared-memory queue: the sender writes
+ * queue lines the receiver read last, and the receiver copies them out, so every line crosses
+ * between the two cores twice. That is cheap when the cores share their caches (hardware
+ * threads of one core) and about twice as dear as one message's single copy when they do not
+ * (coll.md, "Two ranks far apart"). Which of the two a job gets can change while it runs (a
+ * virtual machine's vCPUs move between the host's cores), so both ranks time PROBE_TRIPS round
+ * trips of one line of the segment on their first such call and again after PROBE_EVERY calls
+ * or PROBE_BYTES bytes (both sent and received, the same count on both ranks); each decides
+ * from its own timing, and the receiving side accepts either form. */
+#define PROBE_TRIPS 64
+#define PROBE_EVERY 4096
+#define PROBE_BYTES ((size_t)64 * 1024 * 1024)
+/* The fastest round trip of a line between the two ranks, pinned to the two vCPUs of the
+ * development machine, took 140-160 ns in launches where the pieces ran fast and 250-460 ns
+ * where they ran at half speed or less (coll.md). */
+#define PROBE_FAR_NS 200
+
+static int probe_far(mf_coll_shm_t *sh, mf_comm_t *comm)
+{
+    _Atomic uint64_t *line = &sh->probe->value;
+    uint64_t base = sh->probe_seq, last = base + 2 * (PROBE_TRIPS + 1), prev = 0, best = UINT64_MAX;
+    int polls = 0;
+    /* local rank 0 writes base + 1, 3, 5, ..., rank 1 base + 2, 4, ...; each rank keeps its
+     * fastest round trip, which a descheduled peer or an interrupt does not lengthen */
+    for (uint64_t v = base + 1 + (uint64_t)sh->lrank; v <= last; v += 2) {
+        if (v > base + 1) {
+            int spins = 0;
+            wait_ge(comm, line, v - 1, &spins, &polls);
+            uint64_t now = mf_now_ns();
+            if (prev != 0 && now - prev < best)
+                best = now - prev;
+            prev = now;
+        }
+        atomic_store_explicit(line, v, memory_order_release);
+    }
+    /* rank 1's last value must land before the next probe's first one */
+    int spins = 0;
+    if (sh->lrank == 0)
+        wait_ge(comm, line, last, &spins, &polls);
+    sh->probe_seq = last;
+    mf_log(MF_LOG_DEBUG, "coll", "two-rank probe: %llu ns a round trip", (unsigned long long)best);
+    return best > PROBE_FAR_NS;
+}
+
+int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    if (mf_params.coll_pair_whole != 0 || sh->crowded || sh->probe == NULL)
+        return mf_params.coll_pair_whole == 2;
+    if (sh->pair_calls == 0 || sh->pair_calls >= PROBE_EVERY || sh->pair_bytes >= PROBE_BYTES) {
+        sh->pair_whole = probe_far(sh, comm);
+        sh->pair_calls = 0;
+        sh->pair_bytes = 0;
+    }
+    sh->pair_calls++;
+    sh->pair_bytes += bytes;
+    return sh->pair_whole;
 }
 
 /* Blocks above a small-call entry and up to this size go through the data area on one node

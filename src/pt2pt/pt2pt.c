@@ -697,6 +697,31 @@ mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, 
     return rstatus != MF_OK ? rstatus : status;
 }
 
+mf_status_t mf_pt2pt_exchange_internal(const void *sbuf, size_t slen, int whole, void *rbuf,
+                                       size_t rlen, size_t *got_p, int peer, int tag,
+                                       mf_comm_t *comm)
+{
+    unsigned ctx = mf_comm_ctx_internal(comm);
+    mf_request_t *rreq = NULL, *sreq = NULL;
+    mf_status_t status = MF_OK, rstatus = MF_OK;
+    if (rbuf != NULL)
+        status = mf_pt2pt_irecv(rbuf, rlen, peer, tag, comm, ctx, &rreq);
+    /* Not waiting at once (`waits` 0) leaves UCX free to move a large message by rendezvous */
+    if (status == MF_OK && sbuf != NULL)
+        status = mf_pt2pt_isend(sbuf, slen, peer, tag, comm, ctx, MF_SEND_STANDARD, !whole, &sreq);
+    /* a receive cannot be abandoned safely: wait for it even when the send failed */
+    if (rreq != NULL) {
+        mf_request_wait_done(rreq);
+        *got_p = rreq->op.length < rlen ? rreq->op.length : rlen;
+        rstatus = release_done(rreq);
+    }
+    if (sreq != NULL) {
+        mf_status_t sstatus = wait_and_release(sreq, 0);
+        status = status != MF_OK ? status : sstatus;
+    }
+    return rstatus != MF_OK ? rstatus : status;
+}
+
 /* ---- probes ------------------------------------------------------------------------------ */
 
 static void probe_status(MPI_Status *status, uint64_t tag, size_t len)

@@ -112,6 +112,13 @@ mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int ta
 mf_status_t mf_pt2pt_recv_internal(void *buf, size_t len, int source, int tag, mf_comm_t *comm);
 mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, void *rbuf,
                                        size_t rlen, int source, int tag, mf_comm_t *comm);
+/* A send of slen bytes at sbuf to `peer` and a receive of up to rlen bytes into rbuf from it,
+ * at once (a NULL buffer: nothing that way); *got_p: the bytes received. `whole`: the send
+ * is one message the transport may move by rendezvous (a single copy by the receiver)
+ * instead of sending it eagerly through its queue, as blocking sends do. */
+mf_status_t mf_pt2pt_exchange_internal(const void *sbuf, size_t slen, int whole, void *rbuf,
+                                       size_t rlen, size_t *got_p, int peer, int tag,
+                                       mf_comm_t *comm);
 /* The send and receive above, except that with `yield` set (a node running more ranks than
  * cores) the wait yields the CPU every 16 empty polls. The common wait learns to spin 1024 polls
  * (about 40 us) when messages arrive from the other core, which keeps the rank sharing this

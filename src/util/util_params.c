@@ -37,6 +37,7 @@ static const char *const coll_allreduce_choices[] = {"auto", "recursive_doubling
                                                      "reduce_bcast", NULL};
 static const char *const coll_shm_medium_choices[] = {"auto", "off", "on", NULL};
 static const char *const coll_shm_crowded_choices[] = {"auto", "off", "on", NULL};
+static const char *const coll_pair_whole_choices[] = {"auto", "off", "on", NULL};
 static const char *const coll_gather_choices[] = {"auto", "linear", "binomial", NULL};
 static const char *const coll_allgather_choices[] = {"auto", "ring", "recursive_doubling", "bruck",
                                                      NULL};
@@ -133,6 +134,11 @@ static const param_def_t param_table[] = {
      "off; on): then shared-memory collectives yield the core at once when they wait, and "
      "calls up to COLL_SHM_CROWD_BYTES go through the small-call entries in pieces",
      coll_shm_crowded_choices},
+    {"COLL_PAIR_WHOLE", &mf_params.coll_pair_whole, 0, 0, 2,
+     "two ranks on one node, each with a core, send the blocks of their point-to-point "
+     "collectives as one message (a single copy) instead of pieces (auto: when a probe finds "
+     "their cores far apart, repeated every 4096 calls; off: pieces; on: one message)",
+     coll_pair_whole_choices},
     {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
      "on a crowded node (see COLL_SHM_CROWDED), bcast (ring off), gather, scan, allgather and "
      "reduce_scatter up to this many bytes (per rank; the whole vector for reduce_scatter) go "

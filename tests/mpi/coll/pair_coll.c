@@ -9,7 +9,12 @@
  * the sign of zero, 12-byte items that do not divide a piece, Reduce_scatter(_block) with
  * blocks of different lengths (up to 4 MiB, several pieces each); Bcast, Gather, Scatter,
  * Allgather and Alltoall with every root and in place. Runs on any number of processes.
+ * PAIR_COLL_MIXED=1 has rank 0 send its blocks as one message and rank 1 in pieces
+ * (MANIFOLD_COLL_PAIR_WHOLE on and off, set from the launcher's PMI_RANK before MPI_Init), so
+ * each receives the form it does not send.
  */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+
 #include "mtest.h"
 
 #include <math.h>
@@ -349,6 +354,9 @@ static void check_moves(size_t len)
 
 int main(int argc, char **argv)
 {
+    const char *prank = getenv("PMI_RANK");
+    if (getenv("PAIR_COLL_MIXED") != NULL && prank != NULL)
+        setenv("MANIFOLD_COLL_PAIR_WHOLE", atoi(prank) == 0 ? "on" : "off", 1);
     mtest_init(&argc, &argv);
     MPI_Op left;
     MPI_Op_create(left_op, 0, &left);
