@@ -62,8 +62,8 @@ enum {
 /* The two-rank algorithms move their data in pieces of at most this many bytes: UCX sends a
  * blocking send below 256 KiB as eager fragments through its shared-memory queue (fast local
  * completion) and a larger one by rendezvous, whose single copy (process_vm_readv) lost to the
- * pieces at every size measured while the two ranks ran on hardware threads of one core. On
- * cores further apart pair_sendrecv sends one message instead (mf_coll_shm_pair_whole). */
+ * pieces at every size measured while the two ranks ran on cores close together. On cores
+ * further apart pair_sendrecv sends one message instead (mf_coll_shm_pair_whole). */
 #define PAIR_PIECE ((size_t)128 * 1024)
 /* On cores far apart the one message won from 64 KiB and lost below (16 KiB 1.2-1.4x). */
 #define PAIR_WHOLE_MIN ((size_t)64 * 1024)

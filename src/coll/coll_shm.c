@@ -2122,9 +2122,9 @@ int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
 /* Whether the two ranks' point-to-point collectives send a block as one message rather than in
  * pieces. The pieces are eager messages through UCX's shared-memory queue: the sender writes
  * queue lines the receiver read last, and the receiver copies them out, so every line crosses
- * between the two cores twice. That is cheap when the cores share their caches (hardware
- * threads of one core) and about twice as dear as one message's single copy when they do not
- * (coll.md, "Two ranks far apart"). Which of the two a job gets can change while it runs (a
+ * between the two cores twice. That is cheap when the host runs the two close together and
+ * about twice as dear as one message's single copy when it runs them further apart (coll.md,
+ * "Two ranks far apart"). Which of the two a job gets can change while it runs (a
  * virtual machine's vCPUs move between the host's cores), so both ranks time PROBE_TRIPS round
  * trips of one line of the segment on their first such call and again after PROBE_EVERY calls
  * or PROBE_BYTES bytes (both sent and received, the same count on both ranks); each decides
