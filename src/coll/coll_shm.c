@@ -103,9 +103,12 @@ typedef struct mf_coll_shm {
     int roomy; /* medium gathers and scatters through the segment (a core for every local rank) */
     int pair_p2p; /* two ranks leave their medium blocks to point-to-point (not forced `on`) */
     int crowded;  /* more local ranks than cores they may run on (agreed by the node) */
-    /* Two ranks: the line of the cross-core probe (mf_coll_shm_pair_whole), the values
-     * written on it so far, point-to-point calls since the last probe, and its verdict. */
+    /* Two ranks: the line of the cross-core probe (mf_coll_shm_pair_whole), whether both
+     * ranks time it (agreed at set-up, so a later change of the parameter on one rank cannot
+     * leave the other waiting), the values written on it so far, point-to-point calls and
+     * bytes since the last probe, and its verdict. */
     shm_flag_t *probe;
+    int pair_probe;
     uint64_t probe_seq;
     unsigned pair_calls;
     size_t pair_bytes;
@@ -478,6 +481,9 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     uint64_t word = ok ? 1 : 0;
     if (ok && (count < 2 || cma_works(sh, all, size, comm->rank)))
         word |= 2;
+    /* bit 2: this rank would time the two-rank probe, which needs both ranks */
+    if (mf_params.coll_pair_whole == 0)
+        word |= 4;
     /* Everyone has mapped the segment (or failed to) once this agreement is done, so the name
      * can go: a job that crashes from now on leaves nothing behind in /dev/shm. */
     status = mf_coll_allreduce_band(comm, &word, 1);
@@ -522,6 +528,7 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
                sh->crowded ? "yield at once" : "spin first");
     sh->pair_p2p = mf_params.coll_shm_medium != 2;
     sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
+    sh->pair_probe = (word & 4) != 0 && sh->probe != NULL && !sh->crowded;
     if (sh->k > 1)
         mf_log(MF_LOG_DEBUG, "coll", "cross-process copies for large collectives: %s",
                sh->cma ? "on" : "off (a test read failed on some rank)");
@@ -2167,15 +2174,17 @@ static int probe_far(mf_coll_shm_t *sh, mf_comm_t *comm)
 int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes)
 {
     mf_coll_shm_t *sh = comm->shm;
-    if (mf_params.coll_pair_whole != 0 || sh->crowded || sh->probe == NULL)
-        return mf_params.coll_pair_whole == 2;
-    if (sh->pair_calls == 0 || sh->pair_calls >= PROBE_EVERY || sh->pair_bytes >= PROBE_BYTES) {
-        sh->pair_whole = probe_far(sh, comm);
-        sh->pair_calls = 0;
-        sh->pair_bytes = 0;
+    if (sh->pair_probe) {
+        if (sh->pair_calls == 0 || sh->pair_calls >= PROBE_EVERY || sh->pair_bytes >= PROBE_BYTES) {
+            sh->pair_whole = probe_far(sh, comm);
+            sh->pair_calls = 0;
+            sh->pair_bytes = 0;
+        }
+        sh->pair_calls++;
+        sh->pair_bytes += bytes;
     }
-    sh->pair_calls++;
-    sh->pair_bytes += bytes;
+    if (mf_params.coll_pair_whole != 0 || !sh->pair_probe)
+        return mf_params.coll_pair_whole == 2;
     return sh->pair_whole;
 }
 

@@ -9,9 +9,10 @@
  * the sign of zero, 12-byte items that do not divide a piece, Reduce_scatter(_block) with
  * blocks of different lengths (up to 4 MiB, several pieces each); Bcast, Gather, Scatter,
  * Allgather and Alltoall with every root and in place. Runs on any number of processes.
- * PAIR_COLL_MIXED=1 has rank 0 send its blocks as one message and rank 1 in pieces
- * (MANIFOLD_COLL_PAIR_WHOLE on and off, set from the launcher's PMI_RANK before MPI_Init), so
- * each receives the form it does not send.
+ * PAIR_COLL_RANK0=<value> gives rank 0 MANIFOLD_COLL_PAIR_WHOLE=<value> and leaves the others
+ * the environment's (set from the launcher's PMI_RANK before MPI_Init): with `on` against
+ * `off` each rank receives the form it does not send, and with `on` against `auto` only one
+ * rank would time the probe between them, which must not leave it waiting.
  */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 
@@ -354,9 +355,9 @@ static void check_moves(size_t len)
 
 int main(int argc, char **argv)
 {
-    const char *prank = getenv("PMI_RANK");
-    if (getenv("PAIR_COLL_MIXED") != NULL && prank != NULL)
-        setenv("MANIFOLD_COLL_PAIR_WHOLE", atoi(prank) == 0 ? "on" : "off", 1);
+    const char *prank = getenv("PMI_RANK"), *rank0 = getenv("PAIR_COLL_RANK0");
+    if (rank0 != NULL && prank != NULL && atoi(prank) == 0)
+        setenv("MANIFOLD_COLL_PAIR_WHOLE", rank0, 1);
     mtest_init(&argc, &argv);
     MPI_Op left;
     MPI_Op_create(left_op, 0, &left);
