@@ -297,46 +297,51 @@ out_free:
     return status;
 }
 
-/* Two ranks: the other rank sends its send buffer as it is. The root receives it straight
- * into its result and combines its own vector in ("own op received": rank order when the root
- * is rank 0, any order for a commutative operation); otherwise (rank 1 as root with a
- * non-commutative operation, or in place) it receives into a temporary. One piece at a time,
- * so the combine of one runs while the next arrives. */
+/* Two ranks: the other rank sends its send buffer as it is, in pieces or as one message
+ * (pair_sendrecv's choice). The root receives it straight into its result and combines its own
+ * vector in ("own op received": rank order when the root is rank 0, any order for a
+ * commutative operation); otherwise (rank 1 as root with a non-commutative operation, or in
+ * place) it receives into a temporary of the whole vector. It takes whatever arrives and
+ * combines it while the next piece is on its way; a piece shorter than a full one ends the
+ * vector, as in pair_sendrecv. */
 static mf_status_t reduce_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                MPI_Datatype dt, size_t extent, MPI_Op op, int root, int tag)
 {
-    size_t step = pair_items(extent, PAIR_PIECE);
+    size_t piece = pair_items(extent, PAIR_PIECE) * extent, len = count * extent;
     if (count == 0)
         return MF_OK;
+    int whole = mf_coll_shm_pair_whole(comm, len) && len >= PAIR_WHOLE_MIN;
     if (comm->rank != root) {
         mf_status_t status = MF_OK;
-        for (size_t i = 0; status == MF_OK && i < count; i += step)
-            status = mf_pt2pt_send_internal((const char *)sbuf + i * extent,
-                                            (count - i < step ? count - i : step) * extent, root,
-                                            tag, comm);
+        size_t got;
+        for (size_t off = 0; status == MF_OK && off < len; off += whole ? len : piece)
+            status = mf_pt2pt_exchange_internal((const char *)sbuf + off,
+                                                whole || len - off < piece ? len - off : piece,
+                                                whole, NULL, 0, &got, root, tag, comm);
         return status;
     }
     int direct = sbuf != rbuf && (root == 0 || mf_op_commutative(op));
     char *tmp = NULL;
-    if (!direct && (tmp = mf_malloc(step * extent, "reduce buffer")) == NULL)
+    if (!direct && (tmp = mf_malloc(len, "reduce buffer")) == NULL)
         return MF_ERR_NO_MEMORY;
     mf_status_t status = MF_OK;
-    for (size_t i = 0; status == MF_OK && i < count; i += step) {
-        size_t n = count - i < step ? count - i : step, off = i * extent;
+    size_t got = piece;
+    for (size_t off = 0; status == MF_OK && off < len && got == piece; off += got) {
         const char *own = (const char *)sbuf + off;
-        char *res = (char *)rbuf + off;
-        status = mf_pt2pt_recv_internal(direct ? res : tmp, n * extent, root ^ 1, tag, comm);
+        char *res = (char *)rbuf + off, *in = direct ? res : tmp + off;
+        status = mf_pt2pt_exchange_internal(NULL, 0, 0, in, len - off, &got, root ^ 1, tag, comm);
+        size_t n = got / extent;
         if (status != MF_OK)
             break;
         if (direct) {
             mf_op_apply(op, own, res, n, dt); /* own op received */
         } else if (root == 0) {
-            mf_op_apply(op, res, tmp, n, dt); /* in place: tmp = own op received */
-            copy_bytes(res, tmp, n * extent);
+            mf_op_apply(op, res, in, n, dt); /* in place: in = own op received */
+            copy_bytes(res, in, n * extent);
         } else {
             if (own != res)
                 copy_bytes(res, own, n * extent);
-            mf_op_apply(op, tmp, res, n, dt); /* received op own */
+            mf_op_apply(op, in, res, n, dt); /* received op own */
         }
     }
     free(tmp);
