@@ -1330,42 +1330,21 @@ static mf_status_t scan_chain(mf_comm_t *comm, const void *sbuf, void *rbuf, siz
     return status;
 }
 
-/* Two ranks: rank 0 sends its send buffer as it is; rank 1 receives it straight into its
- * result and combines its own vector in when the operation is commutative (only rank 1
- * combines, so the order of the operands does not matter), else in a temporary on the left of
- * its own vector. A piece at a time, as reduce_pair. */
+/* Two ranks: rank 1's result is rank 0's vector combined with its own on the right, which is
+ * reduce_pair with rank 1 as the root (receiving straight into its result for a commutative
+ * operation, else through a temporary); rank 0's is its own vector. Exscan's rank 1 just
+ * receives rank 0's vector (rank 0's result is undefined). */
 static mf_status_t scan_pair(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                              MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive, int tag)
 {
-    size_t step = pair_items(extent, PAIR_PIECE);
     const char *own = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-    if (comm->rank == 0 && !exclusive && own != rbuf)
-        copy_bytes(rbuf, own, count * extent);
-    int direct = exclusive || (own != rbuf && mf_op_commutative(op));
-    char *tmp = NULL;
-    if (comm->rank == 1 && !direct && (tmp = mf_malloc(step * extent, "scan buffer")) == NULL)
-        return MF_ERR_NO_MEMORY;
-    mf_status_t status = MF_OK;
-    for (size_t i = 0; status == MF_OK && i < count; i += step) {
-        size_t n = count - i < step ? count - i : step, off = i * extent;
-        char *res = (char *)rbuf + off;
-        if (comm->rank == 0) {
-            status = mf_pt2pt_send_internal(own + off, n * extent, 1, tag, comm);
-            continue;
-        }
-        status = mf_pt2pt_recv_internal(direct ? res : tmp, n * extent, 0, tag, comm);
-        if (status != MF_OK || exclusive)
-            continue;
-        if (direct) {
-            mf_op_apply(op, own + off, res, n, dt); /* own op received */
-        } else {
-            if (own != rbuf)
-                copy_bytes(res, own + off, n * extent);
-            mf_op_apply(op, tmp, res, n, dt); /* received op own */
-        }
-    }
-    free(tmp);
-    return status;
+    size_t len = count * extent;
+    if (exclusive)
+        return comm->rank == 0 ? pair_sendrecv(own, len, NULL, 0, tag, comm)
+                               : pair_sendrecv(NULL, 0, rbuf, len, tag, comm);
+    if (comm->rank == 0 && own != rbuf)
+        copy_bytes(rbuf, own, len);
+    return reduce_pair(comm, own, rbuf, count, dt, extent, op, 1, tag);
 }
 
 /* Recursive doubling: in step k exchange the combination of my group of k ranks with the
