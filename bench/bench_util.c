@@ -9,12 +9,17 @@
 #include "bench_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mpi.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define MF_BENCH_MIN_ITERS 4
@@ -330,6 +335,8 @@ static void print_result_fields(FILE *out, const mf_bench_result_t *result)
 {
     fprintf(out, "\"size\": %zu, \"iters\": %d, \"median\": %.6g, \"min\": %.6g, \"max\": %.6g",
             result->size, result->iters, result->median, result->min, result->max);
+    if (result->placement_ns > 0)
+        fprintf(out, ", \"placement_ns\": %.0f", result->placement_ns);
 }
 
 void mf_bench_print_line(const mf_bench_info_t *info, const mf_bench_opts_t *opts,
@@ -390,13 +397,120 @@ int mf_bench_write_json(const mf_bench_info_t *info, const mf_bench_opts_t *opts
     return 0;
 }
 
-/* Measures one size on every rank; rank 0 also prints its line. */
+/* ---- the placement probe ----------------------------------------------------------------- */
+
+#define PLACEMENT_TRIPS 64
+#define PLACEMENT_SEG   4096
+#define PLACEMENT_SPINS 4096 /* then yield at every check: a shared core must let the peer run */
+
+static int placement_state; /* 0: not set up yet, 1: usable, -1: not two ranks of one host */
+static _Atomic uint64_t *placement_line;
+static uint64_t placement_seq; /* the last value written; both ranks count alike */
+
+/* Maps one line both ranks see: rank 0 creates the segment, rank 1 opens it by name, and it is
+ * unlinked as soon as both hold it, so nothing is left behind. Returns 1 or -1 on every rank. */
+static int placement_setup(MPI_Comm comm)
+{
+    char host[MPI_MAX_PROCESSOR_NAME] = "";
+    char host0[MPI_MAX_PROCESSOR_NAME] = "";
+    char name[64] = "";
+    int size, rank, len, ok = 1, all = 0, fd = -1;
+    void *map = MAP_FAILED;
+
+    mf_bench_mpi_ok(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+    if (size != 2)
+        return -1;
+    mf_bench_mpi_ok(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    mf_bench_mpi_ok(MPI_Get_processor_name(host, &len), "MPI_Get_processor_name");
+    memcpy(host0, host, sizeof(host));
+    mf_bench_mpi_ok(MPI_Bcast(host0, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm), "MPI_Bcast");
+    if (rank == 0) {
+        snprintf(name, sizeof(name), "/mf-bench-placement-%ld", (long)getpid());
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd >= 0 && ftruncate(fd, PLACEMENT_SEG) != 0) {
+            close(fd);
+            fd = -1;
+            shm_unlink(name);
+        }
+        if (fd < 0)
+            name[0] = '\0';
+    }
+    mf_bench_mpi_ok(MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, comm), "MPI_Bcast");
+    if (rank != 0 && name[0] != '\0' && strcmp(host, host0) == 0)
+        fd = shm_open(name, O_RDWR, 0);
+    if (fd >= 0) {
+        map = mmap(NULL, PLACEMENT_SEG, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+    }
+    ok = map != MAP_FAILED;
+    mf_bench_mpi_ok(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+    if (rank == 0 && name[0] != '\0')
+        shm_unlink(name);
+    if (!all) {
+        if (map != MAP_FAILED)
+            munmap(map, PLACEMENT_SEG);
+        return -1;
+    }
+    placement_line = map;
+    return 1;
+}
+
+static double now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void placement_wait(uint64_t value)
+{
+    for (long spins = 0; atomic_load_explicit(placement_line, memory_order_acquire) != value;)
+        if (++spins > PLACEMENT_SPINS)
+            sched_yield();
+}
+
+double mf_bench_placement_ns(MPI_Comm comm)
+{
+    double best = 0;
+    int rank;
+
+    if (placement_state == 0)
+        placement_state = placement_setup(comm);
+    if (placement_state < 0)
+        return 0;
+    mf_bench_mpi_ok(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+    mf_bench_mpi_ok(MPI_Barrier(comm), "MPI_Barrier");
+    for (int i = 0; i < PLACEMENT_TRIPS; i++) {
+        uint64_t ping = ++placement_seq;
+        uint64_t pong = ++placement_seq;
+
+        if (rank == 0) {
+            double start = now_ns();
+
+            atomic_store_explicit(placement_line, ping, memory_order_release);
+            placement_wait(pong);
+            double trip = now_ns() - start;
+            if (i == 0 || trip < best)
+                best = trip;
+        } else {
+            placement_wait(ping);
+            atomic_store_explicit(placement_line, pong, memory_order_release);
+        }
+    }
+    mf_bench_mpi_ok(MPI_Bcast(&best, 1, MPI_DOUBLE, 0, comm), "MPI_Bcast");
+    return best;
+}
+
+/* Measures one size on every rank, then the placement it ran in; rank 0 also prints its
+ * line. */
 static void run_one_size(const mf_bench_info_t *info, const mf_bench_opts_t *opts, int rank,
                          mf_bench_measure_fn measure, void *ctx, double *samples,
                          mf_bench_result_t *result)
 {
     result->iters = measure(ctx, opts, result->size, samples);
     mf_bench_summarize(samples, opts->reps, result);
+    result->placement_ns = mf_bench_placement_ns(MPI_COMM_WORLD);
     if (rank == 0)
         mf_bench_print_line(info, opts, result);
 }

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include <mpi.h>
+
 /* Options shared by all benchmarks. A benchmark fills in its defaults, then parses argv. */
 typedef struct mf_bench_opts {
     size_t min_size;       /* smallest message size in bytes (0 allowed) */
@@ -32,6 +34,7 @@ typedef struct mf_bench_result {
     double median;
     double min;
     double max;
+    double placement_ns; /* mf_bench_placement_ns after the size's loops; 0 if not measured */
 } mf_bench_result_t;
 
 /* What a benchmark reports and how its numbers read (for the JSON output). */
@@ -95,6 +98,14 @@ void mf_bench_fill(void *buf, size_t size, unsigned seed);
 /* Checks buf holds the pattern mf_bench_fill(buf, size, seed) wrote; on a mismatch prints the
  * first bad byte and aborts the job, since every later number would be meaningless. */
 void mf_bench_verify(const void *buf, size_t size, unsigned seed, const char *name);
+
+/* How close the cores of ranks 0 and 1 are, right now: the fastest of 64 round trips of one
+ * cache line between the two processes (ns, timed on rank 0), with no MPI in the path. The
+ * host moves this machine's vCPUs between placements whose round trips differ 3-5 fold, and a
+ * launch meets one of them by chance, so runners compare MPIs within the same placement.
+ * Collective over comm; returns 0 on every rank unless comm holds exactly two processes of
+ * one host (the probe's shared memory is mapped on the first call and kept). */
+double mf_bench_placement_ns(MPI_Comm comm);
 
 /* Aborts the job (MPI_Abort, then exit in case MPI_Abort returns). */
 void mf_bench_abort(void) __attribute__((noreturn));

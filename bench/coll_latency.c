@@ -415,9 +415,11 @@ static void measure_group(coll_ctx_t *ctx, int n, const mf_bench_opts_t *opts, s
     for (int r = 0; r < opts->reps; r++)
         for (int m = 0; m < n; m++)
             samples[m * opts->reps + r] = timed_loop(&ctx[m], size, iters[m]);
+    double placement = mf_bench_placement_ns(MPI_COMM_WORLD);
     for (int m = 0; m < n; m++) {
         results[m].res.size = size;
         results[m].res.iters = iters[m];
+        results[m].res.placement_ns = placement;
         mf_bench_summarize(&samples[m * opts->reps], opts->reps, &results[m].res);
     }
 }
@@ -431,6 +433,8 @@ static void print_result(FILE *out, const coll_result_t *r)
             "\"collective\": \"%s\", \"size\": %zu, \"iters\": %d, \"median\": %.6g, "
             "\"min\": %.6g, \"max\": %.6g",
             name, r->res.size, r->res.iters, r->res.median, r->res.min, r->res.max);
+    if (r->res.placement_ns > 0)
+        fprintf(out, ", \"placement_ns\": %.0f", r->res.placement_ns);
 }
 
 static int write_json(const mf_bench_opts_t *opts, int nprocs, const coll_result_t *results, int n)

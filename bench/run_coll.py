@@ -224,6 +224,32 @@ def by_rep(records):
     return out
 
 
+def by_placement(records):
+    """{(np, collective, size): [(launch median, placement_ns)]} over the launches that worked
+    and probed their placement (two ranks only)."""
+    out = {}
+    for rec in records:
+        if not rec["ok"]:
+            continue
+        for res in rec["results"]:
+            if res.get("placement_ns"):
+                out.setdefault((rec["np"], res["collective"], res["size"]), []).append(
+                    (res["median"], res["placement_ns"]))
+    return out
+
+
+def placed_vs_peer(mine, peers):
+    """Manifold's time over the faster peer's in the same placement (run_p2p's
+    same_placement_ratio); mine and peers come from by_placement. Returns {key: (ratio,
+    launches matched)}."""
+    out = {}
+    for key, launches in mine.items():
+        r, n = p2p.same_placement_ratio(launches, [p[key] for p in peers if key in p])
+        if r is not None:
+            out[key] = (r, n)
+    return out
+
+
 def summarize(records):
     """{(np, collective, size): median over launches of each launch's median}."""
     return {key: statistics.median(vals.values()) for key, vals in by_rep(records).items()}
@@ -244,18 +270,22 @@ def paired_vs_peer(mine, peers):
     return out
 
 
-def target_report(summaries, paired, keys, mine_key="manifold"):
-    """PASS/MISS of 'Manifold <= TARGET x the faster peer' for every measured key."""
+def target_report(summaries, paired, keys, mine_key="manifold", placed=None):
+    """PASS/MISS of 'Manifold <= TARGET x the faster peer' for every measured key, paired by
+    repetition and, where the launches probed their placement, by placement."""
     rows = []
     for key in keys:
         np_, coll, size = key
         peers = [s[key] for k, s in summaries.items() if k in p2p.PEER_KEYS and key in s]
         mine = summaries.get(mine_key, {}).get(key)
         r = paired.get(key)
+        same, matched = (placed or {}).get(key, (None, 0))
         rows.append({"np": np_, "collective": coll, "size": size, "manifold": mine,
                      "faster_peer": min(peers) if peers else None, "ratio": r,
                      "ratio_of_medians": p2p.ratio(mine, min(peers) if peers else None),
-                     "status": p2p.verdict(r, TARGET, "le")})
+                     "status": p2p.verdict(r, TARGET, "le"),
+                     "ratio_same_placement": same, "launches_matched": matched,
+                     "status_same_placement": p2p.verdict(same, TARGET, "le")})
     return rows
 
 
@@ -343,20 +373,31 @@ def print_report(mpis, summaries, rows, violations, parts_violations, base_rows=
         p2p.log("")
         p2p.log(f"{np_label(np_)}: latency in us (median over launches), Manifold / faster "
                 f"peer (paired), target <= {TARGET:.1f}x")
+        placed = any(r["ratio_same_placement"] is not None for r in np_rows)
         p2p.log(f"{'collective':<22}{'size':>9}" + "".join(f"{m['key']:>12}" for m in labels) +
-                f"{'ratio':>9}  verdict")
+                f"{'ratio':>9}  verdict" + ("   same placement (launches)" if placed else ""))
         for row in np_rows:
             key = (np_, row["collective"], row["size"])
             cells = "".join(f"{fmt_us(summaries[m['key']].get(key)):>12}" for m in labels)
+            same = (f"   {p2p.fmt_ratio(row['ratio_same_placement']):>6} "
+                    f"{row['status_same_placement']:<4} ({row['launches_matched']})"
+                    if placed else "")
             p2p.log(f"{row['collective']:<22}{fmt_size(row['size']):>9}{cells}"
-                    f"{p2p.fmt_ratio(row['ratio']):>9}  {row['status']}")
-        counts = {s: sum(1 for r in np_rows if r["status"] == s) for s in ("PASS", "MISS", "n/a")}
-        p2p.log(f"{np_label(np_)}: {counts['PASS']} PASS, {counts['MISS']} MISS, "
-                f"{counts['n/a']} n/a")
+                    f"{p2p.fmt_ratio(row['ratio']):>9}  {row['status']:<4}{same}")
+        for field, what in (("status", ""), ("status_same_placement", ", same placement")):
+            if field == "status_same_placement" and not placed:
+                continue
+            counts = {s: sum(1 for r in np_rows if r[field] == s) for s in ("PASS", "MISS", "n/a")}
+            p2p.log(f"{np_label(np_)}{what}: {counts['PASS']} PASS, {counts['MISS']} MISS, "
+                    f"{counts['n/a']} n/a")
         if base_rows:
             mine = [r for r in base_rows if r["np"] == np_]
             p2p.log(f"{np_label(np_)} baseline: {sum(1 for r in mine if r['status'] == 'PASS')} "
-                    f"PASS, {sum(1 for r in mine if r['status'] == 'MISS')} MISS")
+                    f"PASS, {sum(1 for r in mine if r['status'] == 'MISS')} MISS" +
+                    (f"; same placement: "
+                     f"{sum(1 for r in mine if r['status_same_placement'] == 'PASS')} PASS, "
+                     f"{sum(1 for r in mine if r['status_same_placement'] == 'MISS')} MISS"
+                     if placed else ""))
     p2p.log("")
     p2p.log("self-consistency against the measured compositions (a violation is more than the "
             "slack above its bound, paired within launches):")
@@ -396,12 +437,16 @@ def main(argv):
                             [reps[k] for k in p2p.PEER_KEYS if k in reps])
     keys = sorted({k for s in summaries.values() for k in s if k[1] in COLLECTIVES},
                   key=lambda k: (k[0], COLLECTIVES.index(k[1]), k[2]))
-    rows = target_report(summaries, paired, keys)
+    placed = {key: by_placement(recs) for key, recs in runs.items()}
+    peers_placed = [placed[k] for k in p2p.PEER_KEYS if k in placed]
+    rows = target_report(summaries, paired, keys,
+                         placed=placed_vs_peer(placed.get("manifold", {}), peers_placed))
     base_rows = None
     if "baseline" in reps:
         base_paired = paired_vs_peer(reps["baseline"],
                                      [reps[k] for k in p2p.PEER_KEYS if k in reps])
-        base_rows = target_report(summaries, base_paired, keys, "baseline")
+        base_rows = target_report(summaries, base_paired, keys, "baseline",
+                                  placed_vs_peer(placed["baseline"], peers_placed))
     violations = {key: consistency_violations(r, args.slack) for key, r in reps.items()}
     parts_violations = {key: sum_of_parts_violations(s, args.slack)
                         for key, s in summaries.items()}
@@ -418,7 +463,9 @@ def main(argv):
                    "full": args.full, "slack": args.slack, "bind": args.bind,
                    "ucx_tls": args.ucx_tls or "unset (UCX chooses)", "target": TARGET,
                    "statistic": "median over launches of each launch's median over its timed "
-                                "loops; ratios paired within repetitions"},
+                                "loops; ratios paired within repetitions, and on two ranks "
+                                "also by placement (launches whose probes are within "
+                                f"{p2p.PLACEMENT_MATCH}x of each other)"},
         "mpis": {m["key"]: {**{k: v for k, v in m.items() if k != "binaries"},
                             "runs": runs.get(m["key"], [])} for m in mpis},
         "targets": rows,

@@ -53,6 +53,27 @@ class SummaryTest(unittest.TestCase):
         self.assertEqual(run_coll.target_report(sums, {}, [key])[0]["status"], "n/a")
 
 
+class PlacementTest(unittest.TestCase):
+    def test_ratio_within_the_same_placement(self):
+        def placed(rep, median, ns):
+            return {"ok": True, "rep": rep, "np": 2,
+                    "results": [{"collective": "Bcast", "size": 8, "median": median,
+                                 "placement_ns": ns}]}
+
+        key = (2, "Bcast", 8)
+        mine = run_coll.by_placement([placed(0, 0.24, 400), placed(1, 0.11, 100),
+                                      launch(2, 4, [("Bcast", 8, 1.0)])])
+        self.assertEqual(mine, {key: [(0.24, 400), (0.11, 100)]})
+        peer = run_coll.by_placement([placed(0, 0.10, 105), placed(1, 0.20, 380)])
+        got = run_coll.placed_vs_peer(mine, [peer])
+        self.assertAlmostEqual(got[key][0], (1.2 + 1.1) / 2)
+        self.assertEqual(got[key][1], 2)
+        rows = run_coll.target_report({"manifold": {key: 0.2}, "openmpi": {key: 0.15}},
+                                      {key: 1.5}, [key], placed=got)
+        self.assertEqual((rows[0]["status"], rows[0]["status_same_placement"]), ("MISS", "MISS"))
+        self.assertEqual(rows[0]["launches_matched"], 2)
+
+
 class ConsistencyTest(unittest.TestCase):
     def test_measured_compositions_and_halves(self):
         reps = {

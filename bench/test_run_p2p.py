@@ -80,18 +80,19 @@ class TableAndTargetsTest(unittest.TestCase):
 
     def test_all_targets_pass_at_their_limits(self):
         targets = run_p2p.check_targets(self.table((0.5, 10800.0, 3e6)))
-        self.assertEqual([t["status"] for t in targets], ["PASS"] * 4)
+        # The last two pair launches by placement, which these launches did not probe.
+        self.assertEqual([t["status"] for t in targets], ["PASS"] * 4 + ["n/a"] * 2)
 
     def test_each_target_misses_past_its_limit(self):
         targets = run_p2p.check_targets(self.table((0.53, 10700.0, 2.9e6)))
-        self.assertEqual([t["status"] for t in targets], ["MISS", "MISS", "MISS", "MISS"])
+        self.assertEqual([t["status"] for t in targets], ["MISS"] * 4 + ["n/a"] * 2)
         self.assertAlmostEqual(targets[0]["ratio"], 0.53 / 0.4)
 
     def test_paired_ratios_decide_when_present(self):
         table = self.table((0.6, 10800.0, 3e6))  # its medians miss the latency targets
         paired = {"manifold": {"p2p_latency": {"vs_ucx_perftest": 1.25, "vs_faster_peer": 0.9}}}
         targets = run_p2p.check_targets(table, paired)
-        self.assertEqual([t["status"] for t in targets], ["PASS"] * 4)
+        self.assertEqual([t["status"] for t in targets[:4]], ["PASS"] * 4)
         self.assertEqual(targets[0]["status_of_medians"], "MISS")
 
     def test_without_manifold_targets_are_not_applicable(self):
@@ -120,6 +121,45 @@ class PairedRatiosTest(unittest.TestCase):
         self.assertAlmostEqual(lat["vs_ucx_perftest"], 2.0)
         self.assertAlmostEqual(lat["vs_faster_peer"], 0.5)
         self.assertEqual(lat["repetitions"], 3)
+
+
+class PlacementTest(unittest.TestCase):
+    def test_launches_are_matched_by_placement_not_repetition(self):
+        # Manifold met the far placement (400 ns) where the peer met the near one, and the
+        # other way round: paired by repetition it looks 2x slower and 2x faster, matched by
+        # placement it is level with the peer's launches in the same place.
+        mine = [(0.4, 400.0), (0.1, 100.0), (0.1, 110.0)]
+        peer = [(0.1, 105.0), (0.4, 420.0), (0.1, 95.0)]
+        ratio, matched = run_p2p.same_placement_ratio(mine, [peer])
+        self.assertAlmostEqual(ratio, 1.0)
+        self.assertEqual(matched, 3)
+
+    def test_faster_peer_and_unmatched_launches(self):
+        mine = [(0.3, 300.0), (0.2, 150.0)]  # 150 ns: no peer launch within 1.25x
+        slow = [(0.6, 290.0)]
+        fast = [(0.2, 310.0), (0.4, 330.0)]
+        ratio, matched = run_p2p.same_placement_ratio(mine, [slow, fast])
+        self.assertAlmostEqual(ratio, 0.3 / 0.3)  # the faster peer's median of 0.2 and 0.4
+        self.assertEqual(matched, 1)
+        rate, _ = run_p2p.same_placement_ratio([(9.0, 300.0)], [slow, fast], lower_better=False)
+        self.assertAlmostEqual(rate, 9.0 / 0.6)
+        self.assertEqual(run_p2p.same_placement_ratio([(1.0, 100.0)], [slow]), (None, 0))
+
+    def test_paired_ratios_carry_the_placement_ratio(self):
+        def rec(rep, value, placed):
+            return {"ok": True, "rep": rep,
+                    "results": [{"size": 8, "median": value, "placement_ns": placed}]}
+
+        runs = {"manifold": {}, "openmpi": {}, "ucx_perftest": {}}
+        for name in run_p2p.BENCHMARKS:
+            runs["manifold"][name] = [rec(0, 0.4, 400.0), rec(1, 0.1, 100.0)]
+            runs["openmpi"][name] = [rec(0, 0.1, 100.0), rec(1, 0.5, 400.0)]
+            runs["ucx_perftest"][name] = []
+        paired = run_p2p.paired_ratios(runs, [mpi("manifold"), mpi("openmpi")])
+        lat = paired["manifold"]["p2p_latency"]
+        self.assertAlmostEqual(lat["vs_faster_peer"], (4.0 + 0.2) / 2)
+        self.assertAlmostEqual(lat["vs_faster_peer_same_placement"], (0.8 + 1.0) / 2)
+        self.assertEqual(lat["launches_matched_by_placement"], 2)
 
 
 class CliffTest(unittest.TestCase):
