@@ -65,8 +65,10 @@ enum {
  * pieces at every size measured while the two ranks ran on cores close together. On cores
  * further apart pair_sendrecv sends one message instead (mf_coll_shm_pair_whole). */
 #define PAIR_PIECE ((size_t)128 * 1024)
-/* On cores far apart the one message won from 64 KiB and lost below (16 KiB 1.2-1.4x). */
-#define PAIR_WHOLE_MIN ((size_t)64 * 1024)
+/* On cores far apart the one message wins from 32 KiB and loses below (16 KiB 1.2-1.4x). At
+ * 32 KiB, launches split by the benchmarks' placement probe (coll.md): Alltoall 10.1 us
+ * against 15.4 in pieces (Open MPI 10.1), Bcast 7.6 against 9.2, Allgather 10.1 against 15.7. */
+#define PAIR_WHOLE_MIN ((size_t)32 * 1024)
 
 /* `slen` bytes to the other rank of a two-rank communicator while receiving its `rlen`; either
  * side may be NULL (nothing that way). This rank sends in pieces, or as one message when
