@@ -209,10 +209,13 @@ mf_status_t mf_coll_shm_cma_scatter(mf_comm_t *comm, const void *sbuf, size_t le
  * a buffer or block of `len` bytes, min <= len <= max (collective on the first call, like
  * mf_coll_shm_usable; never with MANIFOLD_COLL_SHM_MEDIUM=on). */
 int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max);
+/* As mf_coll_shm_pair_p2p, and also from 4 KiB below min when a probe found the two ranks far
+ * apart (both ranks call it alike: it may time a round trip between them). */
+int mf_coll_shm_pair_p2p_far(mf_comm_t *comm, size_t len, size_t min, size_t max);
 /* After mf_coll_shm_pair_p2p said yes: whether this rank sends a large block as one message
  * (1) or in pieces (0). Both ranks call it once per collective call, with the bytes the call
- * sends plus those it receives (it may time a round trip between them); they may answer
- * differently. */
+ * sends plus those it receives (it may time a round trip between them); with a value forced
+ * by MANIFOLD_COLL_PAIR_WHOLE they may answer differently. */
 int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes);
 /* Medium blocks (above a small-call entry, up to 256 KiB) on a communicator that lies on one
  * node: through the data area in pieces (collective on the first call, like

@@ -234,7 +234,7 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
-    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p_far(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
         return bcast_pair(comm, buf, len, root, TAG_BCAST);
     if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
@@ -589,7 +589,7 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
     if (!mf_params.coll_reduce &&
-        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
+        mf_coll_shm_pair_p2p_far(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
         return reduce_pair(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
     if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
@@ -748,7 +748,7 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
         return mf_coll_shm_cma_push_gather(comm, sbuf, len, rbuf, root);
     if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_gather && mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
         return gather_pair(comm, sbuf, len, rbuf, root, TAG_GATHER);
     if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
@@ -831,7 +831,7 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter && mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_scatter && mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
         return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
     /* Ranks sharing cores, blocks above 32 KiB: each rank copies its block straight from the
      * root's buffer (process_vm_readv). 4 ranks on 2 cores, medians: 64 KiB 39-65 us against
@@ -966,7 +966,8 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
         return mf_coll_shm_crowd_allgatherv(comm, rbuf, rlens, rdispls);
     if (!mf_params.coll_allgather && mf_coll_shm_crowd_area_allgather_ok(comm, most))
         return mf_coll_shm_crowd_area_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_pair_p2p(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
+    if (!mf_params.coll_allgather &&
+        mf_coll_shm_pair_p2p_far(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
         return pair_sendrecv(own != NULL ? own : (char *)rbuf + rdispls[rank], rlens[rank],
                              (char *)rbuf + rdispls[rank ^ 1], rlens[rank ^ 1], TAG_ALLGATHER,
                              comm);
@@ -1075,7 +1076,7 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
     if (!mf_params.coll_alltoall && mf_coll_shm_crowd_cma(comm, len, 1))
         return mf_coll_shm_cma_alltoall(comm, sbuf, len, rbuf);
     if (!mf_params.coll_alltoall &&
-        mf_coll_shm_pair_p2p(comm, len, PAIR_P2P_MIN, PAIR_ALLTOALL_MAX))
+        mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_ALLTOALL_MAX))
         return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
     if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
@@ -1393,7 +1394,7 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
     if (!mf_params.coll_scan &&
-        mf_coll_shm_pair_p2p(comm, count * extent, PAIR_SCAN_MIN, PAIR_FLOW_MAX))
+        mf_coll_shm_pair_p2p_far(comm, count * extent, PAIR_SCAN_MIN, PAIR_FLOW_MAX))
         return scan_pair(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
     if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent, extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);

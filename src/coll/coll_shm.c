@@ -2118,42 +2118,48 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
  * is in and runs calls ahead while the receiver copies out on the other core. The segment's
  * rounds and streams wait for each other at every 8 KiB piece, the single copies at every
  * call. Each caller passes the range where it measured faster (see coll.md). */
-int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
+static int pair_p2p_ok(mf_comm_t *comm)
 {
-    if (comm->size != 2 || len < min || len > max || !mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (comm->size != 2 || !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->nnodes == 1 && sh->pair_p2p;
 }
 
-/* Whether the two ranks' point-to-point collectives send a block as one message rather than in
- * pieces. The pieces are eager messages through UCX's shared-memory queue: the sender writes
- * queue lines the receiver read last, and the receiver copies them out, so every line crosses
+int mf_coll_shm_pair_p2p(mf_comm_t *comm, size_t len, size_t min, size_t max)
+{
+    return len >= min && len <= max && pair_p2p_ok(comm);
+}
+
+/* Whether the two ranks are far apart, which decides how their point-to-point collectives move
+ * blocks: as one message rather than pieces (mf_coll_shm_pair_whole), and from
+ * PAIR_FAR_P2P_MIN over point-to-point rather than the segment (mf_coll_shm_pair_p2p_far).
+ * The pieces are eager messages through UCX's shared-memory queue: the sender writes queue
+ * lines the receiver read last, and the receiver copies them out, so every line crosses
  * between the two cores twice. That is cheap when the host runs the two close together and
  * about twice as dear as one message's single copy when it runs them further apart (coll.md,
- * "Two ranks far apart"). Which of the two a job gets can change while it runs (a
- * virtual machine's vCPUs move between the host's cores), so both ranks time PROBE_TRIPS round
- * trips of one line of the segment on their first such call and again after PROBE_EVERY calls
- * or PROBE_BYTES bytes (both sent and received, the same count on both ranks); each decides
- * from its own timing, and the receiving side accepts either form. */
+ * "Two ranks far apart"). Which of the two a job gets can change while it runs (a virtual
+ * machine's vCPUs move between the host's cores), so both ranks time PROBE_TRIPS round trips of
+ * one line of the segment on their first such call and again after PROBE_EVERY calls or
+ * PROBE_BYTES bytes (both sent and received, the same count on both ranks). Local rank 0's
+ * reading decides for both, since the choice of algorithm must agree. */
 #define PROBE_TRIPS 64
 #define PROBE_EVERY 4096
 #define PROBE_BYTES ((size_t)64 * 1024 * 1024)
-/* The fastest round trip of a line between the two ranks, pinned to the two vCPUs of the
- * development machine, took 140-160 ns in launches where the pieces ran fast and 250-460 ns
- * where they ran at half speed or less (coll.md). */
-#define PROBE_FAR_NS 200
 
+/* Times the round trips, then local rank 0 hands its verdict over on the same line: after
+ * rank 1's last value `last` it writes last + 1 (near) or last + 2 (far), and waits for rank
+ * 1's last + 3, so the next probe cannot overwrite the verdict before it was read. The fastest
+ * round trip counts, which a descheduled peer or an interrupt does not lengthen. */
 static int probe_far(mf_coll_shm_t *sh, mf_comm_t *comm)
 {
     _Atomic uint64_t *line = &sh->probe->value;
     uint64_t base = sh->probe_seq, last = base + 2 * (PROBE_TRIPS + 1), prev = 0, best = UINT64_MAX;
-    int polls = 0;
-    /* local rank 0 writes base + 1, 3, 5, ..., rank 1 base + 2, 4, ...; each rank keeps its
-     * fastest round trip, which a descheduled peer or an interrupt does not lengthen */
+    int polls = 0, spins = 0, far;
+    /* local rank 0 writes base + 1, 3, 5, ..., rank 1 base + 2, 4, ... */
     for (uint64_t v = base + 1 + (uint64_t)sh->lrank; v <= last; v += 2) {
         if (v > base + 1) {
-            int spins = 0;
+            spins = 0;
             wait_ge(comm, line, v - 1, &spins, &polls);
             uint64_t now = mf_now_ns();
             if (prev != 0 && now - prev < best)
@@ -2162,30 +2168,58 @@ static int probe_far(mf_coll_shm_t *sh, mf_comm_t *comm)
         }
         atomic_store_explicit(line, v, memory_order_release);
     }
-    /* rank 1's last value must land before the next probe's first one */
-    int spins = 0;
-    if (sh->lrank == 0)
+    spins = 0;
+    if (sh->lrank == 0) {
         wait_ge(comm, line, last, &spins, &polls);
-    sh->probe_seq = last;
-    mf_log(MF_LOG_DEBUG, "coll", "two-rank probe: %llu ns a round trip", (unsigned long long)best);
-    return best > PROBE_FAR_NS;
+        far = best > (uint64_t)mf_params.coll_pair_far_ns;
+        atomic_store_explicit(line, last + 1 + (uint64_t)far, memory_order_release);
+        spins = 0;
+        wait_ge(comm, line, last + 3, &spins, &polls);
+    } else {
+        far = wait_ge(comm, line, last + 1, &spins, &polls) == last + 2;
+        atomic_store_explicit(line, last + 3, memory_order_release);
+    }
+    sh->probe_seq = last + 3;
+    mf_log(MF_LOG_DEBUG, "coll", "two-rank probe: %llu ns a round trip here, %s",
+           (unsigned long long)best, far ? "far" : "near");
+    return far;
+}
+
+/* Runs the probe when it is due and returns the two ranks' verdict (sh->pair_probe only). */
+static int pair_far(mf_coll_shm_t *sh, mf_comm_t *comm, size_t bytes)
+{
+    if (sh->pair_calls == 0 || sh->pair_calls >= PROBE_EVERY || sh->pair_bytes >= PROBE_BYTES) {
+        sh->pair_whole = probe_far(sh, comm);
+        sh->pair_calls = 0;
+        sh->pair_bytes = 0;
+    }
+    sh->pair_calls++;
+    sh->pair_bytes += bytes;
+    return sh->pair_whole;
 }
 
 int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes)
 {
     mf_coll_shm_t *sh = comm->shm;
-    if (sh->pair_probe) {
-        if (sh->pair_calls == 0 || sh->pair_calls >= PROBE_EVERY || sh->pair_bytes >= PROBE_BYTES) {
-            sh->pair_whole = probe_far(sh, comm);
-            sh->pair_calls = 0;
-            sh->pair_bytes = 0;
-        }
-        sh->pair_calls++;
-        sh->pair_bytes += bytes;
-    }
+    int far = sh->pair_probe && pair_far(sh, comm, bytes);
     if (mf_params.coll_pair_whole != 0 || !sh->pair_probe)
         return mf_params.coll_pair_whole == 2;
-    return sh->pair_whole;
+    return far;
+}
+
+/* Far apart, point-to-point also wins below the callers' ranges, from 4 KiB: launches split by
+ * the benchmarks' placement probe (coll.md, "Two ranks far apart") ran Reduce 4 KiB in 1.19 us
+ * against 2.19 through the segment (Open MPI 1.16), Reduce 8 KiB 1.83 against 3.29, Gather
+ * 4 KiB 1.27 against 1.88, Alltoall 4 KiB 2.75 against 3.47; 2 KiB was mixed. Near, the
+ * segment stays: its paths were measured faster there. */
+#define PAIR_FAR_P2P_MIN ((size_t)4 * 1024)
+
+int mf_coll_shm_pair_p2p_far(mf_comm_t *comm, size_t len, size_t min, size_t max)
+{
+    if (len > max || len < (min < PAIR_FAR_P2P_MIN ? min : PAIR_FAR_P2P_MIN) || !pair_p2p_ok(comm))
+        return 0;
+    mf_coll_shm_t *sh = comm->shm;
+    return len >= min || (sh->pair_probe && pair_far(sh, comm, 0));
 }
 
 /* Blocks above a small-call entry and up to this size go through the data area on one node

@@ -140,6 +140,7 @@ typedef struct mf_params {
     int coll_shm_medium;      /* MANIFOLD_COLL_SHM_MEDIUM: 0 auto, 1 off, 2 on */
     int coll_shm_crowded;     /* MANIFOLD_COLL_SHM_CROWDED: 0 auto, 1 off, 2 on */
     int coll_pair_whole;      /* MANIFOLD_COLL_PAIR_WHOLE: 0 auto, 1 off, 2 on */
+    int coll_pair_far_ns;     /* MANIFOLD_COLL_PAIR_FAR_NS: the probe's far threshold */
     int coll_shm_crowd_bytes; /* MANIFOLD_COLL_SHM_CROWD_BYTES */
     int coll_cma_bytes;       /* MANIFOLD_COLL_CMA_BYTES (0: never copy across processes) */
     int coll_copy_down;       /* MANIFOLD_COLL_COPY_DOWN */

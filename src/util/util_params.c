@@ -139,6 +139,13 @@ static const param_def_t param_table[] = {
      "collectives as one message (a single copy) instead of pieces (auto: when a probe finds "
      "their cores far apart, repeated every 4096 calls; off: pieces; on: one message)",
      coll_pair_whole_choices},
+    {"COLL_PAIR_FAR_NS", &mf_params.coll_pair_far_ns, 200, 0, INT_MAX,
+     "two ranks on one node, each with a core, count as far apart when the fastest round trip "
+     "of a cache line between them takes longer than this many nanoseconds (timed every 4096 "
+     "calls; local rank 0's timing decides for both). Far apart, their collectives send blocks "
+     "of 32 KiB and more as one message (see COLL_PAIR_WHOLE) and take point-to-point from "
+     "4 KiB",
+     NULL},
     {"COLL_SHM_CROWD_BYTES", &mf_params.coll_shm_crowd_bytes, 16384, 0, INT_MAX,
      "on a crowded node (see COLL_SHM_CROWDED), bcast (ring off), gather, scan, allgather and "
      "reduce_scatter up to this many bytes (per rank; the whole vector for reduce_scatter) go "

@@ -13,6 +13,10 @@
  * the environment's (set from the launcher's PMI_RANK before MPI_Init): with `on` against
  * `off` each rank receives the form it does not send, and with `on` against `auto` only one
  * rank would time the probe between them, which must not leave it waiting.
+ * PAIR_COLL_RANK0_FAR_NS=<ns> gives rank 0 MANIFOLD_COLL_PAIR_FAR_NS=<ns> the same way: with 0
+ * there against a huge value elsewhere, rank 0's probe says far and the others' near, and
+ * both must follow rank 0's verdict (point-to-point from 4 KiB) or the two take different
+ * algorithms.
  */
 #define _POSIX_C_SOURCE 200112L /* setenv */
 
@@ -356,8 +360,11 @@ static void check_moves(size_t len)
 int main(int argc, char **argv)
 {
     const char *prank = getenv("PMI_RANK"), *rank0 = getenv("PAIR_COLL_RANK0");
+    const char *far0 = getenv("PAIR_COLL_RANK0_FAR_NS");
     if (rank0 != NULL && prank != NULL && atoi(prank) == 0)
         setenv("MANIFOLD_COLL_PAIR_WHOLE", rank0, 1);
+    if (far0 != NULL && prank != NULL && atoi(prank) == 0)
+        setenv("MANIFOLD_COLL_PAIR_FAR_NS", far0, 1);
     mtest_init(&argc, &argv);
     MPI_Op left;
     MPI_Op_create(left_op, 0, &left);
