@@ -49,7 +49,7 @@ enum {
  * Alltoall of 1 MiB blocks in pieces had launches 5-8x slower even on a quiet machine. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
-#define PAIR_REDUCE_MIN         ((size_t)16 * 1024)
+#define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
 #define PAIR_SCAN_MIN           ((size_t)8 * 1024)
 #define PAIR_ALLREDUCE_MIN      ((size_t)16 * 1024)
 #define PAIR_REDUCE_SCATTER_MIN ((size_t)32 * 1024)

@@ -1208,7 +1208,8 @@ static int pair_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, voi
     /* Up to 16 KiB the pieces are 4 KiB: with one or two 8 KiB pieces the root waits for a
      * whole copy before it combines anything, where smaller pieces overlap the copy of one
      * with the combine of the one before (8 KiB: 0.58 us against 0.87 as one point-to-point
-     * message and 0.92 as one piece). Two ranks take point-to-point from 16 KiB. */
+     * message and 0.92 as one piece). Two ranks take point-to-point from 8 KiB since launches
+     * split by placement found it steadier there (coll.md, "Reduce of 8 KiB"). */
     if (count * extent <= 2 * STREAM_CHUNK && round_down(STREAM_CHUNK / 2, extent) > 0)
         chunk = round_down(STREAM_CHUNK / 2, extent);
     stream_sink_t sink = {.buf = rbuf, .own = sbuf, .dt = dt, .extent = extent, .op = op};
