@@ -48,6 +48,7 @@ enum {
  * (Reduce_scatter: into a temporary, then copied) made n bytes up to 1.4x slower than that.
  * Alltoall of 1 MiB blocks in pieces had launches 5-8x slower even on a quiet machine. */
 #define PAIR_P2P_MIN            ((size_t)8 * 1024)
+#define PAIR_SCATTER_MIN        ((size_t)4 * 1024)
 #define PAIR_BCAST_MIN          ((size_t)16 * 1024)
 #define PAIR_REDUCE_MIN         ((size_t)8 * 1024)
 #define PAIR_SCAN_MIN           ((size_t)8 * 1024)
@@ -831,7 +832,8 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter && mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!mf_params.coll_scatter &&
+        mf_coll_shm_pair_p2p_far(comm, len, PAIR_SCATTER_MIN, PAIR_FLOW_MAX))
         return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
     /* Ranks sharing cores, blocks above 32 KiB: each rank copies its block straight from the
      * root's buffer (process_vm_readv). 4 ranks on 2 cores, medians: 64 KiB 39-65 us against
