@@ -5,8 +5,9 @@
 Runs bench/coll_latency.c on Manifold, MPICH 5.0.2 and Open MPI 5.0.11 (PyPI wheels) on 2 and
 4 processes, interleaving the MPIs within every repetition. It reports, per collective and
 size, the median latency of each MPI and Manifold's ratio to the faster peer (paired within
-repetitions) with PASS/MISS against the 1.1x target, and checks every MPI's numbers for
-self-consistency: no collective is slower than a composition of other calls a user could write
+repetitions, and on two ranks also within the same placement of the two vCPUs, see
+run_p2p.same_placement_ratio) with PASS/MISS against the 1.1x target, and checks every MPI's
+numbers for self-consistency: no collective is slower than a composition of other calls a user could write
 instead (Reduce then Bcast for Allreduce, Gather then Bcast for Allgather, Reduce then Scatter
 for Reduce_scatter_block, two calls of n/2 bytes for any collective of n). coll_latency times
 each composition as one loop body, in the same launch as the collective; the sum of the
