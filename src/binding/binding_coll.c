@@ -41,10 +41,8 @@ typedef struct {
     MPI_Info info;
 } nb_t;
 
-static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
+static int check_nb_form(const char *func, mf_comm_t *c, const nb_t *nb)
 {
-    if (nb == NULL)
-        return MPI_SUCCESS;
     int rc = mf_check_ptr(func, c, nb->request, "request");
     if (rc == MPI_SUCCESS && nb->persistent && nb->info != MPI_INFO_NULL &&
         mf_info_get_obj(nb->info) == NULL)
@@ -52,6 +50,12 @@ static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
                                          "argument info is not a valid info "
                                          "object"));
     return rc;
+}
+
+/* The small checks below run on every call: inlined (MF_HOT_PATH), their failures out of line. */
+static MF_HOT_PATH int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
+{
+    return nb == NULL ? MPI_SUCCESS : check_nb_form(func, c, nb);
 }
 
 /* A new schedule for the checked collective about to be built (it takes the communicator's
@@ -89,12 +93,12 @@ static int sched_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t 
 }
 
 /* MANIFOLD_COLL_CHECK compares calls across one group: intercommunicators are not checked. */
-static int coll_checking(const mf_comm_t *c)
+static MF_HOT_PATH int coll_checking(const mf_comm_t *c)
 {
     return mf_params.coll_check && !mf_comm_is_inter(c);
 }
 
-static int check_root(const char *func, mf_comm_t *c, int root)
+static int check_root_slow(const char *func, mf_comm_t *c, int root)
 {
     if (mf_comm_is_inter(c)) {
         /* MPI-4.1 section 6.2.2: the root passes MPI_ROOT, the rest of its group MPI_PROC_NULL,
@@ -115,10 +119,17 @@ static int check_root(const char *func, mf_comm_t *c, int root)
                                        root, c->size));
 }
 
+static MF_HOT_PATH int check_root(const char *func, mf_comm_t *c, int root)
+{
+    if (MF_LIKELY(!mf_comm_is_inter(c) && (unsigned)root < (unsigned)c->size))
+        return MPI_SUCCESS;
+    return check_root_slow(func, c, root);
+}
+
 /* A buffer for `bytes` of dt: NULL is MPI_BOTTOM, fine with a derived type (which may hold
  * absolute addresses), an error with a predefined one. */
-static int check_typed_buffer(const char *func, mf_comm_t *c, const char *buf_arg, const void *buf,
-                              MPI_Datatype dt, size_t bytes)
+static MF_HOT_PATH int check_typed_buffer(const char *func, mf_comm_t *c, const char *buf_arg,
+                                          const void *buf, MPI_Datatype dt, size_t bytes)
 {
     if (buf == NULL && mf_dtype_get(dt) != NULL)
         return MPI_SUCCESS;
@@ -126,9 +137,9 @@ static int check_typed_buffer(const char *func, mf_comm_t *c, const char *buf_ar
 }
 
 /* count >= 0, a committed datatype and a buffer for the bytes; *bytes_p (packed) out. */
-static int check_data(const char *func, mf_comm_t *c, const char *buf_arg, const void *buf,
-                      const char *count_arg, MPI_Count count, const char *type_arg, MPI_Datatype dt,
-                      size_t *bytes_p)
+static MF_HOT_PATH int check_data(const char *func, mf_comm_t *c, const char *buf_arg,
+                                  const void *buf, const char *count_arg, MPI_Count count,
+                                  const char *type_arg, MPI_Datatype dt, size_t *bytes_p)
 {
     int rc = mf_check_count(func, c, count_arg, count);
     if (rc == MPI_SUCCESS)
@@ -138,8 +149,8 @@ static int check_data(const char *func, mf_comm_t *c, const char *buf_arg, const
     return rc;
 }
 
-static int check_alias(const char *func, mf_comm_t *c, const void *sbuf, const void *rbuf,
-                       size_t bytes)
+static MF_HOT_PATH int check_alias(const char *func, mf_comm_t *c, const void *sbuf,
+                                   const void *rbuf, size_t bytes)
 {
     /* both MPI_BOTTOM: the types' absolute addresses tell the buffers apart */
     if (sbuf != rbuf || sbuf == MPI_IN_PLACE || sbuf == MPI_BOTTOM || bytes == 0)
@@ -155,10 +166,8 @@ static int in_place_forbidden(const char *func, mf_comm_t *c, const char *arg, c
         c, mf_err_code(MPI_ERR_BUFFER, func, "argument %s is MPI_IN_PLACE, %s", arg, why));
 }
 
-static int finish(const char *func, mf_comm_t *c, mf_status_t status)
+static int finish_failed(const char *func, mf_comm_t *c, mf_status_t status)
 {
-    if (status == MF_OK)
-        return MPI_SUCCESS;
     if (status == MF_ERR_TRUNCATE)
         return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
                                            "a process sent more data than its peer's receive "
@@ -166,7 +175,12 @@ static int finish(const char *func, mf_comm_t *c, mf_status_t status)
     return mf_err_from_status(c, status, func, "the collective failed");
 }
 
-static int predefined(MPI_Datatype dt)
+static MF_HOT_PATH int finish(const char *func, mf_comm_t *c, mf_status_t status)
+{
+    return MF_LIKELY(status == MF_OK) ? MPI_SUCCESS : finish_failed(func, c, status);
+}
+
+static MF_HOT_PATH int predefined(MPI_Datatype dt)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     return info != NULL && info->size > 0;
@@ -854,8 +868,8 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
 }
 
 /* The root's own block: what it sends itself must fit what it expects (mine bytes). */
-static int check_own_block(const char *func, mf_comm_t *c, move_kind_t kind, const move_args_t *a,
-                           size_t one_bytes, size_t mine)
+static MF_HOT_PATH int check_own_block(const char *func, mf_comm_t *c, move_kind_t kind,
+                                       const move_args_t *a, size_t one_bytes, size_t mine)
 {
     if (a->one_buf != MPI_IN_PLACE && one_bytes != mine &&
         (kind == MOVE_SCATTER ? mine > one_bytes : one_bytes > mine))

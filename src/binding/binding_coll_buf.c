@@ -193,6 +193,13 @@ void mf_cbuf_free(mf_cbuf_t *cb)
 int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
                      MPI_Datatype *rdt_p, size_t *mul_p, size_t *extent_p)
 {
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (MF_LIKELY(info != NULL && info->size > 0)) { /* the common case, without the props */
+        *rdt_p = dt;
+        *mul_p = 1;
+        *extent_p = (size_t)info->extent;
+        return mf_check_op(func, c, op, dt);
+    }
     mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
     *rdt_p = dt;

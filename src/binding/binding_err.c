@@ -264,10 +264,10 @@ int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *
 
 /* ---- checks ------------------------------------------------------------------------------ */
 
-int mf_check_initialized(const char *func)
+int mf_check_initialized_fail(const char *func)
 {
     int state = atomic_load_explicit(&mf_global.state, memory_order_acquire);
-    if (MF_LIKELY(state == MF_STATE_READY))
+    if (state == MF_STATE_READY) /* became ready meanwhile */
         return MPI_SUCCESS;
     return mf_err_raise(NULL,
                         mf_err_code(MPI_ERR_OTHER, func, "called %s",
@@ -289,24 +289,13 @@ int mf_check_session(const char *func, MPI_Session handle, mf_session_t **sessio
                                                 "initialized)"));
 }
 
-int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+int mf_check_comm_fail(const char *func, MPI_Comm handle)
 {
-    mf_comm_t *comm = mf_comm_get(handle);
-    if (MF_LIKELY(comm != NULL)) {
-        *comm_p = comm;
-        return MPI_SUCCESS;
-    }
     return mf_err_raise(NULL, mf_err_code(MPI_ERR_COMM, func, "argument comm: %s",
                                           handle == MPI_COMM_NULL
                                               ? "MPI_COMM_NULL is not a communicator"
                                               : "not a valid communicator (freed or never "
                                                 "created)"));
-}
-
-int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
-{
-    int rc = mf_check_initialized(func);
-    return rc != MPI_SUCCESS ? rc : mf_check_comm(func, handle, comm_p);
 }
 
 int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
@@ -319,22 +308,17 @@ int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm
     return mf_check_init_comm(func, handle, comm_p);
 }
 
-int mf_check_count(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count)
+int mf_check_count_fail(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count)
 {
-    if (MF_LIKELY(count >= 0))
-        return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func, "argument %s=%lld is negative", arg,
                                           (long long)count));
 }
 
-int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
-                      MPI_Count count, size_t *bytes_p)
+/* Derived types, and the errors (a predefined type passed inline in mf_check_datatype). */
+int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
+                           MPI_Count count, size_t *bytes_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    if (MF_LIKELY(info != NULL && info->size > 0)) {
-        *bytes_p = (size_t)count * (size_t)info->extent;
-        return MPI_SUCCESS;
-    }
     mf_dtype_t *d = mf_dtype_get(dt);
     if (d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire)) {
         *bytes_p = (size_t)count * (size_t)d->psize;
@@ -358,11 +342,8 @@ int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg, MPI_Da
                                           arg));
 }
 
-int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
-                    size_t bytes)
+int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes)
 {
-    if (MF_LIKELY(buf != NULL || bytes == 0))
-        return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_BUFFER, func,
                                           "argument %s is NULL but %zu bytes are to be "
                                           "transferred",
@@ -385,10 +366,8 @@ int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank)
                                           arg, rank, peer_what(comm), mf_comm_peer_size(comm)));
 }
 
-int mf_check_intra(const char *func, mf_comm_t *comm)
+int mf_check_intra_fail(const char *func, mf_comm_t *comm)
 {
-    if (MF_LIKELY(!mf_comm_is_inter(comm)))
-        return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_COMM, func,
                                           "argument comm is an intercommunicator, which this "
                                           "function does not support"));
@@ -438,10 +417,8 @@ int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag)
                                           tag, MF_PT2PT_TAG_UB));
 }
 
-int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg)
+int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg)
 {
-    if (MF_LIKELY(p != NULL))
-        return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL", arg));
 }
 

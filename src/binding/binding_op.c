@@ -10,6 +10,10 @@
 
 int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt)
 {
+    /* A predefined reduction operation defined on dt: every correct call, one table look-up. */
+    if (MF_LIKELY(op != MPI_REPLACE && op != MPI_NO_OP && mf_handle_is_predefined(op) &&
+                  mf_op_check(op, dt) == MF_OK))
+        return MPI_SUCCESS;
     if (op == MPI_OP_NULL)
         return mf_err_raise(comm, mf_err_code(MPI_ERR_OP, func, "argument op is MPI_OP_NULL"));
     if (!mf_op_valid(op))
