@@ -74,14 +74,14 @@ int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, siz
 int mf_check_intra_fail(const char *func, mf_comm_t *comm);
 int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg);
 
-static MF_HOT_PATH int mf_check_initialized(const char *func)
+static inline int mf_check_initialized(const char *func)
 {
     if (MF_LIKELY(atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY))
         return MPI_SUCCESS;
     return mf_check_initialized_fail(func);
 }
 
-static MF_HOT_PATH int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+static inline int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
 {
     mf_comm_t *comm = mf_comm_get(handle);
     if (MF_LIKELY(comm != NULL)) {
@@ -92,13 +92,13 @@ static MF_HOT_PATH int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_
 }
 
 /* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
-static MF_HOT_PATH int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+static inline int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
 {
     int rc = mf_check_initialized(func);
     return MF_LIKELY(rc == MPI_SUCCESS) ? mf_check_comm(func, handle, comm_p) : rc;
 }
 
-static MF_HOT_PATH int mf_check_count(const char *func, mf_comm_t *comm, const char *arg,
+static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *arg,
                                       MPI_Count count)
 {
     return MF_LIKELY(count >= 0) ? MPI_SUCCESS : mf_check_count_fail(func, comm, arg, count);
@@ -106,7 +106,7 @@ static MF_HOT_PATH int mf_check_count(const char *func, mf_comm_t *comm, const c
 
 /* Validates a committed datatype (predefined or derived) and computes the byte length of the
  * packed form of `count` items (for predefined types count * extent). */
-static MF_HOT_PATH int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg,
+static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg,
                                          MPI_Datatype dt, MPI_Count count, size_t *bytes_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
@@ -117,7 +117,7 @@ static MF_HOT_PATH int mf_check_datatype(const char *func, mf_comm_t *comm, cons
     return mf_check_datatype_slow(func, comm, arg, dt, count, bytes_p);
 }
 
-static MF_HOT_PATH int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg,
+static inline int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg,
                                        const void *buf, size_t bytes)
 {
     if (MF_LIKELY(buf != NULL || bytes == 0))
@@ -127,12 +127,12 @@ static MF_HOT_PATH int mf_check_buffer(const char *func, mf_comm_t *comm, const 
 
 /* comm is an intracommunicator (MPI_ERR_COMM naming func otherwise): for the functions not
  * defined, or not yet supported, on intercommunicators. */
-static MF_HOT_PATH int mf_check_intra(const char *func, mf_comm_t *comm)
+static inline int mf_check_intra(const char *func, mf_comm_t *comm)
 {
     return MF_LIKELY(!mf_comm_is_inter(comm)) ? MPI_SUCCESS : mf_check_intra_fail(func, comm);
 }
 
-static MF_HOT_PATH int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p,
+static inline int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p,
                                     const char *arg)
 {
     return MF_LIKELY(p != NULL) ? MPI_SUCCESS : mf_check_ptr_fail(func, comm, arg);
