@@ -99,7 +99,7 @@ static inline int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_
 }
 
 static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *arg,
-                                      MPI_Count count)
+                                 MPI_Count count)
 {
     return MF_LIKELY(count >= 0) ? MPI_SUCCESS : mf_check_count_fail(func, comm, arg, count);
 }
@@ -107,7 +107,7 @@ static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *
 /* Validates a committed datatype (predefined or derived) and computes the byte length of the
  * packed form of `count` items (for predefined types count * extent). */
 static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg,
-                                         MPI_Datatype dt, MPI_Count count, size_t *bytes_p)
+                                    MPI_Datatype dt, MPI_Count count, size_t *bytes_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (MF_LIKELY(info != NULL && info->size > 0)) {
@@ -118,7 +118,7 @@ static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const cha
 }
 
 static inline int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg,
-                                       const void *buf, size_t bytes)
+                                  const void *buf, size_t bytes)
 {
     if (MF_LIKELY(buf != NULL || bytes == 0))
         return MPI_SUCCESS;
@@ -132,8 +132,7 @@ static inline int mf_check_intra(const char *func, mf_comm_t *comm)
     return MF_LIKELY(!mf_comm_is_inter(comm)) ? MPI_SUCCESS : mf_check_intra_fail(func, comm);
 }
 
-static inline int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p,
-                                    const char *arg)
+static inline int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg)
 {
     return MF_LIKELY(p != NULL) ? MPI_SUCCESS : mf_check_ptr_fail(func, comm, arg);
 }
