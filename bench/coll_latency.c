@@ -25,6 +25,15 @@
  *
  * --offset BYTES (0-4095, default 0) moves the three buffers that far past a page boundary, to
  * see whether the buffers' placement against the library's own (4 KiB aliasing) matters.
+ *
+ * --ab NAME=VALUE also times every collective (not its bounds) with the MPI_T control variable
+ * NAME set to VALUE (an integer or one of the variable's enumeration items) during its loops,
+ * reported as "<collective> [NAME=VALUE]". Its loops take turns with the others, so the two
+ * settings meet the same states of the machine within one launch: differences of a few per
+ * cent show, where launches of two builds differ by 20 % and more on this machine. The
+ * variable must exist and be writable at run time (Manifold's MANIFOLD_COLL_*, e.g.
+ * MANIFOLD_COLL_REDUCE=binomial or MANIFOLD_COLL_PAIR_WHOLE=on); one the library reads only
+ * when it sets a communicator up (MANIFOLD_COLL_SHM_MEDIUM, _SHM_CROWDED) changes nothing here.
  */
 #include "bench_util.h"
 
@@ -102,6 +111,7 @@ static int group_end(int k)
 typedef struct coll_ctx {
     coll_kind_t kind;
     int halves;
+    int variant; /* 1: with the control variable of --ab set */
     unsigned char *sbuf;
     unsigned char *rbuf;
     unsigned char *tbuf;
@@ -112,6 +122,7 @@ typedef struct coll_ctx {
 /* One result with the operation it belongs to. */
 typedef struct coll_result {
     coll_op_t op;
+    int variant;
     mf_bench_result_t res;
 } coll_result_t;
 
@@ -146,9 +157,80 @@ static size_t recv_span(const coll_ctx_t *ctx, size_t size)
     return many ? size * (size_t)ctx->nprocs : size;
 }
 
-static void op_name(const coll_op_t *op, char *name, size_t len)
+/* --ab: the control variable, its value for the variant's loops and the value it had. */
+static struct {
+    const char *spec; /* NAME=VALUE as given */
+    MPI_T_cvar_handle handle;
+    int value, saved;
+} ab;
+
+static void op_name(const coll_op_t *op, int variant, char *name, size_t len)
 {
-    snprintf(name, len, op->halves ? "%s 2 x n/2" : "%s", coll_names[op->kind]);
+    if (variant)
+        snprintf(name, len, "%s [%s]", coll_names[op->kind], ab.spec);
+    else
+        snprintf(name, len, op->halves ? "%s 2 x n/2" : "%s", coll_names[op->kind]);
+}
+
+static void ab_write(int value)
+{
+    mf_bench_mpi_ok(MPI_T_cvar_write(ab.handle, &value), "MPI_T_cvar_write");
+}
+
+/* Finds the variable of `spec` (NAME=VALUE) and reads its current value; 0 and a message on
+ * rank 0 when it cannot be used. */
+static int ab_setup(const char *spec, int rank)
+{
+    char name[256];
+    const char *eq = strchr(spec, '=');
+    int index, count, verbosity, bind, scope, name_len = sizeof(name), provided;
+    MPI_Datatype dt;
+    MPI_T_enum e;
+
+    if (eq == NULL || eq == spec || (size_t)(eq - spec) >= sizeof(name)) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --ab takes NAME=VALUE\n", COLL_NAME);
+        return 0;
+    }
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = '\0';
+    mf_bench_mpi_ok(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided), "MPI_T_init_thread");
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &dt, &e, NULL, NULL, &bind,
+                            &scope) != MPI_SUCCESS ||
+        dt != MPI_INT || scope == MPI_T_SCOPE_CONSTANT || scope == MPI_T_SCOPE_READONLY ||
+        MPI_T_cvar_handle_alloc(index, NULL, &ab.handle, &count) != MPI_SUCCESS || count != 1) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --ab: no integer control variable %s writable at run time\n",
+                    COLL_NAME, name);
+        MPI_T_finalize();
+        return 0;
+    }
+    char *end;
+    long v = strtol(eq + 1, &end, 10);
+    int found = eq[1] != '\0' && *end == '\0';
+    int items = 0;
+    if (!found && e != MPI_T_ENUM_NULL && MPI_T_enum_get_info(e, &items, NULL, NULL) == MPI_SUCCESS)
+        for (int i = 0; i < items && !found; i++) {
+            char item[128];
+            int item_len = sizeof(item), value;
+            if (MPI_T_enum_get_item(e, i, &value, item, &item_len) == MPI_SUCCESS &&
+                strcmp(item, eq + 1) == 0) {
+                v = value;
+                found = 1;
+            }
+        }
+    if (!found) {
+        if (rank == 0)
+            fprintf(stderr, "%s: --ab: %s is not a value of %s\n", COLL_NAME, eq + 1, name);
+        MPI_T_cvar_handle_free(&ab.handle);
+        MPI_T_finalize();
+        return 0;
+    }
+    mf_bench_mpi_ok(MPI_T_cvar_read(ab.handle, &ab.saved), "MPI_T_cvar_read");
+    ab.value = (int)v;
+    ab.spec = spec;
+    return 1;
 }
 
 /* One call of the collective with size bytes (per block for the block collectives). */
@@ -361,11 +443,15 @@ static double timed_loop(const coll_ctx_t *ctx, size_t size, int iters)
     double mine;
     double slowest = 0.0;
 
+    if (ctx->variant)
+        ab_write(ab.value);
     mf_bench_mpi_ok(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     start = MPI_Wtime();
     for (int i = 0; i < iters; i++)
         coll_call(ctx, size);
     mine = (MPI_Wtime() - start) * 1e6 / iters;
+    if (ctx->variant)
+        ab_write(ab.saved);
     mf_bench_mpi_ok(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
                     "MPI_Allreduce");
     return slowest;
@@ -384,8 +470,13 @@ static int prepare(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t si
         moved *= (size_t)ctx->nprocs;
     iters = mf_bench_iters_for_size(opts, moved, 1);
     warmup = mf_bench_warmup_for_size(opts, iters);
-    if (opts->warmup > 0)
+    if (opts->warmup > 0) {
+        if (ctx->variant)
+            ab_write(ab.value);
         checked_call(ctx, size);
+        if (ctx->variant)
+            ab_write(ab.saved);
+    }
     if (warmup > 1) {
         /* Time the warm-up too and cap the loop at about COLL_LOOP_US: an oversubscribed run
          * can be a thousand times slower than the byte budget assumes. */
@@ -403,7 +494,7 @@ static int prepare(const coll_ctx_t *ctx, const mf_bench_opts_t *opts, size_t si
  * the machine's state during the launch (the host moving the vCPUs, another job) meets the
  * collective and its bounds alike instead of whichever ran in that stretch. n is at most
  * GROUP_MAX; samples holds reps values per operation. */
-#define GROUP_MAX 3
+#define GROUP_MAX 4
 
 static void measure_group(coll_ctx_t *ctx, int n, const mf_bench_opts_t *opts, size_t size,
                           double *samples, coll_result_t *results)
@@ -426,9 +517,9 @@ static void measure_group(coll_ctx_t *ctx, int n, const mf_bench_opts_t *opts, s
 
 static void print_result(FILE *out, const coll_result_t *r)
 {
-    char name[64];
+    char name[320];
 
-    op_name(&r->op, name, sizeof(name));
+    op_name(&r->op, r->variant, name, sizeof(name));
     fprintf(out,
             "\"collective\": \"%s\", \"size\": %zu, \"iters\": %d, \"median\": %.6g, "
             "\"min\": %.6g, \"max\": %.6g",
@@ -501,7 +592,7 @@ static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
                       .tbuf = mem[2] + offset,
                       .rank = rank,
                       .nprocs = nprocs};
-    coll_result_t *results = calloc((size_t)(COLL_NOPS * nsizes + 1), sizeof(*results));
+    coll_result_t *results = calloc((size_t)(2 * COLL_NOPS * nsizes + 1), sizeof(*results));
     double *samples = calloc((size_t)(GROUP_MAX * opts->reps), sizeof(*samples));
     int n = 0;
     int rc;
@@ -533,6 +624,13 @@ static int run(const mf_bench_opts_t *opts, size_t offset, int rank, int nprocs)
                 group[members].halves = coll_ops[m].halves;
                 results[n + members].op = coll_ops[m];
                 members++;
+                if (ab.spec != NULL && m == k) { /* the collective itself, with --ab's setting */
+                    group[members] = group[members - 1];
+                    group[members].variant = 1;
+                    results[n + members].op = coll_ops[m];
+                    results[n + members].variant = 1;
+                    members++;
+                }
             }
             if (members == 0)
                 continue;
@@ -575,9 +673,18 @@ int main(int argc, char **argv)
     long offset = 0;
 
     mf_bench_mpi_ok(MPI_Init(&argc, &argv), "MPI_Init");
-    /* --only and --offset are this program's own options: take them out before the common
-     * ones are parsed. */
+    /* --only, --offset and --ab are this program's own options: take them out before the
+     * common ones are parsed. */
+    const char *ab_spec = NULL;
     for (int i = 1; i + 1 < argc; i++) {
+        if (strcmp(argv[i], "--ab") == 0) {
+            ab_spec = argv[i + 1];
+            for (int j = i; j + 2 <= argc; j++)
+                argv[j] = argv[j + 2];
+            argc -= 2;
+            i--;
+            continue;
+        }
         if (strcmp(argv[i], "--only") == 0) {
             only_list = argv[i + 1];
             for (int j = i; j + 2 <= argc; j++)
@@ -606,12 +713,18 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "%s: --offset takes a number of bytes from 0 to 4095\n", COLL_NAME);
         status = 2;
+    } else if (ab_spec != NULL && !ab_setup(ab_spec, rank)) {
+        status = 2;
     } else {
         switch (mf_bench_parse_args(argc, argv, COLL_NAME, rank, &opts)) {
         case MF_BENCH_ARGS_RUN: status = run(&opts, (size_t)offset, rank, nprocs); break;
         case MF_BENCH_ARGS_HELP: status = 0; break;
         case MF_BENCH_ARGS_BAD: status = 2; break;
         }
+    }
+    if (ab.spec != NULL) {
+        MPI_T_cvar_handle_free(&ab.handle);
+        MPI_T_finalize();
     }
     mf_bench_mpi_ok(MPI_Finalize(), "MPI_Finalize");
     return status;
