@@ -865,6 +865,13 @@ mf_status_t mf_vci_tag_mrecv_locked(mf_vci_t *vci, void *buf, size_t len, mf_vci
     if (ret == NULL) {
         op->sender_tag = msg->sender_tag;
         op->length = msg->length;
+    } else if (UCS_PTR_STATUS(ret) == UCS_ERR_MESSAGE_TRUNCATED) {
+        /* a message that arrived whole and does not fit: the request reports it, as for
+         * mf_vci_tag_recv_locked */
+        op->sender_tag = msg->sender_tag;
+        op->length = len;
+        op_finish(op, UCS_ERR_MESSAGE_TRUNCATED);
+        return MF_OK;
     }
     return op_started(op, ret, "matched receive");
 }

@@ -3,7 +3,9 @@
  * Truncation: a message longer than the receive buffer is an MPI_ERR_TRUNCATE error of
  * the receive, reported through MPI_ERRORS_RETURN: as the return code of MPI_Recv,
  * MPI_Wait and MPI_Mrecv (small, medium and rendezvous-sized messages; a medium message from a
- * blocking send travels as several eager fragments), and from MPI_Waitall as
+ * blocking send travels as several eager fragments), of the MPI_Wait after MPI_Imrecv (which
+ * itself succeeds and returns a request, even when the message arrived whole before it), and
+ * from MPI_Waitall as
  * MPI_ERR_IN_STATUS with MPI_ERR_TRUNCATE in the MPI_ERROR field of that message's status
  * and MPI_SUCCESS in the field of the message that fit. The sender sees no error, and
  * both ranks communicate normally afterwards.
@@ -16,7 +18,7 @@
 #define MEDIUM (16 << 10) /* 64 KiB */
 #define BIG    (1 << 20)
 #define ROOM   10
-#define NMSG   9
+#define NMSG   10
 
 enum {
     TAG_RECV_SMALL = 1,
@@ -27,14 +29,16 @@ enum {
     TAG_ALL_BAD,
     TAG_MRECV,
     TAG_MRECV_MEDIUM,
+    TAG_IMRECV,
     TAG_AFTER
 };
 
 static void sender(int *buf)
 {
-    const int tags[NMSG] = {TAG_RECV_SMALL, TAG_RECV_MEDIUM, TAG_RECV_BIG,     TAG_WAIT, TAG_ALL_OK,
-                            TAG_ALL_BAD,    TAG_MRECV,       TAG_MRECV_MEDIUM, TAG_AFTER};
-    const int counts[NMSG] = {SMALL, MEDIUM, BIG, BIG, ROOM, SMALL, SMALL, MEDIUM, SMALL};
+    const int tags[NMSG] = {TAG_RECV_SMALL, TAG_RECV_MEDIUM, TAG_RECV_BIG, TAG_WAIT,
+                            TAG_ALL_OK,     TAG_ALL_BAD,     TAG_MRECV,    TAG_MRECV_MEDIUM,
+                            TAG_IMRECV,     TAG_AFTER};
+    const int counts[NMSG] = {SMALL, MEDIUM, BIG, BIG, ROOM, SMALL, SMALL, MEDIUM, SMALL, SMALL};
     int rc;
 
     for (int i = 0; i < BIG; i++) {
@@ -64,6 +68,29 @@ static void check_waitall(int *buf)
                 mtest_error_class_name(error_class));
 }
 
+/* The truncation of a matched message belongs to the request, not to MPI_Imrecv. */
+static void check_imrecv(int *buf)
+{
+    MPI_Message msg;
+    MPI_Status status;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int rc;
+
+    MPI_Mprobe(0, TAG_IMRECV, MPI_COMM_WORLD, &msg, &status);
+    rc = MPI_Imrecv(buf, ROOM, MPI_INT, &msg, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS && req != MPI_REQUEST_NULL && msg == MPI_MESSAGE_NULL,
+                "MPI_Imrecv of a message that does not fit: rc %d, request %s, message %s", rc,
+                req == MPI_REQUEST_NULL ? "null" : "set",
+                msg == MPI_MESSAGE_NULL ? "null" : "not null");
+    if (req == MPI_REQUEST_NULL)
+        return;
+    rc = MPI_Wait(&req, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Wait");
+    MTEST_CHECK(status.MPI_SOURCE == 0 && status.MPI_TAG == TAG_IMRECV,
+                "status of the truncated MPI_Imrecv: source %d tag %d", status.MPI_SOURCE,
+                status.MPI_TAG);
+}
+
 static void receiver(int *buf)
 {
     MPI_Request req;
@@ -90,6 +117,7 @@ static void receiver(int *buf)
     MTEST_CHECK(count == MEDIUM, "MPI_Mprobe of a %d-int message: count %d", MEDIUM, count);
     rc = MPI_Mrecv(buf, ROOM, MPI_INT, &msg, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv");
+    check_imrecv(buf);
 
     /* nothing is left behind by the errors */
     rc = MPI_Recv(buf, SMALL, MPI_INT, 0, TAG_AFTER, MPI_COMM_WORLD, &status);
