@@ -56,15 +56,41 @@ static uint64_t type_code(int32_t type)
     return x ^ (x >> 29);
 }
 
+/* What one item of a predefined type contributes: its code, or for the pair types of
+ * MINLOC/MAXLOC the codes of their two parts, whose signature they are (MPI-4.1 6.9.4: MPI_2INT
+ * matches 2 x MPI_INT, MPI_FLOAT_INT a struct of MPI_FLOAT and MPI_INT). */
+static uint64_t predefined_hash(MPI_Datatype dt)
+{
+    static const struct {
+        MPI_Datatype pair, value, index;
+    } pairs[] = {
+        {MPI_FLOAT_INT, MPI_FLOAT, MPI_INT},
+        {MPI_DOUBLE_INT, MPI_DOUBLE, MPI_INT},
+        {MPI_LONG_INT, MPI_LONG, MPI_INT},
+        {MPI_2INT, MPI_INT, MPI_INT},
+        {MPI_SHORT_INT, MPI_SHORT, MPI_INT},
+        {MPI_LONG_DOUBLE_INT, MPI_LONG_DOUBLE, MPI_INT},
+        {MPI_2REAL, MPI_REAL, MPI_REAL},
+        {MPI_2DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION},
+        {MPI_2INTEGER, MPI_INTEGER, MPI_INTEGER},
+    };
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (info == NULL)
+        return 0;
+    for (size_t i = 0; info->nbasic == 2 && i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (pairs[i].pair == dt)
+            return type_code((int32_t)(intptr_t)pairs[i].value) +
+                   type_code((int32_t)(intptr_t)pairs[i].index);
+    return (uint64_t)info->nbasic * type_code((int32_t)(intptr_t)dt);
+}
+
 /* A derived type's signature hash: the sum over its basic elements of what one item of a
  * predefined type contributes, so a contiguous type of 4 MPI_INT hashes as 4 x MPI_INT. */
 static uint64_t derived_hash(MPI_Datatype dt)
 {
     const mf_dtype_t *d = mf_dtype_get(dt);
-    if (d == NULL) {
-        const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-        return info != NULL ? (uint64_t)info->nbasic * type_code((int32_t)(intptr_t)dt) : 0;
-    }
+    if (d == NULL)
+        return predefined_hash(dt);
     uint64_t h = 0;
     for (MPI_Count i = 0; i < (d->node == MF_DT_NODE_LIST ? d->nblocks : 1); i++) {
         MPI_Count n = d->node == MF_DT_NODE_LIST     ? d->blocklens[i]
@@ -93,7 +119,7 @@ static sig_t sig_of(MPI_Datatype dt, MPI_Count count)
         return s;
     s.type = (int32_t)(intptr_t)dt;
     s.count = count;
-    s.hash = (uint64_t)count * (uint64_t)info->nbasic * type_code(s.type);
+    s.hash = (uint64_t)count * predefined_hash(dt);
     s.bytes = (uint64_t)count * (uint64_t)info->size;
     return s;
 }

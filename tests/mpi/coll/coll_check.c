@@ -7,7 +7,8 @@
  * root, predefined operation, user operation commutativity, reduction type and count, the
  * broadcast signature (type, fewer and more items), Gatherv, Alltoallv and Reduce_scatter
  * counts, a non-blocking and a persistent collective. Matching calls (every family, MPI_IN_PLACE
- * where allowed) still pass and compute the right results. Erroneous programs cannot run on
+ * where allowed, and signatures written differently: a pair type against its parts) still
+ * pass and compute the right results. Erroneous programs cannot run on
  * another MPI, so without the checking mode only the matching calls run.
  */
 #include "mtest.h"
@@ -90,6 +91,25 @@ static void matching(int rank, int size)
         MTEST_CHECK(sum == size - 1, "allreduce_init: %d", sum);
     }
     MPI_Request_free(&req);
+    /* The same signature written two ways: 1 x MPI_2INT is 2 x MPI_INT, 1 x MPI_FLOAT_INT a
+     * struct of MPI_FLOAT and MPI_INT (MPI-4.1 6.9.4). */
+    int two[2] = {rank == 0 ? 7 : -1, rank == 0 ? 8 : -1};
+    int rc = MPI_Bcast(two, rank == 0 ? 1 : 2, rank == 0 ? MPI_2INT : MPI_INT, 0, MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS && two[0] == 7 && two[1] == 8,
+                "bcast MPI_2INT as 2 x MPI_INT: %d", rc);
+    struct {
+        float f;
+        int i;
+    } fi = {rank == 0 ? 1.5f : 0.0f, rank == 0 ? 3 : 0};
+    int lens[2] = {1, 1};
+    MPI_Aint disp[2] = {0, (MPI_Aint)((char *)&fi.i - (char *)&fi)};
+    MPI_Datatype parts[2] = {MPI_FLOAT, MPI_INT}, fi_struct;
+    MPI_Type_create_struct(2, lens, disp, parts, &fi_struct);
+    MPI_Type_commit(&fi_struct);
+    rc = MPI_Bcast(&fi, 1, rank == 0 ? MPI_FLOAT_INT : fi_struct, 0, MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS && fi.f == 1.5f && fi.i == 3,
+                "bcast MPI_FLOAT_INT as a struct: %d", rc);
+    MPI_Type_free(&fi_struct);
     free(types);
     free(dsp);
     free(cnt);
