@@ -91,13 +91,10 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
         MPI_Count cnt = sd->counts.p != NULL ? arr_get(sd->counts, k) : sd->count;
         MPI_Count d =
             sd->counts.p != NULL ? arr_get(sd->displs, k) : (sd->same_block ? 0 : sd->count * k);
-        if (cnt < 0)
+        if (cnt < 0) /* displacements may be negative, as in layout() of binding_coll.c */
             rc =
                 mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func, "argument %s[%d]=%lld is negative",
                                             cname, k, (long long)cnt));
-        else if (d < 0)
-            rc = mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func, "argument %s[%d]=%lld is negative",
-                                             dname, k, (long long)d));
         else if (sd->types != NULL) /* Alltoallw: byte displacements, a type per neighbour */
             rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", sd->types[k],
                                    cnt, &unused);
