@@ -417,6 +417,9 @@ struct MPI_ABI_Op {
     MPI_User_function *fn;     /* from MPI_Op_create, or NULL */
     MPI_User_function_c *fn_c; /* from MPI_Op_create_c, or NULL */
     struct MPI_ABI_Op *next_free;
+    /* the user's handle until MPI_Op_free, and one per pending operation that will apply it
+     * (a collective's schedule): the object is reused only when the last one is gone */
+    atomic_int refs;
 };
 
 typedef struct MPI_ABI_Op mf_op_t;
@@ -457,6 +460,10 @@ mf_status_t mf_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int c
                          mf_op_t **op_p);
 /* The handle stays recognisable as freed: freed objects are recycled, never unmapped. */
 void mf_op_free(mf_op_t *op);
+/* A reference on a user-defined operation for as long as something will apply it after the
+ * call that named it returned (MPI_Op_free may come first); no-ops for predefined ones. */
+void mf_op_retain(MPI_Op op);
+void mf_op_release(MPI_Op op);
 
 /* ---- checking mode (coll_check.c, MANIFOLD_COLL_CHECK=1) ---------------------------------- */
 

@@ -641,17 +641,34 @@ mf_status_t mf_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int c
     op->fn = fn;
     op->fn_c = fn_c;
     op->next_free = NULL;
+    atomic_store_explicit(&op->refs, 1, memory_order_relaxed);
     op->kind = MF_KIND_OP;
     *op_p = op;
     return MF_OK;
 }
 
-void mf_op_free(mf_op_t *op)
+void mf_op_retain(MPI_Op op)
 {
-    mf_handle_forget(op); /* its MPI_Op_toint value, if it had one, is free again */
+    if (!mf_handle_is_predefined(op))
+        atomic_fetch_add_explicit(&op->refs, 1, memory_order_relaxed);
+}
+
+void mf_op_release(MPI_Op op)
+{
+    if (mf_handle_is_predefined(op) ||
+        atomic_fetch_sub_explicit(&op->refs, 1, memory_order_acq_rel) != 1)
+        return;
     pthread_mutex_lock(&op_pool.lock);
-    op->kind = MF_KIND_FREED;
     op->next_free = op_pool.free_list;
     op_pool.free_list = op;
     pthread_mutex_unlock(&op_pool.lock);
+}
+
+/* The handle is invalid from here on; a pending collective that applies the operation keeps
+ * the object (and its function) until it is freed. */
+void mf_op_free(mf_op_t *op)
+{
+    mf_handle_forget(op); /* its MPI_Op_toint value, if it had one, is free again */
+    op->kind = MF_KIND_FREED;
+    mf_op_release(op);
 }

@@ -172,6 +172,8 @@ void mf_sched_set_op(mf_sched_t *s, MPI_Datatype dt, MPI_Op op)
     mf_dtype_retain(dt);
     mf_dtype_release(s->dt);
     s->dt = dt;
+    mf_op_retain(op); /* and a user operation (MPI_Op_free may come first too) */
+    mf_op_release(s->op);
     s->op = op;
 }
 
@@ -264,6 +266,7 @@ void mf_sched_free(mf_sched_t *s)
         if (s->steps[i].kind == STEP_PACK || s->steps[i].kind == STEP_UNPACK)
             mf_dtype_release(s->steps[i].dt);
     mf_dtype_release(s->dt);
+    mf_op_release(s->op);
     free(s->tmps);
     free(s->steps);
     free(s);
