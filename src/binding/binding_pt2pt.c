@@ -1118,8 +1118,10 @@ int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, 
 
 /* ---- probes ------------------------------------------------------------------------------ */
 
+/* The probes; `matched`: MPI_Mprobe/MPI_Improbe, which hand the message out through
+ * `message` (MPI_MESSAGE_NULL when an immediate probe found none). */
 static int probe_common(const char *func, int source, int tag, MPI_Comm comm, int blocking,
-                        int *flag, MPI_Message *message, MPI_Status *status)
+                        int matched, int *flag, MPI_Message *message, MPI_Status *status)
 {
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
@@ -1129,14 +1131,17 @@ static int probe_common(const char *func, int source, int tag, MPI_Comm comm, in
         rc = mf_check_recv_tag(func, c, tag);
     if (rc == MPI_SUCCESS && !blocking)
         rc = mf_check_ptr(func, c, flag, "flag");
+    if (rc == MPI_SUCCESS && matched)
+        rc = mf_check_ptr(func, c, message, "message");
     if (rc != MPI_SUCCESS)
         return rc;
     int found;
-    mf_status_t st = message != NULL
-                         ? mf_pt2pt_mprobe(source, tag, c, blocking, &found, message, status)
-                         : mf_pt2pt_probe(source, tag, c, blocking, &found, status);
+    mf_status_t st = matched ? mf_pt2pt_mprobe(source, tag, c, blocking, &found, message, status)
+                             : mf_pt2pt_probe(source, tag, c, blocking, &found, status);
     if (st != MF_OK)
         return mf_err_from_status(c, st, func, "probe failed");
+    if (matched && !found)
+        *message = MPI_MESSAGE_NULL;
     if (flag != NULL)
         *flag = found;
     return MPI_SUCCESS;
@@ -1145,39 +1150,26 @@ static int probe_common(const char *func, int source, int tag, MPI_Comm comm, in
 #pragma weak MPI_Probe = PMPI_Probe
 int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-    return probe_common("MPI_Probe", source, tag, comm, 1, NULL, NULL, status);
+    return probe_common("MPI_Probe", source, tag, comm, 1, 0, NULL, NULL, status);
 }
 
 #pragma weak MPI_Iprobe = PMPI_Iprobe
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-    return probe_common("MPI_Iprobe", source, tag, comm, 0, flag, NULL, status);
+    return probe_common("MPI_Iprobe", source, tag, comm, 0, 0, flag, NULL, status);
 }
 
 #pragma weak MPI_Mprobe = PMPI_Mprobe
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
-    if (message == NULL)
-        return mf_err_raise(NULL,
-                            mf_err_code(MPI_ERR_ARG, "MPI_Mprobe", "argument message is NULL"));
-    return probe_common("MPI_Mprobe", source, tag, comm, 1, NULL, message, status);
+    return probe_common("MPI_Mprobe", source, tag, comm, 1, 1, NULL, message, status);
 }
 
 #pragma weak MPI_Improbe = PMPI_Improbe
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                  MPI_Status *status)
 {
-    if (message == NULL)
-        return mf_err_raise(NULL,
-                            mf_err_code(MPI_ERR_ARG, "MPI_Improbe", "argument message is NULL"));
-    int found = 0;
-    int rc = probe_common("MPI_Improbe", source, tag, comm, 0, &found, message, status);
-    if (rc == MPI_SUCCESS) {
-        *flag = found;
-        if (!found)
-            *message = MPI_MESSAGE_NULL;
-    }
-    return rc;
+    return probe_common("MPI_Improbe", source, tag, comm, 0, 1, flag, message, status);
 }
 
 static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Datatype datatype,

@@ -102,6 +102,13 @@ static void bad_comms(void)
     MTEST_CHECK_ERR(MPI_Probe(0, 0, MPI_COMM_NULL, &status), MPI_ERR_COMM, "MPI_Probe");
     MTEST_CHECK_ERR(MPI_Iprobe(0, 0, MPI_COMM_NULL, &flag, &status), MPI_ERR_COMM, "MPI_Iprobe");
     MTEST_CHECK_ERR(MPI_Mprobe(0, 0, MPI_COMM_NULL, &msg, &status), MPI_ERR_COMM, "MPI_Mprobe");
+    /* NULL output arguments of the immediate probes */
+    MTEST_CHECK_ERR(MPI_Iprobe(0, 0, MPI_COMM_WORLD, NULL, &status), MPI_ERR_ARG, "MPI_Iprobe");
+    MTEST_CHECK_ERR(MPI_Improbe(0, 0, MPI_COMM_WORLD, NULL, &msg, &status), MPI_ERR_ARG,
+                    "MPI_Improbe");
+    MTEST_CHECK_ERR(MPI_Improbe(0, 0, MPI_COMM_WORLD, &flag, NULL, &status), MPI_ERR_ARG,
+                    "MPI_Improbe");
+    MTEST_CHECK_ERR(MPI_Mprobe(0, 0, MPI_COMM_WORLD, NULL, &status), MPI_ERR_ARG, "MPI_Mprobe");
     MTEST_CHECK_ERR(
         MPI_Sendrecv(&x, 1, MPI_INT, 0, 0, &x, 1, MPI_INT, 0, 0, MPI_COMM_NULL, &status),
         MPI_ERR_COMM, "MPI_Sendrecv");

@@ -109,8 +109,12 @@ static void receiver(int *buf)
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Wait");
     check_waitall(buf);
     MPI_Mprobe(0, TAG_MRECV, MPI_COMM_WORLD, &msg, &status);
+    status.MPI_SOURCE = status.MPI_TAG = -99;
     rc = MPI_Mrecv(buf, ROOM, MPI_INT, &msg, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Mrecv");
+    MTEST_CHECK(status.MPI_SOURCE == 0 && status.MPI_TAG == TAG_MRECV,
+                "status of the truncated MPI_Mrecv: source %d tag %d", status.MPI_SOURCE,
+                status.MPI_TAG);
     /* the probe reports the whole medium message, not its first fragment */
     MPI_Mprobe(0, TAG_MRECV_MEDIUM, MPI_COMM_WORLD, &msg, &status);
     MPI_Get_count(&status, MPI_INT, &count);
