@@ -60,7 +60,8 @@ static void check_waitall(int *buf)
     MPI_Irecv(buf, ROOM, MPI_INT, 0, TAG_ALL_OK, MPI_COMM_WORLD, &reqs[0]);
     MPI_Irecv(buf + ROOM, ROOM, MPI_INT, 0, TAG_ALL_BAD, MPI_COMM_WORLD, &reqs[1]);
     rc = MPI_Waitall(2, reqs, statuses);
-    MTEST_CHECK_ERR(rc, MPI_ERR_IN_STATUS, "MPI_Waitall");
+    /* the code itself, which programs compare with (MPI-4.1 3.7.5) */
+    MTEST_CHECK(rc == MPI_ERR_IN_STATUS, "MPI_Waitall returned %d, not MPI_ERR_IN_STATUS", rc);
     MTEST_CHECK(statuses[0].MPI_ERROR == MPI_SUCCESS, "MPI_ERROR of the good message is %d",
                 statuses[0].MPI_ERROR);
     MPI_Error_class(statuses[1].MPI_ERROR, &error_class);
