@@ -18,7 +18,7 @@
 #define MEDIUM (16 << 10) /* 64 KiB */
 #define BIG    (1 << 20)
 #define ROOM   10
-#define NMSG   10
+#define NMSG   11
 
 enum {
     TAG_RECV_SMALL = 1,
@@ -30,6 +30,7 @@ enum {
     TAG_MRECV,
     TAG_MRECV_MEDIUM,
     TAG_IMRECV,
+    TAG_SOME_BAD,
     TAG_AFTER
 };
 
@@ -37,8 +38,9 @@ static void sender(int *buf)
 {
     const int tags[NMSG] = {TAG_RECV_SMALL, TAG_RECV_MEDIUM, TAG_RECV_BIG, TAG_WAIT,
                             TAG_ALL_OK,     TAG_ALL_BAD,     TAG_MRECV,    TAG_MRECV_MEDIUM,
-                            TAG_IMRECV,     TAG_AFTER};
-    const int counts[NMSG] = {SMALL, MEDIUM, BIG, BIG, ROOM, SMALL, SMALL, MEDIUM, SMALL, SMALL};
+                            TAG_IMRECV,     TAG_SOME_BAD,    TAG_AFTER};
+    const int counts[NMSG] = {SMALL, MEDIUM, BIG,   BIG,   ROOM, SMALL,
+                              SMALL, MEDIUM, SMALL, SMALL, SMALL};
     int rc;
 
     for (int i = 0; i < BIG; i++) {
@@ -66,6 +68,16 @@ static void check_waitall(int *buf)
                 statuses[0].MPI_ERROR);
     MPI_Error_class(statuses[1].MPI_ERROR, &error_class);
     MTEST_CHECK(error_class == MPI_ERR_TRUNCATE, "MPI_ERROR of the truncated message is %s",
+                mtest_error_class_name(error_class));
+
+    int outcount = -1, index = -1;
+    MPI_Irecv(buf, ROOM, MPI_INT, 0, TAG_SOME_BAD, MPI_COMM_WORLD, &reqs[0]);
+    rc = MPI_Waitsome(1, reqs, &outcount, &index, statuses);
+    MTEST_CHECK(rc == MPI_ERR_IN_STATUS && outcount == 1 && index == 0,
+                "MPI_Waitsome returned %d (not MPI_ERR_IN_STATUS), outcount %d index %d", rc,
+                outcount, index);
+    MPI_Error_class(statuses[0].MPI_ERROR, &error_class);
+    MTEST_CHECK(error_class == MPI_ERR_TRUNCATE, "MPI_ERROR after MPI_Waitsome is %s",
                 mtest_error_class_name(error_class));
 }
 
