@@ -110,10 +110,9 @@ static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const cha
                                     MPI_Datatype dt, MPI_Count count, size_t *bytes_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    if (MF_LIKELY(info != NULL && info->size > 0)) {
-        *bytes_p = (size_t)count * (size_t)info->extent;
+    if (MF_LIKELY(info != NULL && info->size > 0 &&
+                  !__builtin_mul_overflow((size_t)count, (size_t)info->extent, bytes_p)))
         return MPI_SUCCESS;
-    }
     return mf_check_datatype_slow(func, comm, arg, dt, count, bytes_p);
 }
 

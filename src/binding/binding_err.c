@@ -320,9 +320,16 @@ int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, M
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     mf_dtype_t *d = mf_dtype_get(dt);
-    if (d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire)) {
-        *bytes_p = (size_t)count * (size_t)d->psize;
-        return MPI_SUCCESS;
+    int committed = d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire);
+    if (committed || (info != NULL && info->size > 0)) {
+        size_t unit = committed ? (size_t)d->psize : (size_t)info->extent;
+        if (!__builtin_mul_overflow((size_t)count, unit, bytes_p))
+            return MPI_SUCCESS;
+        /* a message whose length a size_t cannot hold would be sent shortened */
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func,
+                                              "argument count=%lld of %zu-byte items of %s is "
+                                              "more bytes than the address space holds",
+                                              (long long)count, unit, arg));
     }
     if (d != NULL)
         return mf_err_raise(comm, mf_err_code(MPI_ERR_TYPE, func,

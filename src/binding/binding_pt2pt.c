@@ -95,9 +95,10 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
         *c_p = c;
         return in_range ? ENV_CHECKED : ENV_DERIVED;
     }
-    if (MF_UNLIKELY(count < 0))
+    size_t bytes;
+    if (MF_UNLIKELY(count < 0 ||
+                    __builtin_mul_overflow((size_t)count, (size_t)info->extent, &bytes)))
         return ENV_CHECKED;
-    size_t bytes = (size_t)count * (size_t)info->extent;
     if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
         return ENV_CHECKED;
     *c_p = c;
@@ -115,9 +116,9 @@ envelope_derived(const mf_comm_t *c, MPI_Count count, MPI_Datatype dt, int rank,
     mf_dtype_t *d = mf_dtype_get(dt);
     if (MF_UNLIKELY(c == NULL || d == NULL || count < 0 ||
                     !atomic_load_explicit(&d->committed, memory_order_acquire) ||
+                    __builtin_mul_overflow((size_t)count, (size_t)d->psize, bytes_p) ||
                     !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;
-    *bytes_p = (size_t)count * (size_t)d->psize;
     return d;
 }
 

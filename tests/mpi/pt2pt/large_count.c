@@ -7,6 +7,8 @@
  * MPI_Sendrecv_replace_c, MPI_Mrecv_c and MPI_Imrecv_c, each with a small and a
  * rendezvous-sized count; received counts are read with MPI_Get_count_c and
  * MPI_Get_elements_c. The counts fit in an int; large_count_2g sends more than 2^31 bytes.
+ * A count whose byte length a size_t cannot hold (2^62 + 1 MPI_INTs, or 2^32 items of a 4 GiB
+ * type) is MPI_ERR_COUNT for sends, receives and a collective, not a shortened message.
  */
 #include "mtest.h"
 
@@ -165,6 +167,31 @@ static void check_buffer_calls(char *bbuf, MPI_Count bsize)
                 (long long)dsize, (void *)bbuf, (long long)bsize);
 }
 
+/* Counts of more bytes than the address space: rejected before anything moves. */
+static void check_overflow(int *buf)
+{
+    const MPI_Count huge = ((MPI_Count)1 << 62) + 1;
+    MPI_Request req;
+    MPI_Datatype four_gib;
+
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MTEST_CHECK_ERR(MPI_Send_c(buf, huge, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD), MPI_ERR_COUNT,
+                    "MPI_Send_c");
+    MTEST_CHECK_ERR(MPI_Isend_c(buf, huge, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD, &req),
+                    MPI_ERR_COUNT, "MPI_Isend_c");
+    MTEST_CHECK_ERR(MPI_Irecv_c(buf, huge, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD, &req),
+                    MPI_ERR_COUNT, "MPI_Irecv_c");
+    MTEST_CHECK_ERR(MPI_Bcast_c(buf, huge, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT,
+                    "MPI_Bcast_c");
+    MPI_Type_contiguous_c((MPI_Count)1 << 32, MPI_BYTE, &four_gib);
+    MPI_Type_commit(&four_gib);
+    MTEST_CHECK_ERR(
+        MPI_Send_c(buf, (MPI_Count)1 << 32, four_gib, MPI_PROC_NULL, TAG_DATA, MPI_COMM_WORLD),
+        MPI_ERR_COUNT, "MPI_Send_c");
+    MPI_Type_free(&four_gib);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char **argv)
 {
     const MPI_Count counts[] = {3, 300 * 1000};
@@ -191,6 +218,8 @@ int main(int argc, char **argv)
         }
     }
     check_buffer_calls(bbuf, bsize);
+    if (size >= 2 && rank < 2)
+        check_overflow(sbuf);
     free(bbuf);
     free(sbuf);
     free(rbuf);
