@@ -281,8 +281,8 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL && info != MPI_INFO_ENV)
         return mf_err_raise(NULL,
                             mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info"));
-    void *p = NULL;
-    if (posix_memalign(&p, MF_CACHE_LINE, size > 0 ? (size_t)size : 1) != 0)
+    void *p = mf_aligned_alloc(MF_CACHE_LINE, (size_t)size);
+    if (p == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_NO_MEM, func, "cannot allocate %lld bytes", (long long)size));
     memcpy(baseptr, &p, sizeof(p));

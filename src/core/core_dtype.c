@@ -1289,8 +1289,7 @@ static _Atomic uint64_t temp_max;
 
 static char *temp_malloc(size_t bytes)
 {
-    void *b = NULL;
-    return posix_memalign(&b, TEMP_ALIGN, bytes) == 0 ? b : NULL;
+    return mf_aligned_alloc(TEMP_ALIGN, bytes);
 }
 /* Small temporaries (up to 4 KiB: the immediate forms' receive copies, which a window of
  * receives holds many of at once) come in powers of two from 64 bytes, and a thread keeps up to

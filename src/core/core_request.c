@@ -78,7 +78,7 @@ static void builtin_init(mf_request_t *req, mf_req_type_t type, mf_vci_t *vci)
 
 mf_status_t mf_request_pool_init(int nvcis)
 {
-    caches = aligned_alloc(MF_CACHE_LINE, sizeof(request_cache_t) * (size_t)nvcis);
+    caches = mf_aligned_alloc(MF_CACHE_LINE, sizeof(request_cache_t) * (size_t)nvcis);
     if (caches == NULL)
         return MF_ERR_NO_MEMORY;
     memset(caches, 0, sizeof(request_cache_t) * (size_t)nvcis);
@@ -112,7 +112,7 @@ void mf_request_pool_fini(void)
 static int cache_refill(request_cache_t *cache, mf_vci_t *vci)
 {
     size_t size = sizeof(request_chunk_t) + CACHE_CHUNK * req_stride;
-    request_chunk_t *c = aligned_alloc(MF_CACHE_LINE, size);
+    request_chunk_t *c = mf_aligned_alloc(MF_CACHE_LINE, size);
     if (c == NULL)
         return 0;
     memset(c, 0, size); /* the cold parts start zero (core.h) */

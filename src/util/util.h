@@ -101,6 +101,11 @@ static inline uint64_t mf_now_ns(void)
 /* Allocation helpers that log on failure. */
 void *mf_malloc(size_t size, const char *what);
 void *mf_calloc(size_t n, size_t size, const char *what);
+/* `size` bytes aligned to `align` (a power of two, a multiple of sizeof(void *)), released with
+ * free(); NULL when there is no memory. Use this, never C11 aligned_alloc: UCX's malloc hooks
+ * (libucm) intercept free and posix_memalign but not aligned_alloc, and with many such blocks
+ * its free took one for its own heap and aborted the process. */
+void *mf_aligned_alloc(size_t align, size_t size);
 
 /* Tunables. Every MANIFOLD_* environment variable is declared once, in util_params.c; the
  * values are parsed at init (mf_params_load) and an invalid value is an error, an unknown

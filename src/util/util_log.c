@@ -97,6 +97,12 @@ void *mf_malloc(size_t size, const char *what)
     return p;
 }
 
+void *mf_aligned_alloc(size_t align, size_t size)
+{
+    void *p = NULL;
+    return posix_memalign(&p, align, size > 0 ? size : 1) == 0 ? p : NULL;
+}
+
 void *mf_calloc(size_t n, size_t size, const char *what)
 {
     void *p = calloc(n, size);
