@@ -59,7 +59,13 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
         mf_status_t status = mf_init(required, &level);
         if (status != MF_OK) {
             pthread_mutex_unlock(&init_lock);
-            /* Nothing can report the error through a handler yet: say why and fail. */
+            /* MPI_Init(_thread): the initial error handler, MPI_ERRORS_ARE_FATAL (MPI-4.1 9.3),
+             * ends the process here, so a program that does not test the result does not go
+             * on to fail later for a misleading reason. A session's caller gets the code. */
+            if (world)
+                return mf_err_raise(NULL, mf_err_code(MPI_ERR_OTHER, func,
+                                                      "the library could not start: %s",
+                                                      mf_status_str(status)));
             fprintf(stderr, "manifold: %s failed: %s\n", func, mf_status_str(status));
             return MPI_ERR_OTHER;
         }
