@@ -103,6 +103,12 @@ void mf_dtype_retain(MPI_Datatype dt)
         atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
 }
 
+/* Freed types, kept for reuse (dtype_destroy). */
+static struct {
+    pthread_mutex_t lock;
+    mf_dtype_t *free_list;
+} dtype_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
 static void dtype_destroy(mf_dtype_t *d)
 {
     MPI_Count nchild = d->node == MF_DT_NODE_LIST ? d->nblocks : 1;
@@ -121,9 +127,13 @@ static void dtype_destroy(mf_dtype_t *d)
     pthread_mutex_destroy(&d->commit_lock);
     pthread_mutex_destroy(&d->name_lock);
     mf_handle_forget(d); /* its MPI_Type_toint value, if it had one, is free again */
-    /* Handles the user freed stay recognisable until the memory is reused. */
+    /* The object itself is kept for the next type, never unmapped, so a stale handle reads
+     * as freed (MPI_ERR_TYPE) instead of being read after free, as for operations. */
     d->kind = MF_KIND_FREED;
-    free(d);
+    pthread_mutex_lock(&dtype_pool.lock);
+    d->next_free = dtype_pool.free_list;
+    dtype_pool.free_list = d;
+    pthread_mutex_unlock(&dtype_pool.lock);
 }
 
 void mf_dtype_release(MPI_Datatype dt)
@@ -140,14 +150,22 @@ void mf_dtype_release_last(mf_dtype_t *d)
 
 static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
 {
-    mf_dtype_t *d = mf_calloc(1, sizeof(*d), "datatype");
-    if (d == NULL)
+    MPI_Datatype *children =
+        mf_calloc((size_t)(nchild > 0 ? nchild : 1), sizeof(MPI_Datatype), "datatype");
+    if (children == NULL)
         return NULL;
-    d->children = mf_calloc((size_t)(nchild > 0 ? nchild : 1), sizeof(MPI_Datatype), "datatype");
-    if (d->children == NULL) {
-        free(d);
+    pthread_mutex_lock(&dtype_pool.lock);
+    mf_dtype_t *d = dtype_pool.free_list;
+    if (d != NULL)
+        dtype_pool.free_list = d->next_free;
+    pthread_mutex_unlock(&dtype_pool.lock);
+    if (d != NULL)
+        memset(d, 0, sizeof(*d));
+    else if ((d = mf_calloc(1, sizeof(*d), "datatype")) == NULL) {
+        free(children);
         return NULL;
     }
+    d->children = children;
     d->kind = MF_KIND_DATATYPE;
     atomic_init(&d->refs, 1);
     atomic_init(&d->committed, 0);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Error cases and partial receives with derived types: sending with an uncommitted type, with
- * a freed (MPI_DATATYPE_NULL) handle, negative counts and block lengths in constructors, freeing
- * a predefined type (all through MPI_ERRORS_RETURN); a message longer than the derived receive
- * gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED from
- * MPI_Get_count and the element count from MPI_Get_elements. The library works afterwards.
+ * a freed (MPI_DATATYPE_NULL) handle and with a stale copy of a freed handle (read as freed, not
+ * read after free: the sanitizer build checks that), negative counts and block lengths in
+ * constructors, freeing a predefined type (all through MPI_ERRORS_RETURN); a message longer than
+ * the derived receive gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED
+ * from MPI_Get_count and the element count from MPI_Get_elements. The library works afterwards.
  */
 #include "mtest.h"
 
@@ -27,6 +28,16 @@ int main(int argc, char **argv)
     MPI_Type_free(&freed);
     rc = MPI_Send(buf, 1, freed, rank, 0, MPI_COMM_WORLD);
     MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
+    for (int committed = 0; committed < 2; committed++) {
+        MPI_Datatype stale;
+        MPI_Type_vector(2, 1, 2, MPI_INT, &freed);
+        if (committed)
+            MPI_Type_commit(&freed);
+        stale = freed;
+        MPI_Type_free(&freed);
+        rc = MPI_Send(buf, 1, stale, rank, 0, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Send");
+    }
     rc = MPI_Type_contiguous(-1, MPI_INT, &vec);
     MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_contiguous");
     rc = MPI_Type_vector(-2, 1, 1, MPI_INT, &vec);
