@@ -381,11 +381,11 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
         unsigned start = (seed + attempt * 977u) % MF_CONTEXT_MAX;
         int id = ctx_pick(mask, start);
         if (id < 0) {
-            mf_log(MF_LOG_ERROR, "comm",
+            mf_log(MF_LOG_DEBUG, "comm",
                    "no context id is free on all %d processes (at most %d "
                    "communicators may exist at once)",
                    over->size, MF_CONTEXT_MAX);
-            return MF_ERR_NO_MEMORY;
+            return MF_ERR_EXHAUSTED;
         }
         uint64_t reserved = ctx_reserve(&id, 1), all = reserved;
         status = mf_coll_allreduce_band_tag(over, tag, &all, 1);
@@ -578,11 +578,11 @@ static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
     (void)s;
     st->id = ctx_pick(st->mask, (st->seed + st->attempt * 977u) % MF_CONTEXT_MAX);
     if (st->id < 0) {
-        mf_log(MF_LOG_ERROR, "comm",
+        mf_log(MF_LOG_DEBUG, "comm",
                "no context id is free on all %d processes (at most %d communicators may exist at "
                "once)",
                st->parent->size, MF_CONTEXT_MAX);
-        return MF_ERR_NO_MEMORY;
+        return MF_ERR_EXHAUSTED;
     }
     st->mine = ctx_reserve(&st->id, 1);
     st->all = st->mine;
@@ -982,11 +982,11 @@ static mf_status_t inter_ctx_agree(mf_comm_t *local, int leader, const inter_lin
             mask[i] &= theirs[i];
         int id = ctx_pick(mask, (seed + attempt * 977u) % MF_CONTEXT_MAX);
         if (id < 0) {
-            mf_log(MF_LOG_ERROR, "comm",
+            mf_log(MF_LOG_DEBUG, "comm",
                    "no context id is free on all processes of both groups (at most %d "
                    "communicators may exist at once)",
                    MF_CONTEXT_MAX);
-            return MF_ERR_NO_MEMORY;
+            return MF_ERR_EXHAUSTED;
         }
         uint64_t reserved = ctx_reserve(&id, 1), all = reserved, other = 0;
         status = mf_coll_allreduce_band_tag(local, CTX_AGREE_TAG, &all, 1);
@@ -1241,11 +1241,11 @@ static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
         st->id[1] = ctx_pick(st->mask, start);
     }
     if (st->id[0] < 0 || st->id[1] < 0) {
-        mf_log(MF_LOG_ERROR, "comm",
+        mf_log(MF_LOG_DEBUG, "comm",
                "no two context ids are free on all processes of both groups (at most %d "
                "communicators may exist at once)",
                MF_CONTEXT_MAX);
-        return MF_ERR_NO_MEMORY;
+        return MF_ERR_EXHAUSTED;
     }
     st->mine = ctx_reserve(st->id, 2);
     st->all = st->mine;

@@ -28,6 +28,7 @@ const char *mf_status_str(mf_status_t status)
     case MF_ERR_PEER_FAILED: return "peer process failed";
     case MF_ERR_UNSUPPORTED: return "unsupported";
     case MF_ERR_CANCELED: return "canceled";
+    case MF_ERR_EXHAUSTED: return "too many communicators (no context id is free)";
     case MF_ERR_OTHER: break;
     }
     return "other error";
