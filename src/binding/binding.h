@@ -36,6 +36,10 @@ int mf_err_raise(mf_comm_t *comm, int code);
 int mf_err_raise_session(mf_session_t *session, int code);
 /* Convert an internal status to an error code of the matching class and raise it on comm. */
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what);
+/* Why request r's operation failed, for the message of its error (`generic` unless more is
+ * known: a truncated receive names the sender, the tag and the buffer's size). Call it before
+ * the request is completed and freed. */
+void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char *buf, size_t len);
 
 /* MPI_LASTUSEDCODE: where the largest error code or class handed out so far is kept. */
 int *mf_err_last_used_code_ptr(void);

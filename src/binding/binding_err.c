@@ -253,6 +253,18 @@ int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, co
     return mf_err_raise(comm, mf_err_code(cls, func, "%s: %s", what, mf_status_str(status)));
 }
 
+void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char *buf, size_t len)
+{
+    if (r->type == MF_REQ_RECV && r->op.status == MF_ERR_TRUNCATE)
+        snprintf(buf, len,
+                 "the message from rank %d with tag %d is longer than the receive buffer "
+                 "(%zu bytes)",
+                 mf_pt2pt_tag_source(r->op.sender_tag), mf_pt2pt_tag_tag(r->op.sender_tag),
+                 r->buf_len);
+    else
+        snprintf(buf, len, "%s", generic);
+}
+
 int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle)
 {
     mf_comm_t *comm = NULL;

@@ -219,10 +219,13 @@ static void stage_attach(mf_request_t *req, stage_t *s, void *user_buf, MPI_Coun
 static int finish_blocking(const char *func, mf_comm_t *comm, MPI_Request req, MPI_Status *status)
 {
     mf_request_wait_done(req);
+    char why[160] = "";
+    if (MF_UNLIKELY(req->op.status != MF_OK))
+        mf_binding_failure_reason(req, "the operation failed", why, sizeof(why));
     int err = mf_request_complete(&req, status);
     if (err == MPI_SUCCESS)
         return MPI_SUCCESS;
-    return mf_err_raise(comm, mf_err_code(err, func, "the operation failed"));
+    return mf_err_raise(comm, mf_err_code(err, func, "%s", why[0] ? why : "the operation failed"));
 }
 
 /* ---- blocking calls of packed derived types ---------------------------------------------- */
@@ -244,9 +247,11 @@ static int finish_local(const char *func, mf_comm_t *c, mf_request_t *local, MPI
 {
     mf_request_fill_status(local, st);
     int err = mf_request_error(local);
-    return MF_LIKELY(err == MPI_SUCCESS)
-               ? MPI_SUCCESS
-               : mf_err_raise(c, mf_err_code(err, func, "the operation failed"));
+    if (MF_LIKELY(err == MPI_SUCCESS))
+        return MPI_SUCCESS;
+    char why[160];
+    mf_binding_failure_reason(local, "the operation failed", why, sizeof(why));
+    return mf_err_raise(c, mf_err_code(err, func, "%s", why));
 }
 
 /* Predefined datatypes, immediate and blocking forms: straight to the protocol layer. */

@@ -47,6 +47,20 @@ static int check_requests(const char *func, int count, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
+/* Complete the failed request *rp (done), fill status, and raise its error with the reason. */
+static __attribute__((noinline)) int complete_failed(const char *func, MPI_Request *rp,
+                                                     MPI_Status *status)
+{
+    MPI_Request r = *rp;
+    mf_comm_t *comm = r->comm;
+    char why[160];
+    mf_binding_failure_reason(r, "the request's operation failed", why, sizeof(why));
+    int err = mf_request_complete(rp, status);
+    if (err == MPI_SUCCESS) /* a generalized request's query function decides */
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(err, func, "%s", why));
+}
+
 static int raise_request_error(const char *func, MPI_Request r, int err)
 {
     return mf_err_raise(r->comm, mf_err_code(err, func, "the request's operation failed"));
@@ -73,8 +87,11 @@ static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Stat
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Request r = *request;
-    if (!req_inactive(r))
+    if (!req_inactive(r)) {
         mf_request_wait_done(r);
+        if (MF_UNLIKELY(r->op.status != MF_OK))
+            return complete_failed(func, request, status);
+    }
     int err = complete_one(request, status);
     return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
 }
@@ -95,6 +112,8 @@ static __attribute__((noinline)) int wait_live(MPI_Request *request, MPI_Status 
     if (MF_UNLIKELY(request == NULL || !is_live(r = *request)))
         return wait_checked(request, status);
     mf_request_wait_done(r);
+    if (MF_UNLIKELY(r->op.status != MF_OK))
+        return complete_failed("MPI_Wait", request, status);
     int err = mf_request_complete(request, status);
     return MF_LIKELY(err == MPI_SUCCESS) ? MPI_SUCCESS : raise_request_error("MPI_Wait", r, err);
 }
@@ -137,6 +156,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         }
     }
     *flag = 1;
+    if (!req_inactive(r) && MF_UNLIKELY(r->op.status != MF_OK))
+        return complete_failed(func, request, status);
     int err = complete_one(request, status);
     return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
 }
@@ -350,6 +371,8 @@ static int any_common(const char *func, int count, MPI_Request reqs[], int *inde
             *index = i;
             if (flag != NULL)
                 *flag = 1;
+            if (MF_UNLIKELY(r->op.status != MF_OK))
+                return complete_failed(func, &reqs[i], status);
             int err = mf_request_complete(&reqs[i], status);
             return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
         }

@@ -12,7 +12,9 @@
  */
 #include "mtest.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SMALL  100
 #define MEDIUM (16 << 10) /* 64 KiB */
@@ -113,6 +115,15 @@ static void receiver(int *buf)
 
     rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_SMALL, MPI_COMM_WORLD, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
+    {
+        /* the message names the sender, the tag and the room there was */
+        char text[MPI_MAX_ERROR_STRING], want[64];
+        int len;
+        MPI_Error_string(rc, text, &len);
+        snprintf(want, sizeof(want), "from rank 0 with tag %d", TAG_RECV_SMALL);
+        MTEST_CHECK(strstr(text, want) != NULL && strstr(text, "(40 bytes)") != NULL,
+                    "truncation message: %s", text);
+    }
     rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_MEDIUM, MPI_COMM_WORLD, &status);
     MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
     rc = MPI_Recv(buf, ROOM, MPI_INT, 0, TAG_RECV_BIG, MPI_COMM_WORLD, &status);
