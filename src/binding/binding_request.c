@@ -56,7 +56,7 @@ static __attribute__((noinline)) int complete_failed(const char *func, MPI_Reque
     char why[160];
     mf_binding_failure_reason(r, "the request's operation failed", why, sizeof(why));
     int err = mf_request_complete(rp, status);
-    if (err == MPI_SUCCESS) /* a generalized request's query function decides */
+    if (err == MPI_SUCCESS) /* cancelled, or a generalized request whose query succeeded */
         return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(err, func, "%s", why));
 }
