@@ -677,32 +677,23 @@ int main(int argc, char **argv)
      * common ones are parsed. */
     const char *ab_spec = NULL;
     for (int i = 1; i + 1 < argc; i++) {
+        const char *value = argv[i + 1];
         if (strcmp(argv[i], "--ab") == 0) {
-            ab_spec = argv[i + 1];
-            for (int j = i; j + 2 <= argc; j++)
-                argv[j] = argv[j + 2];
-            argc -= 2;
-            i--;
-            continue;
-        }
-        if (strcmp(argv[i], "--only") == 0) {
-            only_list = argv[i + 1];
-            for (int j = i; j + 2 <= argc; j++)
-                argv[j] = argv[j + 2];
-            argc -= 2;
-            i--;
-            continue;
-        }
-        if (strcmp(argv[i], "--offset") == 0) {
+            ab_spec = value;
+        } else if (strcmp(argv[i], "--only") == 0) {
+            only_list = value;
+        } else if (strcmp(argv[i], "--offset") == 0) {
             char *end;
-            offset = strtol(argv[i + 1], &end, 10);
+            offset = strtol(value, &end, 10);
             if (*end != '\0' || offset < 0 || offset > 4095)
                 offset = -1;
-            for (int j = i; j + 2 <= argc; j++)
-                argv[j] = argv[j + 2];
-            argc -= 2;
-            i--;
+        } else {
+            continue;
         }
+        for (int j = i; j + 2 <= argc; j++)
+            argv[j] = argv[j + 2];
+        argc -= 2;
+        i--;
     }
     mf_bench_mpi_ok(MPI_Comm_rank(MPI_COMM_WORLD, &rank), "MPI_Comm_rank");
     mf_bench_mpi_ok(MPI_Comm_size(MPI_COMM_WORLD, &nprocs), "MPI_Comm_size");
