@@ -20,12 +20,21 @@
 
 #define ERR_CLASS_BITS 6
 #define ERR_SLOTS      255
+/* The slots form rings of ERR_PER_RING, and each thread takes its messages from one ring (the
+ * threads are dealt to the rings in turn): a thread that reads the string of the error it just
+ * got finds its own message even while other threads raise errors fast, up to ERR_RINGS
+ * threads; more share rings. */
+#define ERR_RINGS    8
+#define ERR_PER_RING (ERR_SLOTS / ERR_RINGS)
 
 static struct {
     pthread_mutex_t lock;
-    unsigned next;
+    unsigned next[ERR_RINGS];
+    unsigned rings_dealt;
     char text[ERR_SLOTS + 1][MPI_MAX_ERROR_STRING];
 } errs = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static _Thread_local int err_ring = -1;
 
 static const char *const class_strings[] = {
     [MPI_SUCCESS] = "no error",
@@ -111,8 +120,9 @@ int mf_err_code(int error_class, const char *func, const char *fmt, ...)
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
     pthread_mutex_lock(&errs.lock);
-    unsigned slot = errs.next % ERR_SLOTS + 1;
-    errs.next++;
+    if (err_ring < 0)
+        err_ring = (int)(errs.rings_dealt++ % ERR_RINGS);
+    unsigned slot = 1 + (unsigned)err_ring * ERR_PER_RING + errs.next[err_ring]++ % ERR_PER_RING;
     snprintf(errs.text[slot], MPI_MAX_ERROR_STRING, "%s: %s (%s)", func, reason,
              class_strings[error_class]);
     pthread_mutex_unlock(&errs.lock);
