@@ -27,7 +27,7 @@ typedef enum {
     MF_ERR_UNSUPPORTED = -9, /* the request is valid but not implemented */
     MF_ERR_CANCELED = -10,   /* the operation was cancelled */
     MF_ERR_OTHER = -11,
-    MF_ERR_EXHAUSTED = -12, /* a resource of fixed size is used up (context ids) */
+    MF_ERR_EXHAUSTED = -12, /* no context id is free: too many communicators at once */
 } mf_status_t;
 
 /* A short lower-case name for a status ("no memory", "truncated" ...). Never NULL. */

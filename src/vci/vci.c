@@ -229,9 +229,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
     size_t stride = sizeof(mf_vci_t);
     if (mf_params.vci_align)
         stride = (stride + MF_CACHE_LINE - 1) / MF_CACHE_LINE * MF_CACHE_LINE;
-    pool.vci_mem =
-        mf_aligned_alloc(MF_CACHE_LINE, (stride * (size_t)pool.nvcis + MF_CACHE_LINE - 1) /
-                                            MF_CACHE_LINE * MF_CACHE_LINE);
+    pool.vci_mem = mf_aligned_alloc(MF_CACHE_LINE, stride * (size_t)pool.nvcis);
     if (pool.vci_mem == NULL)
         return MF_ERR_NO_MEMORY;
     memset(pool.vci_mem, 0, stride * (size_t)pool.nvcis);
