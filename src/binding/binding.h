@@ -109,13 +109,13 @@ static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *
 }
 
 /* Validates a committed datatype (predefined or derived) and computes the byte length of the
- * packed form of `count` items (for predefined types count * extent). */
+ * packed form of `count` items (count * size). */
 static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg,
                                     MPI_Datatype dt, MPI_Count count, size_t *bytes_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (MF_LIKELY(info != NULL && info->size > 0 &&
-                  !__builtin_mul_overflow((size_t)count, (size_t)info->extent, bytes_p)))
+                  !__builtin_mul_overflow((size_t)count, (size_t)info->size, bytes_p)))
         return MPI_SUCCESS;
     return mf_check_datatype_slow(func, comm, arg, dt, count, bytes_p);
 }

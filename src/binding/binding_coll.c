@@ -180,10 +180,12 @@ static MF_HOT_PATH int finish(const char *func, mf_comm_t *c, mf_status_t status
     return MF_LIKELY(status == MF_OK) ? MPI_SUCCESS : finish_failed(func, c, status);
 }
 
+/* A predefined type whose items lie as they travel: the collectives may use the user's buffers
+ * as they are (a pair type with padding packs, like a derived type). */
 static MF_HOT_PATH int predefined(MPI_Datatype dt)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    return info != NULL && info->size > 0;
+    return info != NULL && info->direct > 0;
 }
 
 /* The blocks of one side, one per rank, from counts[] and displs[] (in units of the type's extent,

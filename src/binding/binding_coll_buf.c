@@ -194,7 +194,7 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
                      MPI_Datatype *rdt_p, size_t *mul_p, size_t *extent_p)
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-    if (MF_LIKELY(info != NULL && info->size > 0)) { /* the common case, without the props */
+    if (MF_LIKELY(info != NULL && info->direct > 0)) { /* the common case, without the props */
         *rdt_p = dt;
         *mul_p = 1;
         *extent_p = (size_t)info->extent;
@@ -224,8 +224,8 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
     rc = mf_check_op(func, c, op, basic);
     if (rc != MPI_SUCCESS)
         return rc;
-    /* The packed items are a run of basic elements: reduce those. */
-    size_t ext = (size_t)mf_dtype_predefined(basic)->extent;
+    /* The packed items are a run of packed basic elements: reduce those. */
+    size_t ext = (size_t)mf_dtype_predefined(basic)->size;
     *rdt_p = basic;
     *mul_p = (size_t)p.psize / ext;
     *extent_p = ext;

@@ -344,7 +344,7 @@ int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, M
     mf_dtype_t *d = mf_dtype_get(dt);
     int committed = d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire);
     if (committed || (info != NULL && info->size > 0)) {
-        size_t unit = committed ? (size_t)d->psize : (size_t)info->extent;
+        size_t unit = committed ? (size_t)d->psize : (size_t)info->size;
         if (!__builtin_mul_overflow((size_t)count, unit, bytes_p))
             return MPI_SUCCESS;
         /* a message whose length a size_t cannot hold would be sent shortened */

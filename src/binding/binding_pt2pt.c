@@ -25,7 +25,7 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     mf_comm_t *c = *comm_p;
     if (!mf_global.param_check) {
         const mf_dtype_info_t *info = mf_dtype_predefined(dt);
-        *bytes_p = info != NULL ? (size_t)count * (size_t)info->extent : 0;
+        *bytes_p = info != NULL ? (size_t)count * (size_t)info->size : 0;
         return info != NULL ? MPI_SUCCESS : mf_check_datatype(func, c, "datatype", dt, 0, bytes_p);
     }
     rc = mf_check_count(func, c, "count", count);
@@ -91,13 +91,13 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
     const mf_dtype_info_t *info = &mf_dtype_predefined_table[(uintptr_t)dt & 0xff];
     if (MF_UNLIKELY(c == NULL))
         return ENV_CHECKED;
-    if (MF_UNLIKELY((!in_range && !dt_predefined_range(dt)) || info->size <= 0)) {
+    if (MF_UNLIKELY((!in_range && !dt_predefined_range(dt)) || info->direct <= 0)) {
         *c_p = c;
         return in_range ? ENV_CHECKED : ENV_DERIVED;
     }
     size_t bytes;
     if (MF_UNLIKELY(count < 0 ||
-                    __builtin_mul_overflow((size_t)count, (size_t)info->extent, &bytes)))
+                    __builtin_mul_overflow((size_t)count, (size_t)info->direct, &bytes)))
         return ENV_CHECKED;
     if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
         return ENV_CHECKED;
@@ -128,10 +128,10 @@ envelope_derived(const mf_comm_t *c, MPI_Count count, MPI_Datatype dt, int rank,
  * stream_size picks); otherwise a temporary buffer with the packed bytes that the request owns
  * until it is released. */
 typedef struct stage {
-    void *ptr; /* what the transport reads or writes */
-    void *tmp; /* the packed copy, or NULL */
-    MPI_Datatype dt;
-    int stream; /* use mf_pt2pt_*_stream */
+    void *ptr;       /* what the transport reads or writes */
+    void *tmp;       /* the packed copy, or NULL */
+    MPI_Datatype dt; /* the caller's type, or the twin of a pair type (mf_dtype_packed_as) */
+    int stream;      /* use mf_pt2pt_*_stream */
 } stage_t;
 
 /* Whether a non-contiguous message of `bytes` packed bytes of d is streamed: large ones (no
@@ -162,6 +162,7 @@ static int stage_prepare(const char *func, mf_comm_t *c, const void *buf, MPI_Co
                          MPI_Datatype dt, size_t bytes, int pack, int may_stream, stage_t *s)
 {
     MPI_Aint off;
+    dt = mf_dtype_packed_as(dt);
     s->tmp = NULL;
     s->dt = dt;
     s->stream = 0;
@@ -317,13 +318,13 @@ static int send_issue(const char *func, mf_comm_t *c, const void *buf, MPI_Count
     if (form == OP_PERSISTENT)
         status = mf_pt2pt_send_init(sg.ptr, bytes, dest, tag, c, mode, &req);
     else if (sg.stream)
-        status = mf_pt2pt_isend_stream(dt, buf, count, bytes, dest, tag, c, mode,
+        status = mf_pt2pt_isend_stream(sg.dt, buf, count, bytes, dest, tag, c, mode,
                                        form == OP_BLOCKING, &req);
     else
         status = mf_pt2pt_isend(sg.ptr, bytes, dest, tag, c, mf_comm_ctx_user(c), mode,
                                 form == OP_BLOCKING, &req);
     if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
-        mf_pt2pt_stream_attach(req, dt, buf, count);
+        mf_pt2pt_stream_attach(req, sg.dt, buf, count);
     else if (status == MF_OK)
         stage_attach(req, &sg, (void *)buf, count);
     else
@@ -357,16 +358,16 @@ static int recv_issue(const char *func, mf_comm_t *c, void *buf, MPI_Count count
     if (form == OP_PERSISTENT)
         status = mf_pt2pt_recv_init(sg.ptr, bytes, source, tag, c, &req);
     else if (sg.stream)
-        status = mf_pt2pt_irecv_stream(dt, buf, count, bytes, source, tag, c, &req);
+        status = mf_pt2pt_irecv_stream(sg.dt, buf, count, bytes, source, tag, c, &req);
     else if (sg.tmp != NULL) /* the request takes the temporary and unpacks it at completion */
-        status = mf_pt2pt_irecv_unpack(sg.tmp, bytes, mf_dtype_get(dt), buf, count, source, tag, c,
-                                       &req);
+        status = mf_pt2pt_irecv_unpack(sg.tmp, bytes, mf_dtype_get(sg.dt), buf, count, source, tag,
+                                       c, &req);
     else
         status = mf_pt2pt_irecv(sg.ptr, bytes, source, tag, c, mf_comm_ctx_user(c), &req);
     if (sg.tmp != NULL && form != OP_PERSISTENT)
         sg.tmp = NULL; /* mf_pt2pt_irecv_unpack's now, whatever happened */
     if (status == MF_OK && sg.stream && form == OP_PERSISTENT)
-        mf_pt2pt_stream_attach(req, dt, buf, count);
+        mf_pt2pt_stream_attach(req, sg.dt, buf, count);
     else if (status == MF_OK)
         stage_attach(req, &sg, buf, count);
     else
@@ -970,7 +971,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
     mf_request_t *rreq, *sreq;
     mf_status_t st =
         rs.stream
-            ? mf_pt2pt_irecv_stream(recvtype, recvbuf, recvcount, rbytes, source, recvtag, c, &rreq)
+            ? mf_pt2pt_irecv_stream(rs.dt, recvbuf, recvcount, rbytes, source, recvtag, c, &rreq)
             : mf_pt2pt_irecv(rs.ptr, rbytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
         mf_dtype_temp_free(rs.tmp);
@@ -978,7 +979,7 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
         return mf_err_from_status(c, st, func, "cannot post the receive");
     }
     stage_attach(rreq, &rs, recvbuf, recvcount);
-    st = ss.stream ? mf_pt2pt_isend_stream(sendtype, sendbuf, sendcount, sbytes, dest, sendtag, c,
+    st = ss.stream ? mf_pt2pt_isend_stream(ss.dt, sendbuf, sendcount, sbytes, dest, sendtag, c,
                                            MF_SEND_STANDARD, 1, &sreq)
                    : mf_pt2pt_isend(ss.ptr, sbytes, dest, sendtag, c, mf_comm_ctx_user(c),
                                     MF_SEND_STANDARD, 1, &sreq);
@@ -1068,7 +1069,7 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
     }
     mf_request_t *rreq, *sreq;
     mf_status_t st =
-        rs.stream ? mf_pt2pt_irecv_stream(datatype, buf, count, bytes, source, recvtag, c, &rreq)
+        rs.stream ? mf_pt2pt_irecv_stream(rs.dt, buf, count, bytes, source, recvtag, c, &rreq)
                   : mf_pt2pt_irecv(rs.ptr, bytes, source, recvtag, c, mf_comm_ctx_user(c), &rreq);
     if (st != MF_OK) {
         mf_dtype_temp_free(out);
@@ -1217,7 +1218,7 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req;
-    mf_status_t st = sg.stream ? mf_pt2pt_imrecv_stream(datatype, buf, count, bytes, m, &req)
+    mf_status_t st = sg.stream ? mf_pt2pt_imrecv_stream(sg.dt, buf, count, bytes, m, &req)
                                : mf_pt2pt_imrecv(sg.ptr, bytes, m, &req);
     *message = MPI_MESSAGE_NULL;
     if (st == MF_OK)

@@ -446,10 +446,11 @@ mf_status_t mf_op_check(MPI_Op op, MPI_Datatype dt);
  * accepted (op, dt). User functions with an int count are called in pieces of at most
  * INT_MAX items. */
 void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
-/* A derived dt is taken in its packed form there (the collectives move packed bytes): a user
- * function gets the items unpacked into the type's own layout, a predefined operation runs on
- * the type's single basic type. mf_op_apply_native takes every operand in its own layout
- * (MPI_Reduce_local). */
+/* Every dt is taken in its packed form there (the collectives move packed bytes), which differs
+ * from the layout in memory for derived types and the pair types with padding: a user function
+ * gets the items unpacked into the type's own layout, a predefined operation runs on the type's
+ * single basic type (unpacked too when it is such a pair type). mf_op_apply_native takes every
+ * operand in its own layout (MPI_Reduce_local). */
 void mf_op_apply_native(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datatype dt);
 /* The predefined type every basic element of dt is (dt itself when predefined; pair types such
  * as MPI_DOUBLE_INT count as one); MPI_DATATYPE_NULL when dt holds no element, or, with

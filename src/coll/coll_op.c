@@ -557,6 +557,32 @@ static void apply_user_packed(mf_op_t *op, const char *in, char *inout, size_t c
     free(b);
 }
 
+/* `count` packed items of a predefined pair type with padding (MPI_DOUBLE_INT ...): the
+ * operation sees them as they lie in memory, so both operands are unpacked into native items a
+ * piece at a time and the result packed back. */
+static void apply_pair_packed(MPI_Op op, const char *in, char *inout, size_t count, MPI_Datatype dt)
+{
+    enum { PIECE = 64 };
+    _Alignas(64) char a[PIECE * 32], b[PIECE * 32]; /* the widest pair, long double and int */
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    size_t size = (size_t)info->size;
+    _Static_assert(sizeof(struct {
+                       long double v;
+                       int i;
+                   }) <= 32,
+                   "a native pair fits the scratch");
+    for (size_t done = 0; done < count; done += PIECE) {
+        size_t n = count - done < PIECE ? count - done : PIECE;
+        MPI_Count plen = (MPI_Count)(n * size);
+        const char *x = in + done * size;
+        char *y = inout + done * size;
+        mf_dtype_unpack(dt, (MPI_Count)n, a, x, 0, plen);
+        mf_dtype_unpack(dt, (MPI_Count)n, b, y, 0, plen);
+        mf_op_apply_native(op, a, b, n, dt);
+        mf_dtype_pack(dt, (MPI_Count)n, b, y, 0, plen);
+    }
+}
+
 MPI_Datatype mf_op_basic_type(MPI_Datatype dt, int *mixed_p)
 {
     *mixed_p = 0;
@@ -596,8 +622,14 @@ void mf_op_apply(MPI_Op op, const void *in, void *inout, size_t count, MPI_Datat
         int mixed;
         MPI_Datatype b = mf_op_basic_type(dt, &mixed);
         const mf_dtype_info_t *info = mf_dtype_predefined(b);
-        if (info != NULL && info->extent > 0)
-            apply_predefined(op, in, inout, count * (size_t)d->psize / (size_t)info->extent, b);
+        if (info == NULL || info->size <= 0)
+            return;
+        count = count * (size_t)d->psize / (size_t)info->size;
+        dt = b;
+    }
+    const mf_dtype_info_t *pi = mf_dtype_predefined(dt);
+    if (MF_UNLIKELY(pi != NULL && pi->direct <= 0)) { /* packed unlike in memory */
+        apply_pair_packed(op, in, inout, count, dt);
         return;
     }
     if (!mf_handle_is_predefined(op)) {

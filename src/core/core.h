@@ -615,6 +615,10 @@ typedef struct mf_dtype_info {
     int size;   /* bytes of data; MPI_UNDEFINED when the type is not supported */
     int extent; /* bytes spanned, including padding of pair types */
     int nbasic; /* basic elements per item (2 for pair types) */
+    /* The extent when items move straight from memory as they lie (size == extent), else 0:
+     * unused slots, and the pair types with padding, which pack like a struct
+     * (mf_dtype_pair_twin). The one field the point-to-point fast path reads. */
+    int direct;
     const char *name;
 } mf_dtype_info_t;
 

@@ -2,7 +2,8 @@
 /*
  * Core layer: the predefined datatypes. The standard ABI encodes each predefined datatype in
  * 0x200-0x2ff; the table is indexed by the low 8 bits. Pair types (MPI_DOUBLE_INT ...) have an
- * extent that includes the C struct's padding, and their size counts data bytes only.
+ * extent that includes the C struct's padding, and their size counts data bytes only: where
+ * there is padding they pack to their size, like a struct of the same signature.
  * Derived datatypes are built on top of these leaves in core_dtype.c.
  */
 #include "core.h"
@@ -26,7 +27,7 @@ typedef struct dtype_entry {
     {                                                                                              \
         (handle),                                                                                  \
         {                                                                                          \
-            (sz), (ext), (n), #handle                                                              \
+            (sz), (ext), (n), (sz) == (ext) ? (ext) : 0, #handle                                   \
         }                                                                                          \
     }
 /* Not through T: the handle would be macro-expanded before T stringifies it. */
@@ -34,7 +35,7 @@ typedef struct dtype_entry {
     {                                                                                              \
         (handle),                                                                                  \
         {                                                                                          \
-            (int)sizeof(type), (int)sizeof(type), 1, #handle                                       \
+            (int)sizeof(type), (int)sizeof(type), 1, (int)sizeof(type), #handle                    \
         }                                                                                          \
     }
 

@@ -74,10 +74,56 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (info == NULL || info->size <= 0)
         return MF_ERR_INVALID;
-    /* The true extent is the extent: a pair type is moved with its padding (see the header). */
+    /* A pair type's true extent ends with its second component, before the trailing padding. */
+    leaf_comp_t c[2];
+    int n = leaf_layout(dt, c);
     *p = (mf_dtype_props_t){
-        info->size, info->extent, info->nbasic, 0, info->extent, 0, info->extent, 1, 0};
+        info->size, info->size, info->nbasic, 0, info->extent, 0, c[n - 1].off + c[n - 1].nsize,
+        1,          0};
     return MF_OK;
+}
+
+/* ---- pair types with padding ------------------------------------------------------------- */
+
+/* MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT and MPI_LONG_DOUBLE_INT lie in memory as their C
+ * struct, padding included, but pack to their size, as a struct type of the same signature
+ * does (MPI-5.0 3.3: the type signature alone decides what matches). Each has a twin, a
+ * committed derived type of its two components at their native offsets with the pair's
+ * extent, which the pack engine and the paths of derived types take in its place. Made at the
+ * first use, never freed. */
+static mf_dtype_t *pair_twins[256];
+static pthread_once_t pair_twins_once = PTHREAD_ONCE_INIT;
+
+static void pair_twins_make(void)
+{
+    for (uintptr_t v = 0x200; v <= 0x2ff; v++) {
+        MPI_Datatype t = (MPI_Datatype)v;
+        const mf_dtype_info_t *info = mf_dtype_predefined(t);
+        if (info == NULL || info->size <= 0 || info->direct > 0)
+            continue;
+        leaf_comp_t c[2];
+        leaf_layout(t, c); /* two components: only pair types have padding */
+        MPI_Count lens[2] = {c[0].nsize, c[1].nsize};
+        MPI_Aint disps[2] = {c[0].off, c[1].off};
+        MPI_Datatype bytes = MPI_BYTE;
+        mf_dtype_t *parts = NULL, *twin = NULL;
+        if (mf_dtype_create_list(2, lens, disps, &bytes, 1, MPI_COMBINER_HINDEXED, &parts) !=
+                MF_OK ||
+            mf_dtype_create_resized(parts, 0, info->extent, MPI_COMBINER_RESIZED, &twin) != MF_OK ||
+            mf_dtype_commit(twin) != MF_OK)
+            mf_abort(MPI_ERR_NO_MEM, "cannot build the layout of a pair type");
+        mf_dtype_release(parts); /* the twin holds it */
+        pair_twins[v & 0xff] = twin;
+    }
+}
+
+mf_dtype_t *mf_dtype_pair_twin(MPI_Datatype dt)
+{
+    const mf_dtype_info_t *info = mf_dtype_predefined(dt);
+    if (info == NULL || info->size <= 0 || info->direct > 0)
+        return NULL;
+    pthread_once(&pair_twins_once, pair_twins_make);
+    return pair_twins[(uintptr_t)dt & 0xff];
 }
 
 static int type_align(MPI_Datatype t)
@@ -595,6 +641,12 @@ void mf_dtype_segments(MPI_Datatype dt, const mf_dtype_seg_t **segs_p, MPI_Count
         *nsegs_p = d->nsegs;
         return;
     }
+    mf_dtype_t *twin = mf_dtype_pair_twin(dt);
+    if (twin != NULL) {
+        *segs_p = twin->segs;
+        *nsegs_p = twin->nsegs;
+        return;
+    }
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     *scratch = (mf_dtype_seg_t){0, info->extent, 0};
     *segs_p = scratch;
@@ -604,6 +656,8 @@ void mf_dtype_segments(MPI_Datatype dt, const mf_dtype_seg_t **segs_p, MPI_Count
 int mf_dtype_contiguous(MPI_Datatype dt, MPI_Count count, MPI_Aint *off_p)
 {
     mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        d = mf_dtype_pair_twin(dt);
     if (d == NULL) {
         *off_p = 0;
         return 1;
@@ -1271,6 +1325,8 @@ static void copy_range(MPI_Datatype dt, MPI_Count count, uintptr_t buf, char *pa
     if (start >= end)
         return;
     mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        d = mf_dtype_pair_twin(dt);
     if (d == NULL) {
         char *mem = (char *)(buf + (uintptr_t)start); /* a predefined type is dense */
         memcpy(dir == 0 ? packed : mem, dir == 0 ? mem : packed, (size_t)(end - start));

@@ -7,8 +7,9 @@
  * children, a byte stride apart), a list (blocks with their own length, byte displacement and
  * child), and a resized child. Commit flattens one item into segments (offset, length) in type
  * map order, merging runs that touch, so packing is a loop of memcpy and a contiguous layout is
- * recognised as a single segment. The packed form of a predefined leaf is its extent in bytes
- * (pair types keep their padding), the same bytes the predefined send path puts on the wire.
+ * recognised as a single segment. The packed form of a predefined leaf is its size in bytes,
+ * the same bytes the predefined send path puts on the wire: the pair types with padding
+ * (MPI_DOUBLE_INT ...) pack as the struct of their two components (mf_dtype_pair_twin).
  * A type is immutable after construction; its segments are written once by the first commit
  * (under a lock) and read without one afterwards, so any number of threads may use it.
  */
@@ -71,7 +72,7 @@ struct MPI_ABI_Datatype {
     MPI_Datatype *children; /* list: one per block; vector/resized: children[0] */
     /* derived properties of one item */
     MPI_Count size;   /* MPI size: data bytes */
-    MPI_Count psize;  /* packed bytes (a pair type's padding included) */
+    MPI_Count psize;  /* packed bytes (the size) */
     MPI_Count nelems; /* basic elements */
     MPI_Aint lb, extent, true_lb, true_ub;
     /* after commit */
@@ -139,6 +140,16 @@ static inline mf_dtype_t *mf_dtype_get(MPI_Datatype handle)
     if ((uintptr_t)handle < 4096)
         return NULL;
     return handle->kind == MF_KIND_DATATYPE ? handle : NULL;
+}
+
+/* The derived type a predefined pair type with padding packs through (its components at their
+ * native offsets, the pair's extent), or NULL for any other type. */
+mf_dtype_t *mf_dtype_pair_twin(MPI_Datatype dt);
+/* dt, or for a pair type with padding its twin: what the paths of derived types take. */
+static inline MPI_Datatype mf_dtype_packed_as(MPI_Datatype dt)
+{
+    mf_dtype_t *twin = mf_dtype_pair_twin(dt);
+    return twin != NULL ? twin : dt;
 }
 
 /* Fill *props; MF_ERR_INVALID when the handle is neither a supported predefined type nor a live
