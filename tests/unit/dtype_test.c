@@ -93,9 +93,10 @@ typedef struct ref {
     MPI_Count nbounds;
 } ref_t;
 
-/* Copy `len` bytes between memory and the packed form. */
-static void ref_copy(ref_t *r, char *mem, size_t len)
+/* Copy `len` bytes at `off` between memory and the packed form. */
+static void ref_copy(ref_t *r, MPI_Aint off, size_t len)
 {
+    char *mem = (char *)(r->base + (uintptr_t)off);
     if (r->packed != NULL && r->unpack)
         memcpy(mem, r->packed + r->pos, len);
     else if (r->packed != NULL)
@@ -108,14 +109,14 @@ static void ref_walk(MPI_Datatype t, MPI_Aint off, ref_t *r)
     mf_dtype_t *d = mf_dtype_get(t);
     if (d == NULL) {
         const mf_dtype_info_t *info = mf_dtype_predefined(t);
-        char *mem = (char *)(r->base + (uintptr_t)off);
         if (info->size == info->extent) {
-            ref_copy(r, mem, (size_t)info->size);
+            ref_copy(r, off, (size_t)info->size);
         } else {
             /* a pair with padding packs its parts: the first, then the int at its alignment */
             size_t first = (size_t)info->size - sizeof(int);
-            ref_copy(r, mem, first);
-            ref_copy(r, mem + (first + sizeof(int) - 1) / sizeof(int) * sizeof(int), sizeof(int));
+            ref_copy(r, off, first);
+            ref_copy(r, off + (MPI_Aint)((first + sizeof(int) - 1) / sizeof(int) * sizeof(int)),
+                     sizeof(int));
         }
         if (r->bounds != NULL) {
             r->nbasic[r->nbounds] = info->nbasic;
