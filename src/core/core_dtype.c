@@ -75,11 +75,14 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
     if (info == NULL || info->size <= 0)
         return MF_ERR_INVALID;
     /* A pair type's true extent ends with its second component, before the trailing padding. */
-    leaf_comp_t c[2];
-    int n = leaf_layout(dt, c);
-    *p = (mf_dtype_props_t){
-        info->size, info->size, info->nbasic, 0, info->extent, 0, c[n - 1].off + c[n - 1].nsize,
-        1,          0};
+    MPI_Aint true_ub = info->extent;
+    if (info->direct <= 0) {
+        leaf_comp_t c[2];
+        leaf_layout(dt, c);
+        true_ub = c[1].off + c[1].nsize;
+    }
+    *p =
+        (mf_dtype_props_t){info->size, info->size, info->nbasic, 0, info->extent, 0, true_ub, 1, 0};
     return MF_OK;
 }
 
