@@ -34,6 +34,8 @@ int mf_err_raise(mf_comm_t *comm, int code);
 /* Hand `code` to the session's error handler (MPI_ERRORS_ARE_FATAL until set). Returns the code
  * when the handler returns. */
 int mf_err_raise_session(mf_session_t *session, int code);
+/* The error class of an internal status (MPI_ERR_OTHER when none is closer). */
+int mf_err_class_of(mf_status_t status);
 /* Convert an internal status to an error code of the matching class and raise it on comm. */
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what);
 /* Why request r's operation failed, for the message of its error (`generic` unless more is

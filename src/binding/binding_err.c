@@ -249,18 +249,22 @@ int mf_err_raise_session(mf_session_t *session, int code)
     return code;
 }
 
+int mf_err_class_of(mf_status_t status)
+{
+    switch (status) {
+    case MF_ERR_NO_MEMORY: return MPI_ERR_NO_MEM;
+    case MF_ERR_TRUNCATE: return MPI_ERR_TRUNCATE;
+    case MF_ERR_PEER_FAILED: return MPI_ERR_PROC_ABORTED;
+    case MF_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case MF_ERR_INVALID: return MPI_ERR_ARG;
+    default: return MPI_ERR_OTHER;
+    }
+}
+
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what)
 {
-    int cls;
-    switch (status) {
-    case MF_ERR_NO_MEMORY: cls = MPI_ERR_NO_MEM; break;
-    case MF_ERR_TRUNCATE: cls = MPI_ERR_TRUNCATE; break;
-    case MF_ERR_PEER_FAILED: cls = MPI_ERR_PROC_ABORTED; break;
-    case MF_ERR_UNSUPPORTED: cls = MPI_ERR_UNSUPPORTED_OPERATION; break;
-    case MF_ERR_INVALID: cls = MPI_ERR_ARG; break;
-    default: cls = MPI_ERR_OTHER; break;
-    }
-    return mf_err_raise(comm, mf_err_code(cls, func, "%s: %s", what, mf_status_str(status)));
+    return mf_err_raise(
+        comm, mf_err_code(mf_err_class_of(status), func, "%s: %s", what, mf_status_str(status)));
 }
 
 void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char *buf, size_t len)
@@ -271,6 +275,8 @@ void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char 
                  "(%zu bytes)",
                  mf_pt2pt_tag_source(r->op.sender_tag), mf_pt2pt_tag_tag(r->op.sender_tag),
                  r->buf_len);
+    else if (r->op.status != MF_OK)
+        snprintf(buf, len, "%s: %s", generic, mf_status_str(r->op.status));
     else
         snprintf(buf, len, "%s", generic);
 }

@@ -385,8 +385,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
         if (out != NULL)
             mf_comm_free(out);
         return raise_with(errhandler,
-                          mf_err_code(MPI_ERR_NO_MEM, func, "cannot create the communicator: %s",
-                                      mf_status_str(status)));
+                          mf_err_code(mf_err_class_of(status), func,
+                                      "cannot create the communicator: %s", mf_status_str(status)));
     }
     MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     mf_errhandler_retain(eh);

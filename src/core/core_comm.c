@@ -578,11 +578,13 @@ static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
     (void)s;
     st->id = ctx_pick(st->mask, (st->seed + st->attempt * 977u) % MF_CONTEXT_MAX);
     if (st->id < 0) {
+        /* the same on every process (the mask is agreed): idup_decide ends the request */
         mf_log(MF_LOG_DEBUG, "comm",
                "no context id is free on all %d processes (at most %d communicators may exist at "
                "once)",
                st->parent->size, MF_CONTEXT_MAX);
-        return MF_ERR_EXHAUSTED;
+        st->mine = st->all = 0;
+        return MF_OK;
     }
     st->mine = ctx_reserve(&st->id, 1);
     st->all = st->mine;
@@ -592,6 +594,8 @@ static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
 static mf_status_t idup_decide(mf_sched_t *s, void *arg)
 {
     idup_t *st = arg;
+    if (st->id < 0)
+        return MF_ERR_EXHAUSTED; /* the new communicator stays unusable */
     if (!st->all) {
         /* Someone could not reserve the candidate (another communicator took it meanwhile):
          * release ours and try the next one. */
@@ -1236,16 +1240,19 @@ static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
         st->mask[i] &= st->theirs[i];
     unsigned start = (st->seed + st->attempt * 977u) % MF_CONTEXT_MAX;
     st->id[0] = ctx_pick(st->mask, start);
+    st->id[1] = -1;
     if (st->id[0] >= 0) {
         st->mask[st->id[0] / 64] &= ~(1ull << (st->id[0] % 64));
         st->id[1] = ctx_pick(st->mask, start);
     }
     if (st->id[0] < 0 || st->id[1] < 0) {
+        /* the same on every process of both groups: inter_idup_decide ends the request */
         mf_log(MF_LOG_DEBUG, "comm",
                "no two context ids are free on all processes of both groups (at most %d "
                "communicators may exist at once)",
                MF_CONTEXT_MAX);
-        return MF_ERR_EXHAUSTED;
+        st->mine = st->all = 0;
+        return MF_OK;
     }
     st->mine = ctx_reserve(st->id, 2);
     st->all = st->mine;
@@ -1255,6 +1262,8 @@ static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
 static mf_status_t inter_idup_decide(mf_sched_t *s, void *arg)
 {
     inter_idup_t *st = arg;
+    if (st->id[0] < 0 || st->id[1] < 0)
+        return MF_ERR_EXHAUSTED; /* the new communicator stays unusable */
     if (!(st->all & st->other)) {
         if (st->mine) {
             ctx_release((unsigned)st->id[0]);
