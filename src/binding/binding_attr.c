@@ -132,7 +132,7 @@ static int comm_attr_set(const char *func, MPI_Comm comm, int keyval, void *valu
     int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))
+    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval, 0))
         return bad_keyval(func, c, MF_KEYVAL_COMM, keyval);
     int cb_err = MPI_SUCCESS;
     mf_status_t status = mf_comm_attr_set(c, keyval, value, &cb_err);
@@ -145,7 +145,7 @@ static int comm_attr_delete(const char *func, MPI_Comm comm, int keyval)
     int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval))
+    if (!mf_keyval_valid(MF_KEYVAL_COMM, keyval, 1))
         return bad_keyval(func, c, MF_KEYVAL_COMM, keyval);
     int cb_err = MPI_SUCCESS;
     mf_status_t status = mf_comm_attr_delete(c, keyval, &cb_err);
@@ -237,12 +237,12 @@ static int check_attr_type(const char *func, MPI_Datatype dt)
                                               : "not a valid datatype (freed or never created)"));
 }
 
-static int type_attr_args(const char *func, MPI_Datatype dt, int keyval)
+static int type_attr_args(const char *func, MPI_Datatype dt, int keyval, int attached_ok)
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_attr_type(func, dt);
-    if (rc == MPI_SUCCESS && !mf_keyval_valid(MF_KEYVAL_TYPE, keyval))
+    if (rc == MPI_SUCCESS && !mf_keyval_valid(MF_KEYVAL_TYPE, keyval, attached_ok))
         rc = bad_keyval(func, NULL, MF_KEYVAL_TYPE, keyval);
     return rc;
 }
@@ -251,7 +251,7 @@ static int type_attr_args(const char *func, MPI_Datatype dt, int keyval)
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
     static const char func[] = "MPI_Type_set_attr";
-    int rc = type_attr_args(func, datatype, type_keyval);
+    int rc = type_attr_args(func, datatype, type_keyval, 0);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);
@@ -265,7 +265,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
     static const char func[] = "MPI_Type_get_attr";
-    int rc = type_attr_args(func, datatype, type_keyval);
+    int rc = type_attr_args(func, datatype, type_keyval, 1);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, attribute_val, "attribute_val");
     if (rc == MPI_SUCCESS)
@@ -284,7 +284,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
     static const char func[] = "MPI_Type_delete_attr";
-    int rc = type_attr_args(func, datatype, type_keyval);
+    int rc = type_attr_args(func, datatype, type_keyval, 1);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_attr_obj_t obj = mf_dtype_attr_obj(datatype);

@@ -568,7 +568,7 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     case MPI_LASTUSEDCODE: value = mf_err_last_used_code_ptr(); break;
     default: {
         void *user_value = NULL;
-        if (!mf_keyval_valid(MF_KEYVAL_COMM, comm_keyval))
+        if (!mf_keyval_valid(MF_KEYVAL_COMM, comm_keyval, 1))
             return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
                                                "argument comm_keyval=%d is not a communicator "
                                                "keyval (freed, of another object kind, or "

@@ -419,7 +419,10 @@ mf_status_t mf_keyval_create(mf_keyval_kind_t kind, void (*copy_fn)(void), void 
 /* MF_ERR_INVALID when keyval is not a live keyval of that kind. Attributes already set with it
  * keep it alive (their delete callback still runs). */
 mf_status_t mf_keyval_free(mf_keyval_kind_t kind, int keyval);
-int mf_keyval_valid(mf_keyval_kind_t kind, int keyval);
+/* Whether keyval is a live keyval of that kind; with `attached_ok`, also one the user freed
+ * while attributes still use it: those may still be read and deleted (MPI-4.1 7.7.2), not
+ * set. */
+int mf_keyval_valid(mf_keyval_kind_t kind, int keyval, int attached_ok);
 
 /* Communicator attributes. The callbacks run without any library lock held. When a callback
  * fails these return MF_ERR_OTHER and its MPI error code in *cb_err_p. Set: the old value's

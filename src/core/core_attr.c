@@ -6,7 +6,8 @@
  * predefined datatypes keep their lists in a table here, since they have no struct. Keyvals live in
  * one table under a lock, with a reference from the user and one from every attribute that uses
  * them, so MPI_Comm_free_keyval does not stop the delete callbacks of attributes still attached.
- * Slots are never reused: a freed keyval stays invalid. User callbacks always run with no lock
+ * Slots are never reused: a freed keyval sets nothing more, though the attributes still using
+ * it may be read and deleted (MPI-4.1 7.7.2). User callbacks always run with no lock
  * held, since they may call MPI on the same object.
  */
 #include "core.h"
@@ -17,7 +18,7 @@
 typedef struct mf_keyval {
     mf_keyval_kind_t kind;
     int refs;       /* the user's (until freed) plus one per attribute */
-    int user_freed; /* no longer usable to set or get attributes */
+    int user_freed; /* no longer usable to set attributes */
     void (*copy_fn)(void);
     void (*delete_fn)(void);
     void *extra_state;
@@ -100,11 +101,11 @@ mf_status_t mf_keyval_free(mf_keyval_kind_t kind, int keyval)
     return status;
 }
 
-int mf_keyval_valid(mf_keyval_kind_t kind, int keyval)
+int mf_keyval_valid(mf_keyval_kind_t kind, int keyval, int attached_ok)
 {
     pthread_mutex_lock(&keyvals.lock);
     mf_keyval_t *kv = keyval_entry_locked(keyval);
-    int ok = kv != NULL && kv->kind == kind && !kv->user_freed;
+    int ok = kv != NULL && kv->kind == kind && (!kv->user_freed || attached_ok);
     pthread_mutex_unlock(&keyvals.lock);
     return ok;
 }
@@ -307,22 +308,36 @@ mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int
     return status;
 }
 
+/* The attribute set last, or 0 when there is none. */
+static int attr_last(const mf_attr_obj_t *obj, int *keyval_p, void **value_p)
+{
+    pthread_mutex_lock(obj->lock);
+    mf_attr_t *last = *obj->list;
+    while (last != NULL && last->next != NULL)
+        last = last->next;
+    if (last != NULL) {
+        *keyval_p = last->keyval;
+        *value_p = last->value;
+    }
+    pthread_mutex_unlock(obj->lock);
+    return last != NULL;
+}
+
 mf_status_t mf_attr_delete_all(const mf_attr_obj_t *obj, int *cb_err_p)
 {
-    mf_attr_t *list = NULL;
-    int n = 0;
-    mf_status_t status = attr_snapshot(obj, &list, &n);
-    for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
-        int rc = attr_call_delete(obj, list[i].keyval, list[i].value);
+    /* The last one set goes first; the list is read again after every callback, which may
+     * delete (or set) other attributes of the object: each is deleted once. */
+    int keyval;
+    void *value;
+    while (attr_last(obj, &keyval, &value)) {
+        int rc = attr_call_delete(obj, keyval, value);
         if (rc != MPI_SUCCESS) {
             *cb_err_p = rc;
-            status = MF_ERR_OTHER;
-            break;
+            return MF_ERR_OTHER;
         }
-        attr_remove(obj, list[i].keyval);
+        attr_remove(obj, keyval);
     }
-    free(list);
-    return status;
+    return MF_OK;
 }
 
 /* ---- the objects ------------------------------------------------------------------------- */

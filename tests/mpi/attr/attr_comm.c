@@ -5,9 +5,11 @@
  * copied) in the order the attributes were set; replacing a value calls the delete callback
  * on the old one; MPI_Comm_delete_attr and MPI_Comm_free call the delete callbacks (at free
  * in the reverse order of setting); a keyval freed while attached keeps working for its
- * attributes; the predefined MPI_TAG_UB still reads back; the deprecated MPI_Attr_put/get
- * see the same attributes; and MPI_Finalize deletes MPI_COMM_SELF's attributes in the
- * reverse order of setting (checked after finalize, through the exit status).
+ * attributes (they can still be read and deleted through a saved copy of its value); a delete
+ * callback that deletes another attribute of the same communicator (that one's callback runs
+ * once, not again at MPI_Comm_free); the predefined MPI_TAG_UB still reads back; the deprecated
+ * MPI_Attr_put/get see the same attributes; and MPI_Finalize deletes MPI_COMM_SELF's attributes in
+ * the reverse order of setting (checked after finalize, through the exit status).
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +49,13 @@ static int delete_fn(MPI_Comm comm, int keyval, void *value, void *extra)
     log_call('d', *(int *)value);
     (*(int *)extra)++;
     return MPI_SUCCESS;
+}
+
+/* Deletes the attribute of the keyval in *extra from the same communicator. */
+static int delete_other_fn(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    log_call('d', *(int *)value);
+    return MPI_Comm_delete_attr(comm, *(int *)extra);
 }
 
 static int expect_log(const char *what, int n, const int *kinds, const int *vals)
@@ -137,6 +146,43 @@ int main(int argc, char **argv)
     }
     MTEST_CHECK(deleted == 2, "extra_state counted %d deletions", deleted);
     MPI_Comm_free_keyval(&k_dup);
+
+    /* a freed keyval's attribute can still be read and deleted (MPI-4.1 7.7.2) */
+    int k_gone, k_saved;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k_gone, &deleted);
+    k_saved = k_gone;
+    MPI_Comm_set_attr(MPI_COMM_WORLD, k_gone, &values[1]);
+    MPI_Comm_free_keyval(&k_gone);
+    got = NULL;
+    flag = 0;
+    int rc_get = MPI_Comm_get_attr(MPI_COMM_WORLD, k_saved, &got, &flag);
+    MTEST_CHECK(rc_get == MPI_SUCCESS && flag && got == &values[1],
+                "get_attr of a freed keyval still attached: rc %d flag %d", rc_get, flag);
+    log_n = 0;
+    int rc_del = MPI_Comm_delete_attr(MPI_COMM_WORLD, k_saved);
+    MTEST_CHECK(rc_del == MPI_SUCCESS, "delete_attr of a freed keyval still attached: rc %d",
+                rc_del);
+    {
+        int k[] = {'d'}, v[] = {1};
+        expect_log("delete_attr of a freed keyval", 1, k, v);
+    }
+
+    /* A's delete callback deletes B: B's callback runs once (B set first, so it comes last) */
+    int k_a, k_b;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_fn, &k_b, &deleted);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_other_fn, &k_a, &k_b);
+    MPI_Comm nested;
+    MPI_Comm_dup(MPI_COMM_WORLD, &nested);
+    MPI_Comm_set_attr(nested, k_b, &values[5]);
+    MPI_Comm_set_attr(nested, k_a, &values[3]);
+    log_n = 0;
+    MPI_Comm_free(&nested);
+    {
+        int k[] = {'d', 'd'}, v[] = {3, 5};
+        expect_log("a delete callback deleting another attribute", 2, k, v);
+    }
+    MPI_Comm_free_keyval(&k_a);
+    MPI_Comm_free_keyval(&k_b);
 
     /* predefined attribute still answered */
     int *tag_ub = NULL;
