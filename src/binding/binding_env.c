@@ -580,8 +580,10 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
         return MPI_SUCCESS;
     }
     }
-    /* Predefined attributes are cached on MPI_COMM_WORLD only. */
-    *flag = value != NULL && c == &mf_comm_world;
+    /* Predefined attributes are cached on MPI_COMM_WORLD, except the tag bound, which holds
+     * for every communicator and is the only one a communicator made from a session's group
+     * carries (MPI-4.1 9.1.2). */
+    *flag = value != NULL && (c == &mf_comm_world || comm_keyval == MPI_TAG_UB);
     if (*flag)
         *(int **)attribute_val = value;
     return MPI_SUCCESS;

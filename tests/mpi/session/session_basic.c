@@ -3,8 +3,9 @@
  * A program that only uses a session, never MPI_Init: the process sets mpi://WORLD and
  * mpi://SELF (names through MPI_Session_get_nth_pset with the length query, sizes through
  * MPI_Session_get_pset_info), groups made from them, communicators made from the groups
- * (point-to-point and collectives work on them), the hints of MPI_Session_get_info, and that
- * MPI_Initialized/MPI_Finalized keep saying the world model was never used.
+ * (point-to-point and collectives work on them, MPI_TAG_UB is attached), the hints of
+ * MPI_Session_get_info, and that MPI_Initialized/MPI_Finalized keep saying the world model was
+ * never used.
  */
 #include <stdlib.h>
 
@@ -75,6 +76,11 @@ int main(void)
     int sum = 0;
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, world);
     CHECK(sum == size * (size - 1) / 2, "allreduce gave %d", sum);
+    /* The tag bound is attached to communicators made from a group (MPI-4.1 9.1.2). */
+    int *tag_ub = NULL;
+    flag = 0;
+    MPI_Comm_get_attr(world, MPI_TAG_UB, &tag_ub, &flag);
+    CHECK(flag && tag_ub != NULL && *tag_ub >= 32767, "MPI_TAG_UB on the session's communicator");
 
     /* mpi://SELF: a communicator of one. */
     MPI_Group self_group = MPI_GROUP_NULL;
