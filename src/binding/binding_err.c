@@ -538,10 +538,10 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(errhandler))
-        return mf_err_raise(
-            c, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ERRHANDLER, func,
+                                           "argument errhandler is not a valid error handler"));
     if (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)
-        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                            "argument errhandler is a %s error handler, not a "
                                            "communicator one",
                                            errhandler_kind(errhandler)));
@@ -578,7 +578,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(*errhandler))
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                               "argument errhandler is not a valid error handler"));
     mf_errhandler_release(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -764,11 +764,11 @@ static int check_errhandler_kind(const char *func, MPI_Errhandler eh, const char
                                  int (*raise)(int))
 {
     if (!mf_errhandler_valid(eh))
-        return raise(
-            mf_err_code(MPI_ERR_ARG, func, "argument errhandler is not a valid error handler"));
+        return raise(mf_err_code(MPI_ERR_ERRHANDLER, func,
+                                 "argument errhandler is not a valid error handler"));
     if (mf_handle_is_predefined(eh) || strcmp(errhandler_kind(eh), want) == 0)
         return MPI_SUCCESS;
-    return raise(mf_err_code(MPI_ERR_ARG, func,
+    return raise(mf_err_code(MPI_ERR_ERRHANDLER, func,
                              "argument errhandler is a %s error handler, not a %s one",
                              errhandler_kind(eh), want));
 }

@@ -435,7 +435,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
         return rc;
     if (!mf_errhandler_valid(errhandler) ||
         (!mf_handle_is_predefined(errhandler) && errhandler->session_fn == NULL))
-        return mf_err_raise_session(s, mf_err_code(MPI_ERR_ARG, func,
+        return mf_err_raise_session(s, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                                    "argument errhandler is not a session error "
                                                    "handler"));
     mf_errhandler_retain(errhandler);

@@ -4,8 +4,8 @@
  * is MPI_ERRORS_RETURN at start; MPI_File_set_errhandler(MPI_FILE_NULL, eh) changes it and
  * MPI_File_call_errhandler(MPI_FILE_NULL, code) calls it with the handle and the code. Kinds
  * are checked: a file handler on a communicator, or a communicator handler on MPI_FILE_NULL,
- * is MPI_ERR_ARG (checked on Manifold only). Window handlers can be created and freed; MPI_WIN_NULL
- * is MPI_ERR_WIN.
+ * is MPI_ERR_ERRHANDLER (checked on Manifold only), as is MPI_ERRHANDLER_NULL where a handler is
+ * expected. Window handlers can be created and freed; MPI_WIN_NULL is MPI_ERR_WIN.
  */
 #include "mtest.h"
 
@@ -63,7 +63,7 @@ int main(int argc, char **argv)
     MPI_Comm_create_errhandler(comm_handler, &ceh);
     if (mtest_is_manifold()) {
         rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, feh);
-        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+        MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler");
         file_calls = 0;
         rc = MPI_File_set_errhandler(MPI_FILE_NULL, ceh);
         /* the error goes to MPI_FILE_NULL's handler, which is ours */
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
                     rc, file_calls);
         MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
         rc = MPI_File_set_errhandler(MPI_FILE_NULL, ceh);
-        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_File_set_errhandler");
+        MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_File_set_errhandler");
     }
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
 
@@ -88,15 +88,23 @@ int main(int argc, char **argv)
     MTEST_CHECK(win_calls == 0, "the window handler ran without a window");
     if (mtest_is_manifold()) {
         rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, weh);
-        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+        MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler");
         /* no window can exist here, so the handler's kind is what can be checked */
         rc = MPI_Win_set_errhandler(MPI_WIN_NULL, ceh);
-        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Win_set_errhandler");
+        MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Win_set_errhandler");
     }
 
     rc = MPI_Errhandler_free(&feh);
     MTEST_CHECK(rc == MPI_SUCCESS && feh == MPI_ERRHANDLER_NULL, "freeing the file handler");
     MPI_Errhandler_free(&weh);
     MPI_Errhandler_free(&ceh);
+
+    /* MPI_ERRHANDLER_NULL is no error handler (MPI_ERR_ERRHANDLER, MPI-4.1) */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler");
+    MPI_Errhandler none = MPI_ERRHANDLER_NULL;
+    rc = MPI_Errhandler_free(&none);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free");
     return mtest_finalize(mtest_error_count());
 }

@@ -79,9 +79,9 @@ int main(int argc, char **argv)
     CHECK_HANDLED(rc, MPI_ERR_ARG, "get_num_psets(NULL)", s);
     if (mtest_manifold_session()) {
         rc = MPI_Session_set_errhandler(s, ceh);
-        CHECK_HANDLED(rc, MPI_ERR_ARG, "Session_set_errhandler(communicator handler)", s);
+        CHECK_HANDLED(rc, MPI_ERR_ERRHANDLER, "Session_set_errhandler(communicator handler)", s);
         rc = MPI_Comm_set_errhandler(MPI_COMM_WORLD, seh);
-        CHECK_CLASS(rc, MPI_ERR_ARG, "Comm_set_errhandler(session handler)");
+        CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Comm_set_errhandler(session handler)");
     }
 
     /* MPI_Session_call_errhandler hands over the code and returns success. */
