@@ -572,9 +572,8 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Errhandler_free";
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, errhandler, "errhandler");
+    /* allowed before initialisation and after finalisation (MPI-4.1 11.4.1) */
+    int rc = mf_check_ptr(func, NULL, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_errhandler_valid(*errhandler))

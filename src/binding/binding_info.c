@@ -25,12 +25,10 @@ static int check_key(const char *func, const char *key)
 }
 
 /* Decode an info handle; MPI_INFO_ENV is allowed only for reading (its object, or NULL if it
- * could not be built). */
+ * could not be built). The info functions work before initialisation and after finalisation
+ * too (MPI-4.1 11.4.1: an info object may be made for MPI_Session_init), so none checks it. */
 static int check_info(const char *func, MPI_Info info, int writable, struct MPI_ABI_Info **obj_p)
 {
-    int rc = mf_check_initialized(func);
-    if (rc != MPI_SUCCESS)
-        return rc;
     *obj_p = mf_info_get_obj(info);
     if (*obj_p != NULL)
         return MPI_SUCCESS;
@@ -49,9 +47,7 @@ static int check_info(const char *func, MPI_Info info, int writable, struct MPI_
 int PMPI_Info_create(MPI_Info *info)
 {
     static const char func[] = "MPI_Info_create";
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, info, "info");
+    int rc = mf_check_ptr(func, NULL, info, "info");
     if (rc != MPI_SUCCESS)
         return rc;
     struct MPI_ABI_Info *obj;
@@ -267,9 +263,7 @@ int PMPI_Info_free(MPI_Info *info)
 {
     static const char func[] = "MPI_Info_free";
     struct MPI_ABI_Info *obj;
-    int rc = mf_check_initialized(func);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, info, "info");
+    int rc = mf_check_ptr(func, NULL, info, "info");
     if (rc == MPI_SUCCESS)
         rc = check_info(func, *info, 1, &obj);
     if (rc != MPI_SUCCESS)

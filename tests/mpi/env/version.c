@@ -4,7 +4,9 @@
  * after it and after MPI_Finalize (all three are allowed), and is 5.0 on Manifold;
  * MPI_Get_library_version gives a non-empty string whose length matches resultlen;
  * MPI_Abi_get_version gives the ABI version 1.0 of the header; MPI_Abi_get_info reports
- * the sizes of MPI_Aint, MPI_Count and MPI_Offset ("8" each on 64-bit Linux).
+ * the sizes of MPI_Aint, MPI_Count and MPI_Offset ("8" each on 64-bit Linux). The info
+ * functions and MPI_Errhandler_free work before MPI_Init and after MPI_Finalize too (MPI-4.1
+ * 11.4.1), and an info object made before MPI_Init survives it.
  */
 #include "mtest.h"
 
@@ -72,6 +74,29 @@ static void check_abi(void)
                 "MPI_Info_free of the ABI info failed");
 }
 
+/* An info object's whole life outside initialisation; 0 when every call did what it should. */
+static int info_round_trip(void)
+{
+    MPI_Info info = MPI_INFO_NULL, copy = MPI_INFO_NULL;
+    char key[MPI_MAX_INFO_KEY], value[16];
+    int bad = 0, nkeys = -1, flag = 0, len = (int)sizeof(value);
+    bad |= MPI_Info_create(&info) != MPI_SUCCESS;
+    bad |= MPI_Info_set(info, "a", "1") != MPI_SUCCESS;
+    bad |= MPI_Info_set(info, "b", "two") != MPI_SUCCESS;
+    bad |= MPI_Info_dup(info, &copy) != MPI_SUCCESS;
+    bad |= MPI_Info_delete(info, "a") != MPI_SUCCESS;
+    bad |= MPI_Info_get_nkeys(copy, &nkeys) != MPI_SUCCESS || nkeys != 2;
+    bad |= MPI_Info_get_nthkey(copy, 1, key) != MPI_SUCCESS || strcmp(key, "b") != 0;
+    bad |= MPI_Info_get_string(copy, "b", &len, value, &flag) != MPI_SUCCESS || !flag ||
+           strcmp(value, "two") != 0;
+    bad |= MPI_Info_get_nkeys(info, &nkeys) != MPI_SUCCESS || nkeys != 1;
+    bad |= MPI_Info_free(&copy) != MPI_SUCCESS || copy != MPI_INFO_NULL;
+    bad |= MPI_Info_free(&info) != MPI_SUCCESS || info != MPI_INFO_NULL;
+    MPI_Errhandler eh = MPI_ERRORS_RETURN;
+    bad |= MPI_Errhandler_free(&eh) != MPI_SUCCESS || eh != MPI_ERRHANDLER_NULL;
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     int version = -1, subversion = -1;
@@ -79,7 +104,17 @@ int main(int argc, char **argv)
 
     check_version("before MPI_Init");
     check_library_version("before MPI_Init");
+    MTEST_CHECK(info_round_trip() == 0, "the info functions before MPI_Init");
+    MPI_Info kept = MPI_INFO_NULL;
+    MPI_Info_create(&kept);
+    MPI_Info_set(kept, "made", "before");
     mtest_init(&argc, &argv);
+    char made[16] = "";
+    int made_len = (int)sizeof(made), made_flag = 0;
+    MPI_Info_get_string(kept, "made", &made_len, made, &made_flag);
+    MTEST_CHECK(made_flag && strcmp(made, "before") == 0, "an info made before MPI_Init: \"%s\"",
+                made);
+    MPI_Info_free(&kept);
     check_version("after MPI_Init");
     check_library_version("after MPI_Init");
     if (mtest_is_manifold()) {
@@ -94,6 +129,10 @@ int main(int argc, char **argv)
     if (MPI_Get_version(&version, &subversion) != MPI_SUCCESS || version != MPI_VERSION ||
         subversion != MPI_SUBVERSION) {
         fprintf(stderr, "MPI_Get_version after MPI_Finalize gave %d.%d\n", version, subversion);
+        rc = 1;
+    }
+    if (info_round_trip() != 0) {
+        fprintf(stderr, "the info functions failed after MPI_Finalize\n");
         rc = 1;
     }
     return rc;
