@@ -165,8 +165,21 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     }
     mf_status_t status = hw ? mf_comm_split_hw(c, value[0] != '\0' ? value : NULL, key, &out)
                             : mf_comm_split_shared(c, shared, key, &out);
-    if (status != MF_OK)
+    if (status == MF_OK && out != NULL && shared && split_type != MPI_COMM_TYPE_SHARED)
+        status = mf_comm_set_resource_info(out, "mpi_shared_memory");
+    /* The unguided split also says in the caller's info which resource it chose. */
+    if (status == MF_OK && out != NULL && obj != NULL && split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        pthread_mutex_lock(&out->name_lock);
+        if (out->info != NULL &&
+            mf_info_get(out->info, "mpi_hw_resource_type", value, sizeof(value), &len))
+            status = mf_info_set(obj, "mpi_hw_resource_type", value);
+        pthread_mutex_unlock(&out->name_lock);
+    }
+    if (status != MF_OK) {
+        if (out != NULL)
+            mf_comm_free(out);
         return mf_err_from_status(c, status, func, "cannot create the communicator");
+    }
     *newcomm = out != NULL ? out : MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

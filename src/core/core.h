@@ -324,6 +324,9 @@ mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm
 /* Collective over parent: MPI_COMM_TYPE_HW_GUIDED with hwloc resource name `resource`, or
  * MPI_COMM_TYPE_HW_UNGUIDED when resource is NULL (core_hwtopo.c). *comm_p NULL: no group. */
 mf_status_t mf_comm_split_hw(mf_comm_t *parent, const char *resource, int key, mf_comm_t **comm_p);
+/* Record the resource type a hardware split chose in comm's info (key mpi_hw_resource_type),
+ * as the standard asks of the guided and unguided splits. */
+mf_status_t mf_comm_set_resource_info(mf_comm_t *comm, const char *name);
 void mf_comm_free(mf_comm_t *comm);
 /* Collective over `local` (MPI_Intercomm_create): an intercommunicator between local's group
  * and the group whose leader is `remote_leader` in `peer`. `peer` (NULL off the leader) links

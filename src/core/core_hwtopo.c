@@ -73,8 +73,7 @@ static int depth_of_name(hwloc_topology_t topo, const char *name)
     return depth;
 }
 
-/* Record the resource type on the new communicator, as the standard asks of both splits. */
-static mf_status_t set_resource_info(mf_comm_t *comm, const char *name)
+mf_status_t mf_comm_set_resource_info(mf_comm_t *comm, const char *name)
 {
     struct MPI_ABI_Info *info;
     mf_status_t status = mf_info_create(&info);
@@ -93,7 +92,8 @@ static mf_status_t split_at(mf_comm_t *node, int index, int key, const char *nam
 {
     mf_comm_t *out = NULL;
     mf_status_t status = mf_comm_split(node, index >= 0 ? index : MPI_UNDEFINED, key, &out);
-    if (status == MF_OK && out != NULL && (status = set_resource_info(out, name)) != MF_OK) {
+    if (status == MF_OK && out != NULL &&
+        (status = mf_comm_set_resource_info(out, name)) != MF_OK) {
         mf_comm_free(out);
         out = NULL;
     }
@@ -144,7 +144,7 @@ mf_status_t mf_comm_split_hw(mf_comm_t *parent, const char *resource, int key, m
     hwloc_topology_t topo = hw_topology();
     if (resource == NULL && node->size < parent->size) {
         /* Unguided across nodes: the node is the first level that divides. */
-        status = set_resource_info(node, "mpi_shared_memory");
+        status = mf_comm_set_resource_info(node, "mpi_shared_memory");
         if (status == MF_OK) {
             *comm_p = node;
             return MF_OK;

@@ -82,6 +82,14 @@ int main(int argc, char **argv)
         MPI_Comm_size(comm, &csize);
         MTEST_CHECK(csize == nsize, "mpi_shared_memory: %d processes, the node has %d", csize,
                     nsize);
+        MPI_Info used;
+        char kind[MPI_MAX_INFO_VAL] = "";
+        int len = MPI_MAX_INFO_VAL, flag = 0;
+        MPI_Comm_get_info(comm, &used);
+        MPI_Info_get_string(used, "mpi_hw_resource_type", &len, kind, &flag);
+        MPI_Info_free(&used);
+        MTEST_CHECK(flag && strcmp(kind, "mpi_shared_memory") == 0,
+                    "mpi_shared_memory: the communicator's info says \"%s\"", kind);
         MPI_Comm_free(&comm);
     }
 
@@ -160,8 +168,23 @@ int main(int argc, char **argv)
     if (comm != MPI_COMM_NULL)
         MPI_Comm_free(&comm);
 
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &comm);
+    /* the unguided split names the resource it chose in the caller's info and the new
+     * communicator's */
+    MPI_Info chosen;
+    MPI_Info_create(&chosen);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, chosen, &comm);
     if (comm != MPI_COMM_NULL) {
+        char in_arg[MPI_MAX_INFO_VAL] = "", in_comm[MPI_MAX_INFO_VAL] = "";
+        int len = MPI_MAX_INFO_VAL, flag = 0, flag2 = 0;
+        MPI_Info_get_string(chosen, "mpi_hw_resource_type", &len, in_arg, &flag);
+        MPI_Info used;
+        MPI_Comm_get_info(comm, &used);
+        len = MPI_MAX_INFO_VAL;
+        MPI_Info_get_string(used, "mpi_hw_resource_type", &len, in_comm, &flag2);
+        MPI_Info_free(&used);
+        MTEST_CHECK(flag && flag2 && strcmp(in_arg, in_comm) == 0,
+                    "unguided: resource \"%s\" in the info argument, \"%s\" on the communicator",
+                    in_arg, in_comm);
         MPI_Comm_size(comm, &csize);
         MTEST_CHECK(csize < wsize, "unguided: %d processes, not a strict subset of %d", csize,
                     wsize);
@@ -173,6 +196,7 @@ int main(int argc, char **argv)
         MTEST_CHECK(nsize == wsize && (!bound || ncpus == 1 || wsize == 1),
                     "unguided gave MPI_COMM_NULL although the processes can be divided");
     }
+    MPI_Info_free(&chosen);
     MPI_Comm_free(&node);
     return mtest_finalize(mtest_error_count());
 }
