@@ -34,6 +34,9 @@ int mf_err_raise(mf_comm_t *comm, int code);
 /* Hand `code` to the session's error handler (MPI_ERRORS_ARE_FATAL until set). Returns the code
  * when the handler returns. */
 int mf_err_raise_session(mf_session_t *session, int code);
+/* A user callback (`what`, e.g. "an attribute's delete callback") returned `code` during func:
+ * raise an error of code's class (MPI_ERR_OTHER when code is none) that says so. */
+int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code);
 /* The error class of an internal status (MPI_ERR_OTHER when none is closer). */
 int mf_err_class_of(mf_status_t status);
 /* Convert an internal status to an error code of the matching class and raise it on comm. */
@@ -72,12 +75,12 @@ int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt);
  * function, which raises the error. */
 
 int mf_check_initialized_fail(const char *func);
-int mf_check_comm_fail(const char *func, MPI_Comm handle);
+int mf_check_comm_fail(const char *func, const char *arg, MPI_Comm handle);
 int mf_check_count_fail(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
 int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
                            MPI_Count count, size_t *bytes_p);
 int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes);
-int mf_check_intra_fail(const char *func, mf_comm_t *comm);
+int mf_check_intra_fail(const char *func, const char *arg, mf_comm_t *comm);
 int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg);
 
 static inline int mf_check_initialized(const char *func)
@@ -87,21 +90,35 @@ static inline int mf_check_initialized(const char *func)
     return mf_check_initialized_fail(func);
 }
 
-static inline int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+/* `handle` (the argument named `arg`) is a communicator. */
+static inline int mf_check_comm_arg(const char *func, const char *arg, MPI_Comm handle,
+                                    mf_comm_t **comm_p)
 {
     mf_comm_t *comm = mf_comm_get(handle);
     if (MF_LIKELY(comm != NULL)) {
         *comm_p = comm;
         return MPI_SUCCESS;
     }
-    return mf_check_comm_fail(func, handle);
+    return mf_check_comm_fail(func, arg, handle);
 }
 
-/* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator. */
-static inline int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+static inline int mf_check_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+{
+    return mf_check_comm_arg(func, "comm", handle, comm_p);
+}
+
+/* The usual first checks of an entry point: MPI is initialised and `handle` is a communicator
+ * (the argument `arg`, or `comm`). */
+static inline int mf_check_init_comm_arg(const char *func, const char *arg, MPI_Comm handle,
+                                         mf_comm_t **comm_p)
 {
     int rc = mf_check_initialized(func);
-    return MF_LIKELY(rc == MPI_SUCCESS) ? mf_check_comm(func, handle, comm_p) : rc;
+    return MF_LIKELY(rc == MPI_SUCCESS) ? mf_check_comm_arg(func, arg, handle, comm_p) : rc;
+}
+
+static inline int mf_check_init_comm(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
+{
+    return mf_check_init_comm_arg(func, "comm", handle, comm_p);
 }
 
 static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *arg,
@@ -132,9 +149,14 @@ static inline int mf_check_buffer(const char *func, mf_comm_t *comm, const char 
 
 /* comm is an intracommunicator (MPI_ERR_COMM naming func otherwise): for the functions not
  * defined, or not yet supported, on intercommunicators. */
+static inline int mf_check_intra_arg(const char *func, const char *arg, mf_comm_t *comm)
+{
+    return MF_LIKELY(!mf_comm_is_inter(comm)) ? MPI_SUCCESS : mf_check_intra_fail(func, arg, comm);
+}
+
 static inline int mf_check_intra(const char *func, mf_comm_t *comm)
 {
-    return MF_LIKELY(!mf_comm_is_inter(comm)) ? MPI_SUCCESS : mf_check_intra_fail(func, comm);
+    return mf_check_intra_arg(func, "comm", comm);
 }
 
 static inline int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p, const char *arg)

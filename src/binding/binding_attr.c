@@ -110,12 +110,13 @@ int PMPI_Win_free_keyval(int *win_keyval)
     return keyval_free("MPI_Win_free_keyval", MF_KEYVAL_WIN, win_keyval);
 }
 
-/* Raise the error of a failed attribute operation: the callback's own code, or ours. */
+/* Raise the error of a failed attribute operation: the callback's (its class, naming the
+ * callback), or ours. */
 static int attr_error_kind(const char *func, mf_comm_t *comm, mf_keyval_kind_t kind,
                            mf_status_t status, int cb_err)
 {
     if (status == MF_ERR_OTHER && cb_err != MPI_SUCCESS)
-        return mf_err_raise(comm, cb_err);
+        return mf_err_callback(comm, func, "an attribute's copy or delete callback", cb_err);
     if (status == MF_ERR_INVALID)
         return bad_keyval(func, comm, kind, 0);
     return mf_err_from_status(comm, status, func, "cannot cache the attribute");

@@ -265,13 +265,14 @@ int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
     return MPI_SUCCESS;
 }
 
-static int check_inter(const char *func, mf_comm_t *comm)
+static int check_inter(const char *func, const char *arg, mf_comm_t *comm)
 {
     if (mf_comm_is_inter(comm))
         return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_COMM, func,
-                                          "argument comm is an intracommunicator, not an "
-                                          "intercommunicator"));
+                                          "argument %s is an intracommunicator, not an "
+                                          "intercommunicator",
+                                          arg));
 }
 
 #pragma weak MPI_Comm_remote_size = PMPI_Comm_remote_size
@@ -283,7 +284,7 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, size, "size");
     if (rc == MPI_SUCCESS)
-        rc = check_inter(func, c);
+        rc = check_inter(func, "comm", c);
     if (rc != MPI_SUCCESS)
         return rc;
     *size = c->remote_size;
@@ -299,7 +300,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, group, "group");
     if (rc == MPI_SUCCESS)
-        rc = check_inter(func, c);
+        rc = check_inter(func, "comm", c);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_group_t *out;
@@ -334,9 +335,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 {
     static const char func[] = "MPI_Intercomm_create";
     mf_comm_t *c = NULL, *out = NULL;
-    int rc = mf_check_init_comm(func, local_comm, &c);
+    int rc = mf_check_init_comm_arg(func, "local_comm", local_comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
+        rc = mf_check_intra_arg(func, "local_comm", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newintercomm, "newintercomm");
     if (rc == MPI_SUCCESS && (local_leader < 0 || local_leader >= c->size))
@@ -516,11 +517,11 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     static const char func[] = "MPI_Intercomm_merge";
     mf_comm_t *c = NULL, *out = NULL;
-    int rc = mf_check_init_comm(func, intercomm, &c);
+    int rc = mf_check_init_comm_arg(func, "intercomm", intercomm, &c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newintracomm, "newintracomm");
     if (rc == MPI_SUCCESS)
-        rc = check_inter(func, c);
+        rc = check_inter(func, "intercomm", c);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_comm_intercomm_merge(c, high, &out);

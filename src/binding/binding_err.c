@@ -261,6 +261,13 @@ int mf_err_class_of(mf_status_t status)
     }
 }
 
+int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code)
+{
+    int cls = code_class(code);
+    return mf_err_raise(comm, mf_err_code(cls > 0 ? cls : MPI_ERR_OTHER, func,
+                                          "%s returned error code %d", what, code));
+}
+
 int mf_err_from_status(mf_comm_t *comm, mf_status_t status, const char *func, const char *what)
 {
     return mf_err_raise(
@@ -317,13 +324,14 @@ int mf_check_session(const char *func, MPI_Session handle, mf_session_t **sessio
                                                 "initialized)"));
 }
 
-int mf_check_comm_fail(const char *func, MPI_Comm handle)
+int mf_check_comm_fail(const char *func, const char *arg, MPI_Comm handle)
 {
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_COMM, func, "argument comm: %s",
-                                          handle == MPI_COMM_NULL
-                                              ? "MPI_COMM_NULL is not a communicator"
-                                              : "not a valid communicator (freed or never "
-                                                "created)"));
+    const char *why = "not a valid communicator (freed or never created)";
+    if (handle == MPI_COMM_NULL)
+        why = "MPI_COMM_NULL is not a communicator";
+    else if (!mf_handle_is_predefined(handle) && handle->kind == MF_KIND_COMM_PENDING)
+        why = "the communicator of an MPI_Comm_idup whose request has not completed yet";
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_COMM, func, "argument %s: %s", arg, why));
 }
 
 int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
@@ -401,11 +409,12 @@ int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank)
                                           arg, rank, peer_what(comm), mf_comm_peer_size(comm)));
 }
 
-int mf_check_intra_fail(const char *func, mf_comm_t *comm)
+int mf_check_intra_fail(const char *func, const char *arg, mf_comm_t *comm)
 {
     return mf_err_raise(comm, mf_err_code(MPI_ERR_COMM, func,
-                                          "argument comm is an intercommunicator, which this "
-                                          "function does not support"));
+                                          "argument %s is an intercommunicator, which this "
+                                          "function does not support",
+                                          arg));
 }
 
 int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank)

@@ -160,10 +160,15 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
     int rc = check_info(func, info, 0, &obj);
     if (rc == MPI_SUCCESS)
         rc = check_key(func, key);
-    if (rc == MPI_SUCCESS &&
-        (buflen == NULL || flag == NULL || *buflen < 0 || (*buflen > 0 && value == NULL)))
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, buflen, "buflen");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
+    if (rc == MPI_SUCCESS && *buflen < 0)
         rc = mf_err_raise(
-            NULL, mf_err_code(MPI_ERR_ARG, func, "arguments buflen, value or flag are invalid"));
+            NULL, mf_err_code(MPI_ERR_ARG, func, "argument *buflen=%d is negative", *buflen));
+    if (rc == MPI_SUCCESS && *buflen > 0)
+        rc = mf_check_ptr(func, NULL, value, "value");
     if (rc != MPI_SUCCESS)
         return rc;
     size_t len;
@@ -181,9 +186,13 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
     int rc = check_info(func, info, 0, &obj);
     if (rc == MPI_SUCCESS)
         rc = check_key(func, key);
-    if (rc == MPI_SUCCESS && (valuelen < 0 || value == NULL || flag == NULL))
+    if (rc == MPI_SUCCESS && valuelen < 0)
         rc = mf_err_raise(
-            NULL, mf_err_code(MPI_ERR_ARG, func, "arguments valuelen, value or flag are invalid"));
+            NULL, mf_err_code(MPI_ERR_ARG, func, "argument valuelen=%d is negative", valuelen));
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, value, "value");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
     if (rc != MPI_SUCCESS)
         return rc;
     size_t len;
@@ -200,8 +209,10 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
     int rc = check_info(func, info, 0, &obj);
     if (rc == MPI_SUCCESS)
         rc = check_key(func, key);
-    if (rc == MPI_SUCCESS && (valuelen == NULL || flag == NULL))
-        rc = mf_check_ptr(func, NULL, NULL, "valuelen or flag");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, valuelen, "valuelen");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, flag, "flag");
     if (rc != MPI_SUCCESS)
         return rc;
     size_t len;

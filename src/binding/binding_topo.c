@@ -38,9 +38,10 @@ static int check_topo_comm(const char *func, MPI_Comm comm, int type, mf_comm_t 
         *topo_p = topo;
         return MPI_SUCCESS;
     }
-    return mf_err_raise(*comm_p,
-                        mf_err_code(MPI_ERR_TOPOLOGY, func, "argument comm: has no %s topology%s",
-                                    topo_name(type), topo == NULL ? " (it has none)" : ""));
+    return mf_err_raise(*comm_p, mf_err_code(MPI_ERR_TOPOLOGY, func,
+                                             "argument comm: needs %s topology, and it has %s",
+                                             topo_name(type),
+                                             topo == NULL ? "none" : topo_name(topo->type)));
 }
 
 /* An array argument of n entries: NULL is only allowed when n is 0. */
@@ -133,9 +134,9 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
     static const char func[] = "MPI_Cart_create";
     mf_comm_t *c = NULL;
     int n = 0;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_arg(func, "comm_old", comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
+        rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_cart, "comm_cart");
     if (rc == MPI_SUCCESS)
@@ -441,9 +442,9 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
 {
     static const char func[] = "MPI_Graph_create";
     mf_comm_t *c = NULL;
-    int rc = mf_check_init_comm(func, comm, &c);
+    int rc = mf_check_init_comm_arg(func, "comm_old", comm, &c);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
+        rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_graph, "comm_graph");
     if (rc == MPI_SUCCESS)
@@ -621,9 +622,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     static const char func[] = "MPI_Dist_graph_create_adjacent";
     mf_comm_t *c = NULL;
     int win = 0, wout = 0;
-    int rc = mf_check_init_comm(func, comm_old, &c);
+    int rc = mf_check_init_comm_arg(func, "comm_old", comm_old, &c);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
+        rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
     if (rc == MPI_SUCCESS)
@@ -746,9 +747,9 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     static const char func[] = "MPI_Dist_graph_create";
     mf_comm_t *c = NULL;
     int weighted = 0, dummy = 0;
-    int rc = mf_check_init_comm(func, comm_old, &c);
+    int rc = mf_check_init_comm_arg(func, "comm_old", comm_old, &c);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c);
+        rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
     if (rc == MPI_SUCCESS)

@@ -79,12 +79,12 @@ int main(int argc, char **argv)
     MPI_Comm_create_keyval(copy_fails, delete_may_fail, &k, NULL);
     MPI_Comm_set_attr(dup, k, &flag);
     rc = MPI_Comm_dup(dup, &out);
-    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "");
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Comm_dup");
     MTEST_CHECK(out == MPI_COMM_NULL, "failed MPI_Comm_dup set newcomm");
     rc = MPI_Comm_delete_attr(dup, k);
-    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "");
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Comm_delete_attr");
     rc = MPI_Comm_free(&dup);
-    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "");
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Comm_free");
     MTEST_CHECK(dup != MPI_COMM_NULL, "MPI_Comm_free reset the handle although it failed");
     fail_delete = 0;
     rc = MPI_Comm_free(&dup);

@@ -117,7 +117,7 @@ int main(int argc, char **argv)
     fail_copy = 1;
     rc = MPI_Type_dup(dup, &dup2);
     fail_copy = 0;
-    MTEST_CHECK(rc == MPI_ERR_OTHER, "MPI_Type_dup with a failing copy callback returned %d", rc);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Type_dup");
     MTEST_CHECK(dup2 == MPI_DATATYPE_NULL, "MPI_Type_dup set newtype although it failed");
     log_len = 0;
 
@@ -127,8 +127,7 @@ int main(int argc, char **argv)
         fail_delete = 1;
         rc = MPI_Type_free(&dup);
         fail_delete = 0;
-        MTEST_CHECK(rc == MPI_ERR_OTHER, "MPI_Type_free with a failing delete callback returned %d",
-                    rc);
+        MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Type_free");
         expect_log("da", "failed free");
         expect_attr(dup, k_user, a, "after a failed free");
     }

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 
     if (mtest_is_manifold()) { /* MPICH 5 crashes here */
         rc = MPI_Intercomm_merge(local, 0, &merged);
-        MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Intercomm_merge");
+        MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Intercomm_merge: argument intercomm");
     }
     if (mtest_is_manifold()) { /* MPICH 5 answers */
         int n;
@@ -48,6 +48,11 @@ int main(int argc, char **argv)
 
     rc = MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, low ? half : 0, 1, &inter);
     MTEST_CHECK(rc == MPI_SUCCESS, "valid MPI_Intercomm_create failed");
+    if (mtest_is_manifold()) { /* the message names the argument that is wrong */
+        MPI_Comm again = MPI_COMM_NULL;
+        rc = MPI_Intercomm_create(inter, 0, MPI_COMM_WORLD, 0, 2, &again);
+        MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Intercomm_create: argument local_comm");
+    }
     int rsize;
     MPI_Comm_remote_size(inter, &rsize);
     int v = 0, v2 = 0;

@@ -44,7 +44,9 @@ int main(int argc, char **argv)
     rc = MPI_Dist_graph_neighbors_count(MPI_COMM_WORLD, &a, &b, &c);
     check(rc, MPI_ERR_TOPOLOGY, "MPI_Dist_graph_neighbors_count");
     rc = MPI_Cart_shift(MPI_COMM_WORLD, 0, 1, &a, &b);
-    check(rc, MPI_ERR_TOPOLOGY, "MPI_Cart_shift");
+    check(rc, MPI_ERR_TOPOLOGY,
+          "MPI_Cart_shift: argument comm: needs a Cartesian topology, and it "
+          "has none");
 
     /* bad shapes */
     int dims[2] = {size, 1}, periods[2] = {0, 0};
@@ -104,7 +106,9 @@ int main(int argc, char **argv)
         rc = MPI_Graph_neighbors_count(graph, 1, &v);
         check(rc, MPI_ERR_RANK, "MPI_Graph_neighbors_count");
         rc = MPI_Cart_get(graph, 1, &a, &b, &c);
-        check(rc, MPI_ERR_TOPOLOGY, "MPI_Cart_get");
+        /* the message says which topology it has */
+        check(rc, MPI_ERR_TOPOLOGY,
+              "MPI_Cart_get: argument comm: needs a Cartesian topology, and it has a graph");
         MPI_Comm_free(&graph);
     }
 
