@@ -163,10 +163,30 @@ static void iflush_poll(mf_request_t *req)
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
 }
 
-/* pool NULL: nothing attached there, so nothing to wait for. */
+/* A communicator's buffer goes with the communicator, which MPI_Comm_free may release while
+ * the flush is pending: the request holds the communicator and reads its buffer when it
+ * polls. */
+static void iflush_poll_comm(mf_request_t *req)
+{
+    mf_comm_t *c = mf_greq_arg(req);
+    mf_bsend_pool_t *pool = atomic_load_explicit(&c->bsend_pool, memory_order_acquire);
+    if (pool == NULL || mf_bsend_pool_idle(pool))
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+}
+
+static int iflush_release_comm(void *arg)
+{
+    mf_comm_release(arg);
+    return MPI_SUCCESS;
+}
+
+/* The buffer of communicator c, or else `pool`; NULL: nothing attached there, so nothing to
+ * wait for. */
 static int flush(const char *func, mf_comm_t *c, mf_session_t *s, mf_bsend_pool_t *pool,
                  MPI_Request *request)
 {
+    if (c != NULL)
+        pool = atomic_load_explicit(&c->bsend_pool, memory_order_acquire);
     if (request == NULL) {
         if (pool != NULL)
             mf_bsend_pool_flush(pool);
@@ -174,7 +194,16 @@ static int flush(const char *func, mf_comm_t *c, mf_session_t *s, mf_bsend_pool_
     }
     static mf_bsend_pool_t none = {.lock = PTHREAD_MUTEX_INITIALIZER};
     mf_request_t *req = NULL;
-    if (mf_greq_start_polled(iflush_poll, pool != NULL ? pool : &none, &req) != MF_OK)
+    mf_status_t status;
+    if (c != NULL) {
+        mf_comm_hold(c);
+        status = mf_greq_start_polled(iflush_poll_comm, iflush_release_comm, c, &req);
+        if (status != MF_OK)
+            mf_comm_release(c);
+    } else {
+        status = mf_greq_start_polled(iflush_poll, NULL, pool != NULL ? pool : &none, &req);
+    }
+    if (status != MF_OK)
         return raise_on(c, s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     *request = req;
     return MPI_SUCCESS;
@@ -208,7 +237,7 @@ static int comm_flush(const char *func, MPI_Comm comm, MPI_Request *request, int
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    return flush(func, c, NULL, atomic_load(&c->bsend_pool), request);
+    return flush(func, c, NULL, NULL, request);
 }
 
 #pragma weak MPI_Comm_flush_buffer = PMPI_Comm_flush_buffer

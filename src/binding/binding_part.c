@@ -17,8 +17,10 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
     mf_comm_t *c = NULL;
     size_t bytes = 0;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_intra(func, c); /* not yet on intercommunicators */
+    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
+        rc = mf_err_raise(c, mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func,
+                                         "partitioned communication on an intercommunicator is "
+                                         "not implemented yet"));
     if (rc != MPI_SUCCESS)
         return rc;
     if (partitions < 1 || partitions > MF_PART_MAX_PARTS)
@@ -182,6 +184,13 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
     static const char func[] = "MPI_Parrived";
+    if (request == MPI_REQUEST_NULL && mf_is_initialized()) {
+        /* a null request has nothing to wait for: flag true (MPI-4.1 4.2.2) */
+        int rc = mf_check_ptr(func, NULL, flag, "flag");
+        if (rc == MPI_SUCCESS)
+            *flag = 1;
+        return rc;
+    }
     int rc = check_part_request(func, request, 0);
     if (rc != MPI_SUCCESS)
         return rc;

@@ -66,6 +66,20 @@ static int raise_request_error(const char *func, MPI_Request r, int err)
     return mf_err_raise(r->comm, mf_err_code(err, func, "the request's operation failed"));
 }
 
+/* The status of a complete request that stays as it is (MPI_Request_get_status and _any): the
+ * error of its operation is returned as MPI_Test would (after a generalized request's
+ * query_fn, whose result it is). */
+static int peek_status(const char *func, MPI_Request r, MPI_Status *status)
+{
+    mf_request_fill_status(r, status);
+    int err = mf_request_error(r);
+    if (MF_LIKELY(err == MPI_SUCCESS))
+        return MPI_SUCCESS;
+    char why[160];
+    mf_binding_failure_reason(r, "the request's operation failed", why, sizeof(why));
+    return mf_err_raise(r->comm, mf_err_code(err, func, "%s", why));
+}
+
 /* Complete request *rp (known to be done), fill status, free it. Returns the error class. */
 static int complete_one(MPI_Request *rp, MPI_Status *status)
 {
@@ -181,9 +195,7 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (!mf_request_is_complete(request))
         mf_progress_test(request->vci);
     *flag = mf_request_is_complete(request);
-    if (*flag)
-        mf_request_fill_status(request, status);
-    return MPI_SUCCESS;
+    return *flag ? peek_status(func, request, status) : MPI_SUCCESS;
 }
 
 /* One pass over the array: index of a completed active request, or -1; *nactive_p counts the
@@ -220,11 +232,13 @@ static void progress_requests(int count, MPI_Request reqs[], int *polls)
  * request left as it is (neither freed nor made inactive), as MPI_Request_get_status does for
  * one. */
 static int get_status_checks(const char *func, int count, const MPI_Request reqs[],
-                             const void *out1, const void *out2)
+                             const void *out1, const void *out2, const char *names[2])
 {
     int rc = check_requests(func, count, (MPI_Request *)reqs);
-    if (rc == MPI_SUCCESS && (out1 == NULL || (count > 0 && out2 == NULL)))
-        rc = mf_check_ptr(func, NULL, NULL, "an output argument");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, out1, names[0]);
+    if (rc == MPI_SUCCESS && count > 0)
+        rc = mf_check_ptr(func, NULL, out2, names[1]);
     return rc;
 }
 
@@ -249,7 +263,8 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
                                 int *flag, MPI_Status *status)
 {
     static const char func[] = "MPI_Request_get_status_any";
-    int rc = get_status_checks(func, count, array_of_requests, flag, index);
+    int rc = get_status_checks(func, count, array_of_requests, flag, index,
+                               (const char *[]){"flag", "index"});
     if (rc == MPI_SUCCESS && index == NULL)
         rc = mf_check_ptr(func, NULL, index, "index");
     if (rc != MPI_SUCCESS)
@@ -265,8 +280,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
         if (!req_inactive(r) && mf_request_is_complete(r)) {
             *index = i;
             *flag = 1;
-            mf_request_fill_status(r, status);
-            return MPI_SUCCESS;
+            return peek_status(func, r, status);
         }
     }
     *flag = 0;
@@ -281,11 +295,13 @@ static int status_of(MPI_Request r, MPI_Status statuses[], int n)
             mf_status_set_empty(&statuses[n]);
         return MPI_SUCCESS;
     }
+    /* the status first: a generalized request's query_fn, run even when statuses are ignored,
+     * decides its error */
+    MPI_Status *st = statuses != MPI_STATUSES_IGNORE ? &statuses[n] : MPI_STATUS_IGNORE;
+    mf_request_fill_status(r, st);
     int err = mf_request_error(r);
-    if (statuses != MPI_STATUSES_IGNORE) {
-        mf_request_fill_status(r, &statuses[n]);
-        statuses[n].MPI_ERROR = err;
-    }
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = err;
     return err;
 }
 
@@ -302,7 +318,8 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
                                 MPI_Status array_of_statuses[])
 {
     static const char func[] = "MPI_Request_get_status_all";
-    int rc = get_status_checks(func, count, array_of_requests, flag, flag);
+    int rc = get_status_checks(func, count, array_of_requests, flag, flag,
+                               (const char *[]){"flag", "flag"});
     if (rc != MPI_SUCCESS)
         return rc;
     progress_unfinished(count, array_of_requests);
@@ -326,7 +343,8 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
                                  int array_of_indices[], MPI_Status array_of_statuses[])
 {
     static const char func[] = "MPI_Request_get_status_some";
-    int rc = get_status_checks(func, incount, array_of_requests, outcount, array_of_indices);
+    int rc = get_status_checks(func, incount, array_of_requests, outcount, array_of_indices,
+                               (const char *[]){"outcount", "array_of_indices"});
     if (rc != MPI_SUCCESS)
         return rc;
     if (progress_unfinished(incount, array_of_requests) == 0) {
@@ -522,9 +540,17 @@ static int start_one(const char *func, MPI_Request r)
     mf_status_t st = mf_part_is_part(r)       ? mf_part_start(r)
                      : r->type == MF_REQ_COLL ? mf_sched_start(r)
                                               : mf_pt2pt_start(r);
-    if (st != MF_OK)
-        return mf_err_from_status(r->comm, st, func, "cannot start the operation");
-    return MPI_SUCCESS;
+    if (st == MF_OK)
+        return MPI_SUCCESS;
+    if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NOT_FOUND)
+        return mf_err_raise(r->comm, mf_err_code(MPI_ERR_BUFFER, func,
+                                                 "no buffer is attached for the buffered send"));
+    if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NO_MEMORY)
+        return mf_err_raise(r->comm, mf_err_code(MPI_ERR_BUFFER, func,
+                                                 "the attached buffer has no room for %zu bytes "
+                                                 "(plus MPI_BSEND_OVERHEAD)",
+                                                 r->buf_len));
+    return mf_err_from_status(r->comm, st, func, "cannot start the operation");
 }
 
 #pragma weak MPI_Start = PMPI_Start
@@ -571,9 +597,12 @@ int PMPI_Request_free(MPI_Request *request)
                                         "argument request is an active collective operation; "
                                         "complete it before freeing it"));
     if ((*request)->type == MF_REQ_GREQ) {
-        mf_greq_free(*request);
+        MPI_Request r = *request;
         *request = MPI_REQUEST_NULL;
-        return MPI_SUCCESS;
+        int err = mf_greq_free(r); /* free_fn's error, when it ran now */
+        return err == MPI_SUCCESS
+                   ? MPI_SUCCESS
+                   : mf_err_callback(NULL, func, "the generalized request's free_fn", err);
     }
     if (mf_part_is_part(*request)) {
         /* Partitioned requests may only be freed while inactive (MPI-4.0 section 4.2). */

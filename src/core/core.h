@@ -588,13 +588,18 @@ mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
                           mf_request_t **req_p);
 void mf_greq_complete(mf_request_t *req);
 /* A request of the library's own that completes when poll (called by every completion check
- * while not done) finds its work finished and sets op.done; `arg` is mf_greq_arg's. */
-mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req), void *arg, mf_request_t **req_p);
+ * while not done) finds its work finished and sets op.done; `arg` is mf_greq_arg's, and
+ * `release` (or NULL) is called with it when the request goes. Freed by the user, it goes at
+ * once. */
+mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req),
+                                 MPI_Grequest_free_function *release, void *arg,
+                                 mf_request_t **req_p);
 void *mf_greq_arg(const mf_request_t *req);
 int mf_greq_query(mf_request_t *req, MPI_Status *status);
 int mf_greq_error(const mf_request_t *req);
 int mf_greq_finish(mf_request_t *req, int err);
-void mf_greq_free(mf_request_t *req);
+/* MPI_Request_free: returns free_fn's error when the request goes now. */
+int mf_greq_free(mf_request_t *req);
 int mf_greq_cancel(mf_request_t *req);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
  * The progress loops call the first, so a collective moves on whatever request is waited for. */

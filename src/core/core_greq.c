@@ -47,9 +47,11 @@ mf_status_t mf_greq_start(MPI_Grequest_query_function *query_fn,
     return MF_OK;
 }
 
-mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req), void *arg, mf_request_t **req_p)
+mf_status_t mf_greq_start_polled(void (*poll)(mf_request_t *req),
+                                 MPI_Grequest_free_function *release, void *arg,
+                                 mf_request_t **req_p)
 {
-    mf_status_t status = mf_greq_start(NULL, NULL, NULL, arg, req_p);
+    mf_status_t status = mf_greq_start(NULL, release, NULL, arg, req_p);
     if (status == MF_OK)
         (*req_p)->poll = poll;
     return status;
@@ -111,16 +113,19 @@ int mf_greq_finish(mf_request_t *req, int err)
     return err != MPI_SUCCESS ? err : free_err;
 }
 
-void mf_greq_free(mf_request_t *req)
+int mf_greq_free(mf_request_t *req)
 {
+    /* The library's own polled requests only watch work that goes on without them: they go
+     * at once, done or not (nothing else would release them). */
+    if (req->poll != greq_poll)
+        return greq_release(req);
     mf_vci_t *vci = req->vci;
     mf_vci_lock(vci);
     int done = mf_vci_op_is_done(&req->op);
     if (!done)
         req->user_freed = 1; /* released by MPI_Grequest_complete */
     mf_vci_unlock(vci);
-    if (done)
-        greq_release(req);
+    return done ? greq_release(req) : MPI_SUCCESS;
 }
 
 int mf_greq_cancel(mf_request_t *req)

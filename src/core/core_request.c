@@ -441,7 +441,7 @@ void mf_request_fill_status(mf_request_t *req, MPI_Status *status)
         return;
     }
     if (req->persistent && req->peer == MPI_PROC_NULL) {
-        if (req->type == MF_REQ_RECV)
+        if (req->type == MF_REQ_RECV || req->type == MF_REQ_PRECV)
             mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
         else
             mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);

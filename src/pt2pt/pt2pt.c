@@ -596,7 +596,7 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
             status = bsend_start(req->buf, req->buf_len, req->peer, req->tag, comm, ctx);
         mf_vci_op_reset(&req->op, NULL);
         req->op.length = 0;
-        req->active = 1;
+        req->active = status == MF_OK; /* a failed start leaves it inactive, as below */
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
         return status;
     }

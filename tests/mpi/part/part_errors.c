@@ -5,7 +5,8 @@
  * an out-of-range partition in MPI_Pready, MPI_Pready_range and MPI_Pready_list, a partition
  * marked ready twice, MPI_Parrived on a send request, MPI_Pready on a receive request,
  * MPI_Request_free on an active request, and bad arguments to MPI_Psend_init. The exchange
- * then completes normally on MPI_COMM_SELF.
+ * then completes normally on MPI_COMM_SELF. Not errors: MPI_Parrived of MPI_REQUEST_NULL (flag
+ * true, MPI-4.1 4.2.2) and a receive from MPI_PROC_NULL (the null process's status).
  */
 #include "mtest.h"
 
@@ -57,5 +58,19 @@ int main(int argc, char **argv)
     MTEST_CHECK_ERR(MPI_Pready(0, sreq), MPI_ERR_REQUEST, "MPI_Pready");
     MTEST_CHECK(MPI_Request_free(&sreq) == MPI_SUCCESS && MPI_Request_free(&rreq) == MPI_SUCCESS,
                 "MPI_Request_free of inactive partitioned requests failed");
+
+    int flag = 0;
+    MTEST_CHECK(MPI_Parrived(MPI_REQUEST_NULL, 0, &flag) == MPI_SUCCESS && flag == 1,
+                "MPI_Parrived(MPI_REQUEST_NULL): flag %d", flag);
+    MPI_Status st;
+    MPI_Precv_init(rbuf, 2, 4, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_SELF, MPI_INFO_NULL, &rreq);
+    MPI_Start(&rreq);
+    MPI_Wait(&rreq, &st);
+    int n = -1;
+    MPI_Get_count(&st, MPI_INT, &n);
+    MTEST_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && n == 0,
+                "a partitioned receive from MPI_PROC_NULL: source %d tag %d count %d",
+                st.MPI_SOURCE, st.MPI_TAG, n);
+    MPI_Request_free(&rreq);
     return mtest_finalize(0);
 }

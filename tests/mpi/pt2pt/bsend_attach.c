@@ -5,8 +5,10 @@
  * fails without it: a communicator with a buffer too small for a message gives MPI_ERR_BUFFER
  * although the process's is large, and a communicator without one falls back to the
  * process's. MPI_BUFFER_AUTOMATIC lifts the limit. Flushes (blocking and not) wait until the
- * buffered messages are out; detach gives back what was attached. Errors: attaching twice and
- * detaching nothing are MPI_ERR_BUFFER.
+ * buffered messages are out; detach gives back what was attached; a pending iflush outlives
+ * MPI_Comm_free of its communicator, and one freed while pending goes (no leak). Errors:
+ * attaching twice and detaching nothing are MPI_ERR_BUFFER, and so is MPI_Start of a
+ * persistent buffered send with no buffer, which leaves the request inactive.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +134,36 @@ int main(int argc, char **argv)
         MPI_Comm_free(&derived[i]);
     }
     MPI_Session_flush_buffer(session);
+
+    /* a pending iflush of a communicator's buffer outlives the communicator */
+    MPI_Comm doomed;
+    MPI_Comm_dup(MPI_COMM_WORLD, &doomed);
+    MPI_Comm_attach_buffer(doomed, comm_buf, SMALL + MPI_BSEND_OVERHEAD);
+    MPI_Bsend(data, 4, MPI_INT, peer, 20, doomed);
+    rc = MPI_Comm_iflush_buffer(doomed, &req);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Comm_iflush_buffer: rc %d", rc);
+    MPI_Recv(got, 4, MPI_INT, from, 20, doomed, MPI_STATUS_IGNORE);
+    MPI_Comm_free(&doomed);
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    MTEST_CHECK(rc == MPI_SUCCESS && req == MPI_REQUEST_NULL, "iflush after MPI_Comm_free: rc %d",
+                rc);
+    /* freed while pending: goes at once */
+    rc = MPI_Buffer_iflush(&req);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Request_free(&req);
+    MTEST_CHECK(rc == MPI_SUCCESS && req == MPI_REQUEST_NULL, "freeing an iflush: rc %d", rc);
+
+    /* a persistent buffered send with no buffer (MPI_COMM_WORLD has none, the process's is
+     * detached): MPI_ERR_BUFFER, and the request stays inactive */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Request pers;
+    MPI_Bsend_init(data, 4, MPI_INT, peer, 21, MPI_COMM_WORLD, &pers);
+    rc = MPI_Start(&pers);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Start");
+    rc = MPI_Start(&pers);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Start"); /* not "already active" */
+    MPI_Request_free(&pers);
+
     rc = MPI_Session_detach_buffer(session, &back, &back_size);
     MTEST_CHECK(rc == MPI_SUCCESS && back == session_buf && back_size == BIG,
                 "MPI_Session_detach_buffer: rc %d", rc);

@@ -5,6 +5,8 @@
  * must be false. Once complete, the flag is true with the
  * full status (source, tag, count), repeatedly; the handle is still valid, and MPI_Wait
  * then frees it and returns the same status. On a send request it reports completion too.
+ * A receive whose message was truncated makes MPI_Request_get_status and _any return
+ * MPI_ERR_TRUNCATE, as MPI_Test would, and leaves the request for MPI_Wait.
  */
 #include "mtest.h"
 
@@ -55,6 +57,22 @@ static void receiver(void)
             break;
         }
     }
+
+    /* a truncated receive: the status queries report the error */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Irecv(buf, 2, MPI_INT, 0, TAG_DATA, MPI_COMM_WORLD, &req);
+    MPI_Send(NULL, 0, MPI_BYTE, 0, TAG_GO, MPI_COMM_WORLD);
+    int rc = MPI_SUCCESS;
+    flag = 0;
+    while (!flag)
+        rc = MPI_Request_get_status(req, &flag, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Request_get_status");
+    int index = -1;
+    rc = MPI_Request_get_status_any(1, &req, &index, &flag, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Request_get_status_any");
+    MTEST_CHECK(req != MPI_REQUEST_NULL && index == 0, "the request went: index %d", index);
+    rc = MPI_Wait(&req, &status);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Wait");
 }
 
 static void sender(void)
@@ -72,6 +90,9 @@ static void sender(void)
     }
     MTEST_CHECK(req != MPI_REQUEST_NULL, "MPI_Request_get_status freed the send request");
     MPI_Wait(&req, MPI_STATUS_IGNORE);
+    /* too long for the receiver's buffer of 2 */
+    MPI_Recv(NULL, 0, MPI_BYTE, 1, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Send(buf, 5, MPI_INT, 1, TAG_DATA, MPI_COMM_WORLD);
 }
 
 int main(int argc, char **argv)

@@ -5,15 +5,18 @@
  * MPI_Request_get_status call query_fn for the status (source, tag, count, cancelled) and
  * return its code; free_fn runs once, when the request is freed (also when MPI_Request_free
  * came before the completion); MPI_Cancel calls cancel_fn with whether it had completed; a
- * second thread may complete it while the first waits. Errors: MPI_Grequest_complete on a
- * request that is not generalized or completed twice is MPI_ERR_REQUEST.
+ * second thread may complete it while the first waits. query_fn's error is what
+ * MPI_Request_get_status and its array forms return (MPI_ERR_IN_STATUS for _all, with the
+ * statuses ignored too), free_fn's what MPI_Request_free returns. Errors:
+ * MPI_Grequest_complete on a request that is not generalized or completed twice is
+ * MPI_ERR_REQUEST.
  */
 #include <pthread.h>
 
 #include "mtest.h"
 
 typedef struct state {
-    int queries, frees, cancels, last_complete, code;
+    int queries, frees, cancels, last_complete, code, free_code;
 } state_t;
 
 static int query_fn(void *extra, MPI_Status *status)
@@ -29,8 +32,9 @@ static int query_fn(void *extra, MPI_Status *status)
 
 static int free_fn(void *extra)
 {
-    ((state_t *)extra)->frees++;
-    return MPI_SUCCESS;
+    state_t *s = extra;
+    s->frees++;
+    return s->free_code;
 }
 
 static int cancel_fn(void *extra, int complete)
@@ -110,6 +114,39 @@ int main(int argc, char **argv)
     MPI_Grequest_complete(keep);
     MTEST_CHECK(s3.frees == 1 && s3.queries == 0, "completion after free: frees %d queries %d",
                 s3.frees, s3.queries);
+
+    /* query_fn's error through the status queries, which leave the request as it is */
+    state_t s5 = {0};
+    s5.code = MPI_ERR_OTHER;
+    MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s5, &req);
+    MPI_Grequest_complete(req);
+    rc = MPI_Request_get_status(req, &flag, &st);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Request_get_status");
+    int index = -1;
+    rc = MPI_Request_get_status_any(1, &req, &index, &flag, &st);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Request_get_status_any");
+    rc = MPI_Request_get_status_all(1, &req, &flag, sts);
+    MTEST_CHECK(rc == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_ERR_OTHER,
+                "get_status_all: rc %d error %d", rc, sts[0].MPI_ERROR);
+    int queries = s5.queries;
+    rc = MPI_Request_get_status_all(1, &req, &flag, MPI_STATUSES_IGNORE);
+    MTEST_CHECK(rc == MPI_ERR_IN_STATUS && s5.queries == queries + 1,
+                "get_status_all, statuses ignored: rc %d, query_fn ran %d times", rc,
+                s5.queries - queries);
+    int outcount = -1, indices[1];
+    rc = MPI_Request_get_status_some(1, &req, &outcount, indices, sts);
+    MTEST_CHECK(rc == MPI_ERR_IN_STATUS && outcount == 1 && sts[0].MPI_ERROR == MPI_ERR_OTHER,
+                "get_status_some: rc %d outcount %d", rc, outcount);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+
+    /* free_fn's error through MPI_Request_free of a completed request */
+    state_t s6 = {0};
+    s6.free_code = MPI_ERR_OTHER;
+    MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s6, &req);
+    MPI_Grequest_complete(req);
+    rc = MPI_Request_free(&req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_OTHER, "MPI_Request_free");
+    MTEST_CHECK(req == MPI_REQUEST_NULL && s6.frees == 1, "free_fn ran %d times", s6.frees);
 
     /* Completed by another thread while this one waits. */
     if (provided == MPI_THREAD_MULTIPLE) {
