@@ -245,8 +245,17 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     pthread_mutex_lock(&c->name_lock);
     mf_status_t status = c->info != NULL ? mf_info_dup(c->info, &out) : mf_info_create(&out);
     pthread_mutex_unlock(&c->name_lock);
-    if (status != MF_OK)
+    /* Traffic spread by source or tag cannot go back to one VCI: a later MPI_Comm_set_info
+     * of "false" leaves those assertions in effect, and the info says so. */
+    if (status == MF_OK && (c->spread_by & MF_HINT_NO_ANY_SOURCE))
+        status = mf_info_set(out, "mpi_assert_no_any_source", "true");
+    if (status == MF_OK && (c->spread_by & MF_HINT_NO_ANY_TAG))
+        status = mf_info_set(out, "mpi_assert_no_any_tag", "true");
+    if (status != MF_OK) {
+        if (out != NULL)
+            mf_info_free(out);
         return mf_err_from_status(c, status, func, "cannot copy the hints");
+    }
     *info_used = out;
     return MPI_SUCCESS;
 }

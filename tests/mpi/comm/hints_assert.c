@@ -17,6 +17,8 @@
  * - MPI_Comm_set_info adding the assertions after traffic has completed, and while a small
  *   and a large message sent before it are still unreceived: they are received afterwards,
  *   before the messages sent after set_info on the same (source, tag).
+ * - MPI_Comm_set_info setting them back to "false": MPI_Comm_get_info reports what is in
+ *   effect, so "true" exactly when a receive with MPI_ANY_SOURCE is still refused.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -304,6 +306,25 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS, "set_info after traffic returned %d", rc);
     expect_hint("set_info after traffic", late, "mpi_assert_no_any_tag");
     traffic("set_info after traffic", late, 1, 0);
+    /* lifted again: the info says whether the assertion is still in effect */
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "false");
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "false");
+    MPI_Comm_set_info(late, info);
+    MPI_Info_free(&info);
+    MPI_Comm_set_errhandler(late, MPI_ERRORS_RETURN);
+    MPI_Request wild;
+    int sink = 0;
+    rc = MPI_Irecv(&sink, 1, MPI_INT, MPI_ANY_SOURCE, 99, late, &wild);
+    if (rc == MPI_SUCCESS) {
+        MPI_Cancel(&wild);
+        MPI_Wait(&wild, MPI_STATUS_IGNORE);
+    }
+    char value[64];
+    get_hint(late, "mpi_assert_no_any_source", value, sizeof(value));
+    MTEST_CHECK(!g_manifold || strcmp(value, rc == MPI_SUCCESS ? "false" : "true") == 0,
+                "after lifting the assertion, MPI_ANY_SOURCE %s but the info says '%s'",
+                rc == MPI_SUCCESS ? "works" : "is refused", value);
     MPI_Comm_free(&late);
 
     pending_across_set_info();
