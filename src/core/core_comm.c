@@ -111,12 +111,12 @@ static void vci_release(int index)
     pthread_mutex_unlock(&comms.lock);
 }
 
-static void comm_destroy(mf_comm_t *comm)
+/* What a communicator object owns in memory, then the object back to the pool (not its
+ * context id, VCI use, shared memory or local_comm: comm_destroy and pending_discard differ
+ * there). */
+static void comm_object_free(mf_comm_t *comm)
 {
-    mf_coll_shm_free(comm);
     mf_handle_forget(comm);
-    ctx_release(comm->context_id);
-    vci_release(mf_vci_index(comm->vci));
     mf_errhandler_release(atomic_load(&comm->errhandler));
     free(comm->world_ranks);
     comm->world_ranks = NULL;
@@ -127,9 +127,6 @@ static void comm_destroy(mf_comm_t *comm)
     comm->topo = NULL;
     free(comm->remote_ranks);
     comm->remote_ranks = NULL;
-    if (comm->local_comm != NULL)
-        mf_comm_release(comm->local_comm);
-    comm->local_comm = NULL;
     /* Buffered sends in flight hold the communicator, so its buffer is idle by now. */
     free(atomic_exchange(&comm->bsend_pool, NULL));
     comm->session = NULL;
@@ -139,6 +136,33 @@ static void comm_destroy(mf_comm_t *comm)
     comm->next_free = comms.free_objects;
     comms.free_objects = comm;
     pthread_mutex_unlock(&comms.lock);
+}
+
+static void comm_destroy(mf_comm_t *comm)
+{
+    mf_coll_shm_free(comm);
+    ctx_release(comm->context_id);
+    vci_release(mf_vci_index(comm->vci));
+    if (comm->local_comm != NULL)
+        mf_comm_release(comm->local_comm);
+    comm->local_comm = NULL;
+    comm_object_free(comm);
+}
+
+/* The communicator of an MPI_Comm_idup whose agreement failed: it took no context id and no
+ * VCI use, so only the attributes copied at the call (their delete callbacks run) and its
+ * memory go; the user's handle reads as freed. */
+static void pending_discard(mf_comm_t *comm)
+{
+    int ignored;
+    if (mf_comm_attr_delete_all(comm, &ignored) != MF_OK)
+        mf_log(MF_LOG_WARN, "comm",
+               "MPI_Comm_idup failed and an attribute's delete callback "
+               "failed on the communicator it had begun");
+    if (comm->local_comm != NULL)
+        pending_discard(comm->local_comm);
+    comm->local_comm = NULL;
+    comm_object_free(comm);
 }
 
 void mf_comm_release(mf_comm_t *comm)
@@ -594,8 +618,10 @@ static mf_status_t idup_reserve(mf_sched_t *s, void *arg)
 static mf_status_t idup_decide(mf_sched_t *s, void *arg)
 {
     idup_t *st = arg;
-    if (st->id < 0)
-        return MF_ERR_EXHAUSTED; /* the new communicator stays unusable */
+    if (st->id < 0) {
+        pending_discard(st->comm);
+        return MF_ERR_EXHAUSTED;
+    }
     if (!st->all) {
         /* Someone could not reserve the candidate (another communicator took it meanwhile):
          * release ours and try the next one. */
@@ -1262,8 +1288,10 @@ static mf_status_t inter_idup_reserve(mf_sched_t *s, void *arg)
 static mf_status_t inter_idup_decide(mf_sched_t *s, void *arg)
 {
     inter_idup_t *st = arg;
-    if (st->id[0] < 0 || st->id[1] < 0)
-        return MF_ERR_EXHAUSTED; /* the new communicator stays unusable */
+    if (st->id[0] < 0 || st->id[1] < 0) {
+        pending_discard(st->comm);
+        return MF_ERR_EXHAUSTED;
+    }
     if (!(st->all & st->other)) {
         if (st->mine) {
             ctx_release((unsigned)st->id[0]);
