@@ -148,9 +148,12 @@ static int vector_common(const char *func, int combiner, int large, MPI_Count co
             put_count(&ct, stride);
         else
             put_addr(&ct, stride);
-        MPI_Aint bytes =
-            combiner == MPI_COMBINER_VECTOR ? (MPI_Aint)stride * p.extent : (MPI_Aint)stride;
-        st = mf_dtype_create_vector(count, blocklen, bytes, old, combiner, &d);
+        MPI_Aint bytes = (MPI_Aint)stride;
+        if (combiner == MPI_COMBINER_VECTOR &&
+            __builtin_mul_overflow((MPI_Aint)stride, p.extent, &bytes))
+            st = MF_ERR_OVERFLOW;
+        else
+            st = mf_dtype_create_vector(count, blocklen, bytes, old, combiner, &d);
     }
     return finish(func, st, d, &ct, newtype);
 }

@@ -257,6 +257,7 @@ int mf_err_class_of(mf_status_t status)
     case MF_ERR_PEER_FAILED: return MPI_ERR_PROC_ABORTED;
     case MF_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case MF_ERR_INVALID: return MPI_ERR_ARG;
+    case MF_ERR_OVERFLOW: return MPI_ERR_ARG;
     default: return MPI_ERR_OTHER;
     }
 }

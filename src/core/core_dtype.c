@@ -229,20 +229,40 @@ static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
 
 typedef struct bounds {
     int any;
+    int overflow; /* a bound does not fit an MPI_Aint */
     MPI_Aint lb, ub, tlb, tub;
 } bounds_t;
+
+/* x + y + z, noting an overflow in *ovf. */
+static MPI_Aint add3(MPI_Aint x, MPI_Aint y, MPI_Aint z, int *ovf)
+{
+    MPI_Aint r;
+    *ovf |= __builtin_add_overflow(x, y, &r) | __builtin_add_overflow(r, z, &r);
+    return r;
+}
+
+/* a * b * c (>= 0 counts and sizes), noting an overflow in *ovf. */
+static MPI_Count mul3(MPI_Count a, MPI_Count b, MPI_Count c, int *ovf)
+{
+    MPI_Count r;
+    *ovf |= __builtin_mul_overflow(a, b, &r) | __builtin_mul_overflow(r, c, &r);
+    return r;
+}
 
 /* Account for `b` consecutive items of a child (props cp) starting at byte displacement disp. */
 static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_props_t *cp)
 {
     if (b <= 0)
         return;
-    MPI_Aint span = (MPI_Aint)(b - 1) * cp->extent;
+    MPI_Aint span;
+    int ovf = __builtin_mul_overflow((MPI_Aint)(b - 1), cp->extent, &span);
     MPI_Aint lo = span < 0 ? span : 0, hi = span > 0 ? span : 0;
-    MPI_Aint lb = disp + cp->lb + lo, ub = disp + cp->lb + cp->extent + hi;
-    MPI_Aint tlb = disp + cp->true_lb + lo, tub = disp + cp->true_ub + hi;
+    MPI_Aint lb = add3(disp, cp->lb, lo, &ovf),
+             ub = add3(add3(disp, cp->lb, cp->extent, &ovf), hi, 0, &ovf);
+    MPI_Aint tlb = add3(disp, cp->true_lb, lo, &ovf), tub = add3(disp, cp->true_ub, hi, &ovf);
+    bd->overflow |= ovf;
     if (!bd->any) {
-        *bd = (bounds_t){1, lb, ub, tlb, tub};
+        *bd = (bounds_t){1, bd->overflow, lb, ub, tlb, tub};
         return;
     }
     bd->lb = lb < bd->lb ? lb : bd->lb;
@@ -251,12 +271,14 @@ static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_
     bd->tub = tub > bd->tub ? tub : bd->tub;
 }
 
-static void bounds_set(mf_dtype_t *d, const bounds_t *bd)
+/* MF_ERR_OVERFLOW when the bounds or the extent do not fit an MPI_Aint. */
+static mf_status_t bounds_set(mf_dtype_t *d, const bounds_t *bd)
 {
     if (!bd->any)
-        return; /* an empty type: everything 0 */
+        return MF_OK; /* an empty type: everything 0 */
+    if (bd->overflow || __builtin_sub_overflow(bd->ub, bd->lb, &d->extent))
+        return MF_ERR_OVERFLOW;
     d->lb = bd->lb;
-    d->extent = bd->ub - bd->lb;
     d->true_lb = bd->tlb;
     d->true_ub = bd->tub;
     if (d->combiner == MPI_COMBINER_STRUCT) {
@@ -264,9 +286,10 @@ static void bounds_set(mf_dtype_t *d, const bounds_t *bd)
          * strictly aligned member, so that arrays of it keep members aligned (MPI-5.0 5.1.6). */
         int a = type_align(d);
         MPI_Aint rem = d->extent % a;
-        if (rem != 0)
-            d->extent += a - rem;
+        if (rem != 0 && __builtin_add_overflow(d->extent, a - rem, &d->extent))
+            return MF_ERR_OVERFLOW;
     }
+    return MF_OK;
 }
 
 mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint stride_bytes,
@@ -283,15 +306,22 @@ mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint
     d->stride = stride_bytes;
     d->children[0] = child;
     mf_dtype_retain(child);
-    d->size = count * blocklen * cp.size;
-    d->psize = count * blocklen * cp.psize;
-    d->nelems = count * blocklen * cp.nelems;
+    int ovf = 0;
+    d->size = mul3(count, blocklen, cp.size, &ovf);
+    d->psize = mul3(count, blocklen, cp.psize, &ovf);
+    d->nelems = mul3(count, blocklen, cp.nelems, &ovf);
     bounds_t bd = {0};
     if (count > 0) {
+        MPI_Aint last;
+        bd.overflow = __builtin_mul_overflow((MPI_Aint)(count - 1), stride_bytes, &last);
         bounds_add(&bd, 0, blocklen, &cp);
-        bounds_add(&bd, (MPI_Aint)(count - 1) * stride_bytes, blocklen, &cp);
+        bounds_add(&bd, last, blocklen, &cp);
     }
-    bounds_set(d, &bd);
+    mf_status_t st = ovf ? MF_ERR_OVERFLOW : bounds_set(d, &bd);
+    if (st != MF_OK) {
+        mf_dtype_release(d);
+        return st;
+    }
     *dt_p = d;
     return MF_OK;
 }
@@ -313,6 +343,7 @@ mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, co
     }
     d->nblocks = count;
     bounds_t bd = {0};
+    int ovf = 0;
     for (MPI_Count i = 0; i < count; i++) {
         MPI_Datatype c = children[one_child ? 0 : i];
         mf_dtype_props_t cp = {0};
@@ -325,12 +356,16 @@ mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, co
         mf_dtype_retain(c);
         d->blocklens[i] = blocklens[i];
         d->disps[i] = disps[i];
-        d->size += blocklens[i] * cp.size;
-        d->psize += blocklens[i] * cp.psize;
-        d->nelems += blocklens[i] * cp.nelems;
+        d->size = add3(d->size, mul3(blocklens[i], cp.size, 1, &ovf), 0, &ovf);
+        d->psize = add3(d->psize, mul3(blocklens[i], cp.psize, 1, &ovf), 0, &ovf);
+        d->nelems = add3(d->nelems, mul3(blocklens[i], cp.nelems, 1, &ovf), 0, &ovf);
         bounds_add(&bd, disps[i], blocklens[i], &cp);
     }
-    bounds_set(d, &bd);
+    mf_status_t st = ovf ? MF_ERR_OVERFLOW : bounds_set(d, &bd);
+    if (st != MF_OK) {
+        mf_dtype_release(d);
+        return st;
+    }
     *dt_p = d;
     return MF_OK;
 }
@@ -353,6 +388,11 @@ mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint ex
     d->extent = extent;
     d->true_lb = cp.true_lb;
     d->true_ub = cp.true_ub;
+    MPI_Aint ub;
+    if (__builtin_add_overflow(lb, extent, &ub)) {
+        mf_dtype_release(d);
+        return MF_ERR_OVERFLOW;
+    }
     *dt_p = d;
     return MF_OK;
 }
@@ -379,6 +419,11 @@ static mf_status_t build_dims(int ndims, const MPI_Count *gsizes, const dim_patt
     MPI_Aint stride = cp.extent;
     for (int k = 0; k < ndims; k++) {
         int i = order == MPI_ORDER_C ? ndims - 1 - k : k;
+        MPI_Aint span; /* the whole dimension: the offsets below are smaller */
+        if (__builtin_mul_overflow(stride, (MPI_Aint)gsizes[i], &span)) {
+            mf_dtype_release(t);
+            return MF_ERR_OVERFLOW;
+        }
         MPI_Aint *disps = mf_malloc(sizeof(MPI_Aint) * (size_t)(pat[i].nblocks + 1), "datatype");
         if (disps == NULL) {
             mf_dtype_release(t);
@@ -393,7 +438,7 @@ static mf_status_t build_dims(int ndims, const MPI_Count *gsizes, const dim_patt
         mf_dtype_release(t);
         if (st != MF_OK)
             return st;
-        st = mf_dtype_create_resized(list, 0, stride * (MPI_Aint)gsizes[i],
+        st = mf_dtype_create_resized(list, 0, span,
                                      k == ndims - 1 ? combiner : MPI_COMBINER_RESIZED, &sized);
         mf_dtype_release(list);
         if (st != MF_OK)

@@ -28,6 +28,7 @@ typedef enum {
     MF_ERR_CANCELED = -10,   /* the operation was cancelled */
     MF_ERR_OTHER = -11,
     MF_ERR_EXHAUSTED = -12, /* no context id is free: too many communicators at once */
+    MF_ERR_OVERFLOW = -13,  /* a size, count or extent does not fit its type */
 } mf_status_t;
 
 /* A short lower-case name for a status ("no memory", "truncated" ...). Never NULL. */

@@ -3,11 +3,16 @@
  * Error cases and partial receives with derived types: sending with an uncommitted type, with
  * a freed (MPI_DATATYPE_NULL) handle and with a stale copy of a freed handle (read as freed, not
  * read after free: the sanitizer build checks that), negative counts and block lengths in
- * constructors, freeing a predefined type (all through MPI_ERRORS_RETURN); a message longer than
+ * constructors, a type whose size or bounds would not fit in an MPI_Count or MPI_Aint (on
+ * Manifold: MPI_ERR_ARG rather than a wrapped size; MPICH asserts), freeing a predefined type
+ * (all through MPI_ERRORS_RETURN); a message longer than
  * the derived receive gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED
  * from MPI_Get_count and the element count from MPI_Get_elements. The library works afterwards.
  */
 #include "mtest.h"
+
+#include <limits.h>
+#include <stdint.h>
 
 int main(int argc, char **argv)
 {
@@ -44,6 +49,22 @@ int main(int argc, char **argv)
     MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_vector");
     rc = MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &vec);
     MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_contiguous");
+    if (mtest_is_manifold()) {
+        MPI_Datatype big = MPI_DATATYPE_NULL, huge = MPI_DATATYPE_NULL;
+        MPI_Type_contiguous(INT_MAX, MPI_DOUBLE, &big); /* 2^34 bytes: fine */
+        rc = MPI_Type_contiguous(INT_MAX, big, &huge);  /* 2^65 bytes */
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_contiguous");
+        MPI_Type_free(&big);
+        rc = MPI_Type_vector(INT_MAX, INT_MAX, INT_MAX, MPI_DOUBLE, &huge);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_vector");
+        int bl[2] = {1, 1};
+        MPI_Aint far[2] = {INTPTR_MAX - 4, INTPTR_MIN + 4};
+        MPI_Datatype two[2] = {MPI_INT, MPI_INT};
+        rc = MPI_Type_create_struct(2, bl, far, two, &huge);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_struct");
+        rc = MPI_Type_create_resized(MPI_INT, INTPTR_MAX, 16, &huge);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_resized");
+    }
     {
         MPI_Datatype predefined = MPI_INT;
 
