@@ -34,6 +34,11 @@ static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
         one.is_signed = 1;
     } else if (t == MPI_UNSIGNED_LONG) {
         one.esize = 4;
+    } else if (t == MPI_WCHAR) {
+        one.esize = 2; /* the external32 table's size */
+    } else if (t == MPI_LONG_DOUBLE || t == MPI_C_LONG_DOUBLE_COMPLEX ||
+               t == MPI_CXX_LONG_DOUBLE_COMPLEX) {
+        one.esize = 0; /* no conversion from the x87 format (as for MPI_LONG_DOUBLE_INT) */
     }
     if (info->nbasic != 2) {
         comps[0] = one;
@@ -50,6 +55,8 @@ static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
     comps[1] = (leaf_comp_t){off2, s2, s2, 0, s2};
     if (t == MPI_LONG_DOUBLE_INT)
         comps[0].esize = 0; /* no conversion from the x87 format */
+    if (t == MPI_LONG_INT)
+        comps[0] = (leaf_comp_t){0, s1, 4, 1, s1}; /* a long, as MPI_LONG: 4 bytes */
     return 2;
 }
 

@@ -63,6 +63,28 @@ int main(int argc, char **argv)
         xpos = 0;
         MPI_Unpack_external("external32", packed, xsize, &xpos, &out, 1, t);
         MTEST_CHECK(out.a == 7 && out.b == 2.5 && out.c[1] == 2, "external32 round trip");
+
+        /* MPI_LONG_INT is a long (4 bytes in external32) and an int, as the struct of the two
+         * is; MPI_WCHAR is 2 bytes; long double has no conversion from the x87 format */
+        struct {
+            long v;
+            int i;
+        } li = {-5, 7};
+        MPI_Pack_external_size("external32", 1, MPI_LONG_INT, &xsize);
+        xpos = 0;
+        MPI_Pack_external("external32", &li, 1, MPI_LONG_INT, packed, sizeof(packed), &xpos);
+        static const unsigned char want[8] = {0xff, 0xff, 0xff, 0xfb, 0, 0, 0, 7};
+        MTEST_CHECK(xsize == 8 && xpos == 8 && memcmp(packed, want, 8) == 0,
+                    "external32 MPI_LONG_INT: size %ld, position %ld", (long)xsize, (long)xpos);
+        MPI_Pack_external_size("external32", 1, MPI_WCHAR, &xsize);
+        MTEST_CHECK(xsize == 2, "external32 size of MPI_WCHAR %ld", (long)xsize);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        long double ld = 1.5L;
+        xpos = 0;
+        int rc =
+            MPI_Pack_external("external32", &ld, 1, MPI_LONG_DOUBLE, packed, sizeof(packed), &xpos);
+        MTEST_CHECK_ERR(rc, MPI_ERR_CONVERSION, "MPI_Pack_external");
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     }
 
     /* absolute addresses from MPI_BOTTOM */
