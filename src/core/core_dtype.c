@@ -1687,8 +1687,11 @@ MPI_Count mf_dtype_elements(MPI_Datatype dt, MPI_Count bytes)
     if (rest == 0)
         return n;
     mf_dtype_t *d = mf_dtype_get(dt);
-    if (d == NULL)
-        return p.nelems == 2 ? n + 1 : -1; /* the first half of a pair counts one */
+    if (d == NULL) {
+        /* exactly the first half of a pair counts one; anything else is a partial element */
+        leaf_comp_t c[2];
+        return leaf_layout(dt, c) == 2 && rest == c[0].nsize ? n + 1 : -1;
+    }
     MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
     for (MPI_Count i = 0; i < nblocks; i++) {
         MPI_Datatype c;
@@ -1717,8 +1720,10 @@ MPI_Count mf_dtype_bytes_of_elements(MPI_Datatype dt, MPI_Count elements)
     if (rest == 0)
         return bytes;
     mf_dtype_t *d = mf_dtype_get(dt);
-    if (d == NULL)
-        return bytes; /* half a pair: the status counts whole pairs only */
+    if (d == NULL) {
+        leaf_comp_t c[2]; /* half a pair: its first component's bytes */
+        return leaf_layout(dt, c) == 2 ? bytes + c[0].nsize : bytes;
+    }
     MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks;
     for (MPI_Count i = 0; i < nblocks; i++) {
         MPI_Datatype c;

@@ -3,12 +3,13 @@
  * The pair types with padding (MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT) match any
  * type of the same signature (MPI-5.0 3.3): a struct of their two members, a contiguous type
  * of them, and MPI_BYTE by size. Their size, extent and true extent; MPI_Pack_size and
- * MPI_Pack; point-to-point in every direction (blocking, immediate, persistent, matched probe,
- * Sendrecv_replace, a large message) with MPI_Get_count and MPI_Get_elements; Bcast, Gather,
- * Allgather and Alltoall with different types on different ranks; MINLOC and MAXLOC reductions
- * (blocking, immediate, Scan, Reduce_scatter_block, a contiguous type of pairs on one rank
- * against the pair type on the others, many items); a user operation sees its items as they
- * lie in memory. Runs on two or more processes.
+ * MPI_Pack; MPI_Status_set_elements of an odd number of elements (a pair and a half) read back
+ * by MPI_Get_elements, with MPI_Get_count undefined; point-to-point in every direction (blocking,
+ * immediate, persistent, matched probe, Sendrecv_replace, a large message) with MPI_Get_count and
+ * MPI_Get_elements; Bcast, Gather, Allgather and Alltoall with different types on different ranks;
+ * MINLOC and MAXLOC reductions (blocking, immediate, Scan, Reduce_scatter_block, a contiguous type
+ * of pairs on one rank against the pair type on the others, many items); a user operation sees its
+ * items as they lie in memory. Runs on two or more processes.
  */
 #include "mtest.h"
 
@@ -99,6 +100,15 @@ static void sizes(void)
     MPI_Unpack(packed, sizeof(packed), &pos, b, N, st, MPI_COMM_WORLD);
     check_di(b, N, 1, "MPI_Unpack through the struct");
     MPI_Type_free(&st);
+
+    /* a pair and a half, set in a status and read back */
+    MPI_Status status;
+    int count = 0, elements = 0;
+    MPI_Status_set_elements(&status, MPI_DOUBLE_INT, 3);
+    MPI_Get_count(&status, MPI_DOUBLE_INT, &count);
+    MPI_Get_elements(&status, MPI_DOUBLE_INT, &elements);
+    MTEST_CHECK(count == MPI_UNDEFINED && elements == 3,
+                "3 elements of MPI_DOUBLE_INT: count %d, elements %d", count, elements);
 }
 
 static void point_to_point(int rank)
