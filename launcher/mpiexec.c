@@ -232,8 +232,13 @@ static void job_fail(job_t *job, int exit_code, const char *fmt, ...)
 static void check_abort(job_t *job)
 {
     const mf_pmi_abort_t *ab = mf_pmi_server_abort_request(job->pmi);
+    /* An exit status keeps the code's low byte: a non-zero code whose low byte is 0 (256) must
+     * not read as success. */
+    int status = ab != NULL ? ab->exit_code & 0xff : 0;
+    if (ab != NULL && ab->exit_code != 0 && status == 0)
+        status = 1;
     if (ab != NULL)
-        job_fail(job, ab->exit_code, "rank %d (pid %d) called abort with code %d: %s", ab->rank,
+        job_fail(job, status, "rank %d (pid %d) called abort with code %d: %s", ab->rank,
                  (int)job->ranks[ab->rank].pid, ab->exit_code, ab->message);
 }
 
@@ -557,6 +562,9 @@ static int setup_signals(job_t *job)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGHUP);
     signal(SIGPIPE, SIG_IGN);
+    /* An ignored SIGCHLD inherited from our parent would have the kernel reap the ranks
+     * unreported: the job would never end. */
+    signal(SIGCHLD, SIG_DFL);
     if (sigprocmask(SIG_BLOCK, &mask, &job->orig_mask) != 0)
         return 0;
     job->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);

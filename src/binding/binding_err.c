@@ -206,8 +206,11 @@ static void fatal(mf_comm_t *comm, int code)
     else
         snprintf(where, sizeof(where), "a communicator of %d processes (context %u)", comm->size,
                  comm->context_id);
-    fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank, where,
-            text);
+    if (mf_global.world_size > 0)
+        fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank, where,
+                text);
+    else /* before the launcher said which rank this is */
+        fprintf(stderr, "manifold (pid %d): fatal error on %s: %s\n", (int)getpid(), where, text);
     if (!mf_is_initialized()) {
         fflush(stderr);
         _exit(1);

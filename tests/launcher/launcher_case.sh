@@ -110,6 +110,21 @@ abort_pmi1 | abort_pmi2)
     expect_err "^mpiexec: rank 1 (pid [0-9]*) called abort with code 7: probe abort from rank 1$"
     refute_err "aborted the job" # the client leaves the report to our mpiexec
     no_strays ;;
+abort_256)
+    # an exit status keeps the low byte of the code: 256 must not read as success
+    run "$mpiexec" -n 2 "$probe" abort 256 1 "--token=$token"
+    expect_rc 1
+    expect_err "^mpiexec: rank 1 (pid [0-9]*) called abort with code 256: probe abort from rank 1$"
+    no_strays ;;
+sigchld_ignored)
+    # started with SIGCHLD ignored (inherited through exec), mpiexec must still see its ranks end
+    # (a shell does not pass an ignored SIGCHLD on; python does)
+    run timeout -k 2 8 python3 -c 'import os, signal, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execv(sys.argv[1], sys.argv[1:])' "$mpiexec" -n 2 "$probe" exit 3 1 "--token=$token"
+    expect_rc 3
+    expect_err "^mpiexec: rank 1 (pid [0-9]*) exited with code 3$"
+    no_strays ;;
 abort_hydra)
     require_hydra
     run "$hydra" -n 2 "$probe" abort 5 1 "--token=$token"
