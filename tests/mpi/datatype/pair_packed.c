@@ -22,29 +22,30 @@
 #define N     5
 #define LARGE 100000
 
-/* A struct type of the same signature as MPI_DOUBLE_INT, with the C struct's extent. */
-static MPI_Datatype double_int_struct(void)
+/* A struct type of a value of type `v` and an int at the given offsets, resized to `extent`:
+ * the signature of a pair type, with its C struct's layout. */
+static MPI_Datatype pair_struct(MPI_Datatype v, MPI_Aint v_off, MPI_Aint i_off, MPI_Aint extent)
 {
     int bl[2] = {1, 1};
-    MPI_Aint disp[2] = {offsetof(struct double_int, v), offsetof(struct double_int, i)};
-    MPI_Datatype types[2] = {MPI_DOUBLE, MPI_INT}, t, r;
+    MPI_Aint disp[2] = {v_off, i_off};
+    MPI_Datatype types[2] = {v, MPI_INT}, t, r;
     MPI_Type_create_struct(2, bl, disp, types, &t);
-    MPI_Type_create_resized(t, 0, sizeof(struct double_int), &r);
+    MPI_Type_create_resized(t, 0, extent, &r);
     MPI_Type_free(&t);
     MPI_Type_commit(&r);
     return r;
 }
 
+static MPI_Datatype double_int_struct(void)
+{
+    return pair_struct(MPI_DOUBLE, offsetof(struct double_int, v), offsetof(struct double_int, i),
+                       sizeof(struct double_int));
+}
+
 static MPI_Datatype short_int_struct(void)
 {
-    int bl[2] = {1, 1};
-    MPI_Aint disp[2] = {offsetof(struct short_int, v), offsetof(struct short_int, i)};
-    MPI_Datatype types[2] = {MPI_SHORT, MPI_INT}, t, r;
-    MPI_Type_create_struct(2, bl, disp, types, &t);
-    MPI_Type_create_resized(t, 0, sizeof(struct short_int), &r);
-    MPI_Type_free(&t);
-    MPI_Type_commit(&r);
-    return r;
+    return pair_struct(MPI_SHORT, offsetof(struct short_int, v), offsetof(struct short_int, i),
+                       sizeof(struct short_int));
 }
 
 static void fill_di(struct double_int *a, int n, int seed)
