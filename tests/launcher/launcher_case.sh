@@ -125,6 +125,14 @@ os.execv(sys.argv[1], sys.argv[1:])' "$mpiexec" -n 2 "$probe" exit 3 1 "--token=
     expect_rc 3
     expect_err "^mpiexec: rank 1 (pid [0-9]*) exited with code 3$"
     no_strays ;;
+early_fatal)
+    # $probe is an MPI program here: MPI_Init fails before the ranks are known, and the
+    # message must not call every process rank 0
+    run env MANIFOLD_VCI_COUNT=abc "$mpiexec" -n 2 "$probe" "--token=$token"
+    [ "$rc" -ne 0 ] || fail "the job succeeded"
+    expect_err "^manifold (pid [0-9]*): fatal error on MPI_COMM_SELF: MPI_Init"
+    refute_err "rank 0: fatal"
+    no_strays ;;
 abort_hydra)
     require_hydra
     run "$hydra" -n 2 "$probe" abort 5 1 "--token=$token"
