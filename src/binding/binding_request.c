@@ -420,11 +420,27 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 
 /* Complete every request of the array (all done or inactive). Fills statuses (MPI_ERROR
  * included) and returns MPI_ERR_IN_STATUS when any operation failed. */
+/* A completion's error for element i of the array: MPI_ERR_REQUEST alone means the request
+ * was freed since the call checked its arguments, by an earlier element naming the same
+ * request (complete_any in core_request.c). */
+static int element_error(const char *func, int i, int err)
+{
+    if (err != MPI_ERR_REQUEST)
+        return err;
+    return mf_err_code(MPI_ERR_REQUEST, func,
+                       "array_of_requests[%d] names a request that an earlier element of the "
+                       "array already completed and freed (the same request twice)",
+                       i);
+}
+
 static int complete_all(const char *func, int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     mf_comm_t *failed_comm = NULL;
     if (MF_LIKELY(!mf_request_complete_all(count, reqs, statuses, &failed_comm)))
         return MPI_SUCCESS;
+    if (statuses != MPI_STATUSES_IGNORE)
+        for (int i = 0; i < count; i++)
+            statuses[i].MPI_ERROR = element_error(func, i, statuses[i].MPI_ERROR);
     return in_status_failed(failed_comm);
 }
 
@@ -489,8 +505,8 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
             if (req_inactive(r) || !mf_request_is_complete(r))
                 continue;
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
-            mf_comm_t *comm = r->comm; /* r is released below */
-            int err = mf_request_complete(&reqs[i], st);
+            mf_comm_t *comm = mf_request_get(r) ? r->comm : NULL; /* r is released below */
+            int err = element_error(func, i, mf_request_complete(&reqs[i], st));
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = err;
             if (err != MPI_SUCCESS && !failed) {

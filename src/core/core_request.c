@@ -544,6 +544,13 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
         mf_status_set_empty(status);
         return MPI_SUCCESS;
     }
+    if (MF_UNLIKELY(req->kind != MF_KIND_REQUEST)) {
+        /* Freed since the call checked its arguments: the same request appeared earlier in the
+         * array and completed there (mf_request_duplicate_error names it). */
+        mf_status_set_empty(status);
+        *handle_p = MPI_REQUEST_NULL;
+        return MPI_ERR_REQUEST;
+    }
     if (req->type == MF_REQ_RECV && req->dtype != NULL &&
         (req->cold_flags | (uintptr_t)req->poll) == 0)
         return complete_derived_recv(handle_p, status, held_p);
@@ -585,7 +592,7 @@ complete_fast(MPI_Request *handle_p, MPI_Status *status, mf_vci_t **held_p)
         return 1;
     }
     if ((req->type != MF_REQ_RECV && req->type != MF_REQ_SEND) || req->op.status != MF_OK ||
-        !request_plain(req))
+        !request_plain(req) || MF_UNLIKELY(req->kind != MF_KIND_REQUEST))
         return 0;
     hold_vci(req->vci, held_p);
     release_plain_locked(req);
@@ -604,6 +611,13 @@ int mf_request_complete(MPI_Request *handle_p, MPI_Status *status)
     return err;
 }
 
+/* The communicator of a request the call may complete; NULL for one freed earlier in the
+ * same call, whose communicator may be gone. */
+static mf_comm_t *request_comm(MPI_Request r)
+{
+    return r != MPI_REQUEST_NULL && r->kind == MF_KIND_REQUEST ? r->comm : NULL;
+}
+
 int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[],
                             mf_comm_t **failed_comm_p)
 {
@@ -613,7 +627,7 @@ int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[]
         for (int i = 0; i < count; i++) {
             if (MF_LIKELY(complete_fast(&reqs[i], MPI_STATUS_IGNORE, &held)))
                 continue;
-            mf_comm_t *comm = reqs[i] != MPI_REQUEST_NULL ? reqs[i]->comm : NULL;
+            mf_comm_t *comm = request_comm(reqs[i]);
             if (complete_any(&reqs[i], MPI_STATUS_IGNORE, &held) != MPI_SUCCESS && !failed) {
                 failed = 1;
                 *failed_comm_p = comm;
@@ -621,7 +635,7 @@ int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[]
         }
     } else {
         for (int i = 0; i < count; i++) {
-            mf_comm_t *comm = reqs[i] != MPI_REQUEST_NULL ? reqs[i]->comm : NULL;
+            mf_comm_t *comm = request_comm(reqs[i]);
             int err = complete_any(&reqs[i], &statuses[i], &held);
             statuses[i].MPI_ERROR = err;
             if (err != MPI_SUCCESS && !failed) {
