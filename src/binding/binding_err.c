@@ -521,11 +521,9 @@ static int errhandler_create(const char *func, int fn_null, MPI_Errhandler *errh
     if (fn_null || errhandler == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
                                               fn_null ? "errhandler_fn" : "errhandler"));
-    struct MPI_ABI_Errhandler *eh = mf_calloc(1, sizeof(*eh), "error handler");
+    struct MPI_ABI_Errhandler *eh = mf_errhandler_new();
     if (eh == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
-    eh->kind = MF_KIND_ERRHANDLER;
-    atomic_store(&eh->refs, 1);
     *eh_p = eh;
     return MPI_SUCCESS;
 }

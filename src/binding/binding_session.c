@@ -415,11 +415,9 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
         }
         return mf_err_raise(NULL, code);
     }
-    struct MPI_ABI_Errhandler *eh = mf_calloc(1, sizeof(*eh), "error handler");
+    struct MPI_ABI_Errhandler *eh = mf_errhandler_new();
     if (eh == NULL)
         return MPI_ERR_NO_MEM;
-    eh->kind = MF_KIND_ERRHANDLER;
-    atomic_store(&eh->refs, 1);
     eh->session_fn = session_errhandler_fn;
     *errhandler = eh;
     return MPI_SUCCESS;

@@ -70,6 +70,26 @@ void *mf_handle_fromint(mf_hkind_t kind, int value, int *ok_p);
 /* Drop the integer form of an object that is going away (no-op when it never had one). */
 void mf_handle_forget(const void *handle);
 
+/* Objects of a handle kind that are never returned to the allocator: a freed one is marked
+ * MF_KIND_FREED and kept for the next object of its kind, so that a stale copy of its handle
+ * reads as freed instead of being read after free. The objects start with their `kind` word;
+ * the recycler links freed ones through the pointer-sized word after it. */
+typedef struct mf_recycler {
+    pthread_mutex_t lock;
+    void *free_objects;
+} mf_recycler_t;
+
+#define MF_RECYCLER_INIT                                                                           \
+    {                                                                                              \
+        .lock = PTHREAD_MUTEX_INITIALIZER, .free_objects = NULL                                    \
+    }
+
+/* A zeroed object of `size` bytes (the same size every time for one recycler), recycled or
+ * new; NULL when out of memory. */
+void *mf_recycler_take(mf_recycler_t *r, size_t size, const char *what);
+/* Mark the object freed (and forget its integer form) and keep it for mf_recycler_take. */
+void mf_recycler_put(mf_recycler_t *r, void *object);
+
 /* ---- global state ------------------------------------------------------------------------ */
 
 typedef enum {
@@ -120,6 +140,8 @@ struct MPI_ABI_Errhandler {
     MPI_Win_errhandler_function *win_fn;
 };
 
+/* A user error handler with one reference and no function yet; NULL when out of memory. */
+struct MPI_ABI_Errhandler *mf_errhandler_new(void);
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
 void mf_errhandler_retain(MPI_Errhandler eh);
 void mf_errhandler_release(MPI_Errhandler eh);

@@ -17,6 +17,19 @@ int mf_errhandler_valid(MPI_Errhandler eh)
     return eh->kind == MF_KIND_ERRHANDLER;
 }
 
+static mf_recycler_t errhandler_objects = MF_RECYCLER_INIT;
+
+struct MPI_ABI_Errhandler *mf_errhandler_new(void)
+{
+    struct MPI_ABI_Errhandler *eh =
+        mf_recycler_take(&errhandler_objects, sizeof(*eh), "error handler");
+    if (eh == NULL)
+        return NULL;
+    eh->kind = MF_KIND_ERRHANDLER;
+    atomic_store(&eh->refs, 1);
+    return eh;
+}
+
 void mf_errhandler_retain(MPI_Errhandler eh)
 {
     if (!mf_handle_is_predefined(eh))
@@ -28,8 +41,6 @@ void mf_errhandler_release(MPI_Errhandler eh)
     if (mf_handle_is_predefined(eh))
         return;
     if (atomic_fetch_sub_explicit(&eh->refs, 1, memory_order_acq_rel) == 1) {
-        mf_handle_forget(eh);
-        eh->kind = MF_KIND_FREED;
-        free(eh);
+        mf_recycler_put(&errhandler_objects, eh);
     }
 }

@@ -6,10 +6,12 @@
  * handle kind in the top bits and the slot number below, so it is never a predefined value and
  * a value of the wrong kind is recognised. A hash table finds a handle's slot; destroying an
  * object releases its slot (mf_handle_forget). Nothing here is on a message path.
+ * Also the recyclers that keep freed objects readable (mf_recycler_t).
  */
 #include "core.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define SLOT_BITS 24
 #define BUCKETS   1024
@@ -130,4 +132,35 @@ void mf_handle_forget(const void *handle)
     }
     pthread_mutex_unlock(&reg.lock);
     free(e);
+}
+
+/* The freed object's view: its kind word, then the link (the words the object used there are
+ * dead). */
+typedef struct recycled {
+    uint32_t kind;
+    void *next;
+} recycled_t;
+
+void *mf_recycler_take(mf_recycler_t *r, size_t size, const char *what)
+{
+    pthread_mutex_lock(&r->lock);
+    recycled_t *object = r->free_objects;
+    if (object != NULL)
+        r->free_objects = object->next;
+    pthread_mutex_unlock(&r->lock);
+    if (object == NULL)
+        return mf_calloc(1, size < sizeof(recycled_t) ? sizeof(recycled_t) : size, what);
+    memset(object, 0, size);
+    return object;
+}
+
+void mf_recycler_put(mf_recycler_t *r, void *object)
+{
+    recycled_t *freed = object;
+    mf_handle_forget(object);
+    freed->kind = MF_KIND_FREED;
+    pthread_mutex_lock(&r->lock);
+    freed->next = r->free_objects;
+    r->free_objects = freed;
+    pthread_mutex_unlock(&r->lock);
 }

@@ -12,9 +12,11 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+static mf_recycler_t info_objects = MF_RECYCLER_INIT;
+
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p)
 {
-    struct MPI_ABI_Info *info = mf_calloc(1, sizeof(*info), "info object");
+    struct MPI_ABI_Info *info = mf_recycler_take(&info_objects, sizeof(*info), "info object");
     if (info == NULL)
         return MF_ERR_NO_MEMORY;
     info->kind = MF_KIND_INFO;
@@ -32,9 +34,7 @@ void mf_info_free(struct MPI_ABI_Info *info)
     free(info->keys);
     free(info->values);
     pthread_mutex_destroy(&info->lock);
-    mf_handle_forget(info);
-    info->kind = MF_KIND_FREED;
-    free(info);
+    mf_recycler_put(&info_objects, info);
 }
 
 static int find_locked(struct MPI_ABI_Info *info, const char *key)

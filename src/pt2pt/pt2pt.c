@@ -773,6 +773,10 @@ mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, i
     }
 }
 
+/* Matched messages (MPI_Message) are recycled: a copy of a received message's handle reads as
+ * freed. */
+static mf_recycler_t message_objects = MF_RECYCLER_INIT;
+
 mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, int *flag_p,
                             MPI_Message *message_p, MPI_Status *status)
 {
@@ -783,7 +787,8 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
             mf_status_set(status, MPI_PROC_NULL, MPI_ANY_TAG, status->MPI_ERROR, 0, 0);
         return MF_OK;
     }
-    struct MPI_ABI_Message *msg = mf_malloc(sizeof(*msg), "matched message");
+    struct MPI_ABI_Message *msg =
+        mf_recycler_take(&message_objects, sizeof(*msg), "matched message");
     if (msg == NULL)
         return MF_ERR_NO_MEMORY;
     uint64_t match, mask;
@@ -806,7 +811,7 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
         if (found)
             break;
         if (!blocking) {
-            free(msg);
+            mf_recycler_put(&message_objects, msg);
             *flag_p = 0;
             mf_progress_test(vci);
             return MF_OK;
@@ -847,8 +852,7 @@ static mf_status_t imrecv_common(void *buf, size_t len, MPI_Datatype dt, MPI_Cou
     /* The message is consumed either way: the transport owns it now. */
     mf_comm_release(msg->comm);
     mf_vci_unlock(vci);
-    msg->kind = MF_KIND_FREED;
-    free(msg);
+    mf_recycler_put(&message_objects, msg);
     if (status == MF_OK)
         *req_p = req;
     return status;

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Stale copies of freed handles of the kinds whose objects used to go back to the allocator:
+ * an info object (MPI_Info_free), an error handler (MPI_Errhandler_free when nothing else holds
+ * it) and a matched message (consumed by MPI_Mrecv). Using the copy is an error of the handle's
+ * class, read as freed, not read after free (the sanitizer build checks that); the next object
+ * of the kind, which may reuse the memory, works.
+ */
+#include "mtest.h"
+
+#include <string.h>
+
+static void check_info(void)
+{
+    MPI_Info info, stale;
+    char value[16];
+    int flag = 1, nkeys = -1, rc;
+
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "key", "value");
+    stale = info;
+    MPI_Info_free(&info);
+    MTEST_CHECK(info == MPI_INFO_NULL, "MPI_Info_free did not set the handle to MPI_INFO_NULL");
+    rc = MPI_Info_set(stale, "key", "again");
+    MTEST_CHECK_ERR(rc, MPI_ERR_INFO, "MPI_Info_set");
+    rc = MPI_Info_get_nkeys(stale, &nkeys);
+    MTEST_CHECK_ERR(rc, MPI_ERR_INFO, "MPI_Info_get_nkeys");
+    rc = MPI_Info_free(&stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_INFO, "MPI_Info_free");
+    rc = MPI_Comm_set_info(MPI_COMM_WORLD, stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_INFO, "MPI_Comm_set_info");
+
+    MPI_Info_create(&info);
+    MPI_Info_get_nkeys(info, &nkeys);
+    MTEST_CHECK(nkeys == 0, "a new info object has %d keys", nkeys);
+    MPI_Info_set(info, "other", "yes");
+    MPI_Info_get(info, "other", sizeof(value) - 1, value, &flag);
+    MTEST_CHECK(flag && strcmp(value, "yes") == 0, "a new info object lost its key");
+    MPI_Info_free(&info);
+}
+
+static void handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+}
+
+static void check_errhandler(void)
+{
+    MPI_Errhandler eh, stale, got = MPI_ERRHANDLER_NULL;
+    MPI_Comm dup;
+    int rc;
+
+    MPI_Comm_create_errhandler(handler, &eh);
+    stale = eh;
+    MPI_Errhandler_free(&eh);
+    MTEST_CHECK(eh == MPI_ERRHANDLER_NULL, "MPI_Errhandler_free did not set the handle to NULL");
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    rc = MPI_Comm_set_errhandler(dup, stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Comm_set_errhandler");
+    rc = MPI_Errhandler_free(&stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free");
+
+    MPI_Comm_create_errhandler(handler, &eh);
+    rc = MPI_Comm_set_errhandler(dup, eh);
+    MTEST_CHECK(rc == MPI_SUCCESS, "setting a new error handler failed: %d", rc);
+    MPI_Comm_get_errhandler(dup, &got);
+    MTEST_CHECK(got == eh, "MPI_Comm_get_errhandler gave another handler");
+    MPI_Errhandler_free(&got);
+    MPI_Errhandler_free(&eh);
+    MPI_Comm_free(&dup);
+}
+
+static void check_message(void)
+{
+    int rank, out = 42, in = 0, rc;
+    MPI_Request req;
+    MPI_Message msg, stale;
+    MPI_Status status;
+
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int round = 0; round < 2; round++) {
+        MPI_Isend(&out, 1, MPI_INT, rank, round, MPI_COMM_WORLD, &req);
+        MPI_Mprobe(rank, round, MPI_COMM_WORLD, &msg, &status);
+        stale = msg;
+        MPI_Mrecv(&in, 1, MPI_INT, &msg, MPI_STATUS_IGNORE);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MTEST_CHECK(msg == MPI_MESSAGE_NULL && in == out,
+                    "round %d: MPI_Mrecv left the handle set or received %d", round, in);
+        in = 0;
+        rc = MPI_Mrecv(&in, 1, MPI_INT, &stale, MPI_STATUS_IGNORE);
+        MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Mrecv");
+        rc = MPI_Imrecv(&in, 1, MPI_INT, &stale, &req);
+        MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Imrecv");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    check_info();
+    check_errhandler();
+    check_message();
+    return mtest_finalize(0);
+}
