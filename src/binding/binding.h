@@ -232,8 +232,12 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
 
 /* Attributes at MPI_Comm_dup (copy callbacks; on failure the new communicator is freed and the
  * error raised on the parent) and before a communicator goes away (delete callbacks, in the
- * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. */
-int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm);
+ * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. For
+ * MPI_Comm_idup, `agreement` is the request of the new communicator's agreement, which the
+ * other processes take part in: a failed copy lets it finish before freeing the
+ * communicator, and completes it. */
+int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm,
+                               mf_request_t *agreement);
 int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm);
 /* Datatype attributes: copy at MPI_Type_dup (on failure the copies are undone and the caller
  * frees newtype), delete all at MPI_Type_free (on failure the type stays). */

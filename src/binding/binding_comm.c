@@ -206,7 +206,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     }
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
-    rc = mf_binding_comm_copy_attrs(func, c, out);
+    rc = mf_binding_comm_copy_attrs(func, c, out, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
     *newcomm = out;
@@ -561,7 +561,7 @@ static int idup_common(const char *func, MPI_Comm comm, int with_info, MPI_Info 
     mf_status_t status = mf_comm_idup(c, with_info, obj, &out, &req);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
-    rc = mf_binding_comm_copy_attrs(func, c, out);
+    rc = mf_binding_comm_copy_attrs(func, c, out, req);
     if (rc != MPI_SUCCESS)
         return rc;
     *newcomm = out;

@@ -370,7 +370,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     mf_status_t status = mf_comm_dup(c, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot create the communicator");
-    rc = mf_binding_comm_copy_attrs(func, c, out);
+    rc = mf_binding_comm_copy_attrs(func, c, out, NULL);
     if (rc != MPI_SUCCESS)
         return rc;
     *newcomm = out;
