@@ -219,7 +219,7 @@ static int expand_ranges(const char *func, mf_group_t *g, int n, int ranges[][3]
                                                 "argument ranges[%d]=(%d, %d, %d): first or "
                                                 "last is not a rank of the group (size %d)",
                                                 i, first, last, stride, g->size));
-        } else if (stride == 0 || (last - first) / stride < 0) {
+        } else if (stride == 0 || (last != first && (last < first) != (stride < 0))) {
             rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
                                                 "argument ranges[%d]=(%d, %d, %d): the stride "
                                                 "is zero or leads away from last",

@@ -93,9 +93,14 @@ int main(int argc, char **argv)
     rc = MPI_Group_range_incl(world, 1, range_zero, &out);
     MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Group_range_incl");
     if (size >= 2) {
-        int range_away[1][3] = {{1, 0, 1}};
-        rc = MPI_Group_range_incl(world, 1, range_away, &out);
-        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Group_range_incl");
+        /* strides away from last, also ones longer than the range (their quotient is 0) */
+        int range_away[3][1][3] = {{{1, 0, 1}}, {{0, 1, -5}}, {{1, 0, 5}}};
+        for (int i = 0; i < 3; i++) {
+            rc = MPI_Group_range_incl(world, 1, range_away[i], &out);
+            MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Group_range_incl");
+            rc = MPI_Group_range_excl(world, 1, range_away[i], &out);
+            MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Group_range_excl");
+        }
     }
     MTEST_CHECK(out == MPI_GROUP_NULL, "a failed call set the output group");
 
