@@ -5,7 +5,9 @@
  * factorisations of the free part exhaustively (extents in non-increasing order, pruned by
  * the product), keeping the one with the smallest spread between the largest and smallest
  * extent: the greedy "largest prime to the smallest extent" rule misses cases such as 72 over
- * two dimensions (12x6 instead of 9x8).
+ * two dimensions (12x6 instead of 9x8). Among choices of equal spread, which are many once
+ * an extent must be 1, the smallest sum of squares wins: 68 over four dimensions is 17x2x2x1,
+ * not 17x4x1x1.
  */
 #include "core.h"
 
@@ -156,7 +158,8 @@ typedef struct {
     int *cur;  /* the choice being built, non-increasing */
     int *best; /* the best complete choice so far */
     int found;
-    int spread; /* best[0] - best[k-1] */
+    int spread;      /* best[0] - best[k-1] */
+    long long sumsq; /* the sum of the squares of best[] */
 } dims_search_t;
 
 /* d^n >= target, without overflow. */
@@ -168,8 +171,9 @@ static int pow_reaches(int d, int n, long long target)
     return reach >= target;
 }
 
-/* Choose cur[pos..k-1] with product `rest`, each at most cur[pos-1] (pos >= 1). */
-static void dims_search(dims_search_t *s, int pos, int rest)
+/* Choose cur[pos..k-1] with product `rest`, each at most cur[pos-1] (pos >= 1); `sumsq` is
+ * the sum of the squares of cur[0..pos-1]. */
+static void dims_search(dims_search_t *s, int pos, int rest, long long sumsq)
 {
     int limit = s->cur[pos - 1];
     if (pos == s->k - 1) {
@@ -177,9 +181,11 @@ static void dims_search(dims_search_t *s, int pos, int rest)
             return;
         s->cur[pos] = rest;
         int spread = s->cur[0] - rest;
-        if (!s->found || spread < s->spread) {
+        sumsq += (long long)rest * rest;
+        if (!s->found || spread < s->spread || (spread == s->spread && sumsq < s->sumsq)) {
             s->found = 1;
             s->spread = spread;
+            s->sumsq = sumsq;
             memcpy(s->best, s->cur, sizeof(int) * (size_t)s->k);
         }
         return;
@@ -192,10 +198,13 @@ static void dims_search(dims_search_t *s, int pos, int rest)
          * cannot either, and they only widen the spread. */
         if (!pow_reaches(d, s->k - pos, rest))
             break;
-        if (s->found && s->cur[0] - d >= s->spread)
+        if (s->found && s->cur[0] - d > s->spread)
             break;
+        /* Whatever follows adds at least d^2 and one more square of an extent >= 1. */
+        if (s->found && s->cur[0] - d == s->spread && sumsq + (long long)d * d + 1 >= s->sumsq)
+            continue;
         s->cur[pos] = d;
-        dims_search(s, pos + 1, rest / d);
+        dims_search(s, pos + 1, rest / d, sumsq + (long long)d * d);
     }
 }
 
@@ -246,10 +255,10 @@ mf_status_t mf_topo_dims_create(int nnodes, int ndims, int *dims)
             int d = div[i];
             if (!pow_reaches(d, nfree, rest))
                 continue;
-            if (s.found && d - root >= s.spread)
+            if (s.found && d - root > s.spread)
                 break;
             s.cur[0] = d;
-            dims_search(&s, 1, rest / d);
+            dims_search(&s, 1, rest / d, (long long)d * d);
         }
     }
     for (int i = 0, j = 0; i < ndims; i++) {

@@ -9,7 +9,7 @@
 
 static void expect(int nnodes, int ndims, const int *in, const int *want)
 {
-    int dims[8];
+    int dims[16];
     if (ndims > 0)
         memcpy(dims, in, sizeof(int) * (size_t)ndims);
     int rc = MPI_Dims_create(nnodes, ndims, dims);
@@ -35,6 +35,10 @@ int main(int argc, char **argv)
     expect(12, 3, (int[]){0, 3, 0}, (int[]){2, 3, 2});
     expect(12, 2, (int[]){2, 6}, (int[]){2, 6});
     expect(64, 3, (int[]){0, 0, 0}, (int[]){4, 4, 4});
+    /* more dimensions than prime factors: of the choices with the same spread, the balanced */
+    expect(68, 4, (int[]){0, 0, 0, 0}, (int[]){17, 2, 2, 1});
+    expect(88, 5, (int[]){0, 0, 0, 0, 0}, (int[]){11, 2, 2, 2, 1});
+    expect(1000, 10, (int[]){0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, (int[]){5, 5, 5, 2, 2, 2, 1, 1, 1, 1});
     if (mtest_is_manifold()) /* a large prime: MPICH 5.0.2 divides by zero */
         expect(2147483647, 2, (int[]){0, 0}, (int[]){2147483647, 1});
     if (mtest_is_manifold())
