@@ -748,15 +748,23 @@ static int set_elements_common(const char *func, MPI_Status *status, MPI_Datatyp
 {
     if (status == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument status is NULL"));
-    size_t bytes;
+    size_t unused;
     int rc = mf_check_count(func, NULL, "count", count);
+    /* count is in basic elements, not in items of the type: only the type is checked here */
     if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, NULL, "datatype", datatype, count, &bytes);
+        rc = mf_check_datatype(func, NULL, "datatype", datatype, 0, &unused);
     if (rc != MPI_SUCCESS)
         return rc;
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(datatype, &p);
+    /* the status keeps a byte count (an MPI_Count), which the elements' bytes must fit */
+    if (p.nelems > 0 && p.psize > 0 && count / p.nelems > INT64_MAX / p.psize - 1)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_COUNT, func,
+                                              "argument count=%lld elements of the datatype are "
+                                              "more bytes than an MPI_Count holds",
+                                              (long long)count));
     MPI_Count b = mf_dtype_bytes_of_elements(datatype, count);
-    bytes = b < 0 ? 0 : (size_t)b;
-    mf_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, (MPI_Count)bytes,
+    mf_status_set(status, status->MPI_SOURCE, status->MPI_TAG, status->MPI_ERROR, b < 0 ? 0 : b,
                   mf_status_cancelled(status));
     return MPI_SUCCESS;
 }

@@ -3,7 +3,9 @@
  * The MPI-4.1 accessors and queries around statuses and requests:
  * - MPI_Status_get/set_source, _tag, _error read and write the public fields, and the
  *   MPI_Count `_x` forms (MPI_Get_elements_x, MPI_Status_set_elements_x, MPI_Type_size_x,
- *   MPI_Type_get_extent_x, MPI_Type_get_true_extent_x) agree with the `_c` forms;
+ *   MPI_Type_get_extent_x, MPI_Type_get_true_extent_x) agree with the `_c` forms; a count of
+ *   elements may exceed what items of the type would fit in memory (2^50 doubles), up to
+ *   bytes an MPI_Count holds (MPI_ERR_COUNT beyond);
  * - MPI_Request_get_status_any/all/some report what MPI_Testany/all/some would, and leave
  *   every request as it was: the same requests still complete through MPI_Waitall afterwards;
  *   all-inactive arrays give MPI_UNDEFINED;
@@ -44,6 +46,20 @@ static void check_status_fields(void)
     MTEST_CHECK(c == 5, "Get_elements_x gave %lld, want 5", (long long)c);
     MPI_Get_elements_x(&st, MPI_INT, &c);
     MTEST_CHECK(c == 10, "Get_elements_x(MPI_INT) of 5 doubles gave %lld", (long long)c);
+
+    /* counts of basic elements, whatever the size of one item of the type */
+    MPI_Datatype big;
+    MPI_Type_contiguous(1 << 20, MPI_DOUBLE, &big);
+    MPI_Type_commit(&big);
+    MTEST_CHECK(MPI_Status_set_elements_x(&st, big, (MPI_Count)1 << 50) == MPI_SUCCESS,
+                "Status_set_elements_x of 2^50 doubles in 2^20-double items failed");
+    MPI_Get_elements_x(&st, big, &c);
+    MTEST_CHECK(c == (MPI_Count)1 << 50, "Get_elements_x gave %lld, want 2^50", (long long)c);
+    MPI_Get_count_c(&st, big, &c);
+    MTEST_CHECK(c == (MPI_Count)1 << 30, "Get_count_c gave %lld, want 2^30", (long long)c);
+    MTEST_CHECK_ERR(MPI_Status_set_elements_x(&st, big, (MPI_Count)1 << 61), MPI_ERR_COUNT,
+                    "MPI_Status_set_elements_x");
+    MPI_Type_free(&big);
 
     MPI_Datatype vec;
     MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
