@@ -122,10 +122,16 @@ int mf_bsend_pool_idle(mf_bsend_pool_t *pool)
     return bsend_used(pool) == 0;
 }
 
-mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, void **buf_p, size_t *size_p)
+mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, size_t size_max, void **buf_p,
+                                 size_t *size_p)
 {
     if (!pool_attached(pool))
         return MF_ERR_NOT_FOUND;
+    pthread_mutex_lock(&pool->lock);
+    size_t size = pool->size;
+    pthread_mutex_unlock(&pool->lock);
+    if (size > size_max)
+        return MF_ERR_OVERFLOW;
     mf_bsend_pool_flush(pool);
     pthread_mutex_lock(&pool->lock);
     *buf_p = pool->buf;
@@ -135,16 +141,6 @@ mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, void **buf_p, size_t *si
     pool->size = 0;
     pthread_mutex_unlock(&pool->lock);
     return MF_OK;
-}
-
-mf_status_t mf_bsend_attach(void *buf, size_t size)
-{
-    return mf_bsend_pool_attach(&process_pool, buf, size);
-}
-
-mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p)
-{
-    return mf_bsend_pool_detach(&process_pool, buf_p, size_p);
 }
 
 /* The VCI of a message: user traffic may be spread (mf_comm_vci_for), the library's own

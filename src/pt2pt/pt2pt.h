@@ -147,16 +147,15 @@ void mf_pt2pt_cancel(mf_request_t *req);
 /* Free a request that may still be in flight: it is released when it completes. */
 void mf_pt2pt_request_free(mf_request_t *req);
 
-/* Buffered sends (MPI_Buffer_attach/detach); the attached buffer bounds the space in use. */
-mf_status_t mf_bsend_attach(void *buf, size_t size);
-mf_status_t mf_bsend_detach(void **buf_p, size_t *size_p);
-/* The same on any buffer (mf_bsend_pool_t, core.h): the process's, a communicator's or a
- * session's. attach: MF_ERR_INVALID when one is attached; detach: MF_ERR_NOT_FOUND when none
- * is, else it waits until the buffer's messages are out (flush), as does flush; idle: nothing
- * in flight. */
+/* Buffered sends: the attached buffer bounds the space in use. A buffer (mf_bsend_pool_t,
+ * core.h) is the process's (MPI_Buffer_attach), a communicator's or a session's. attach:
+ * MF_ERR_INVALID when one is attached; detach: MF_ERR_NOT_FOUND when none is, MF_ERR_OVERFLOW
+ * (and the buffer stays) when its size is above size_max, else it waits until the buffer's
+ * messages are out (flush), as does flush; idle: nothing in flight. */
 mf_bsend_pool_t *mf_bsend_pool_process(void);
 mf_status_t mf_bsend_pool_attach(mf_bsend_pool_t *pool, void *buf, size_t size);
-mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, void **buf_p, size_t *size_p);
+mf_status_t mf_bsend_pool_detach(mf_bsend_pool_t *pool, size_t size_max, void **buf_p,
+                                 size_t *size_p);
 void mf_bsend_pool_flush(mf_bsend_pool_t *pool);
 int mf_bsend_pool_idle(mf_bsend_pool_t *pool);
 

@@ -8,7 +8,9 @@
  * buffered messages are out; detach gives back what was attached; a pending iflush outlives
  * MPI_Comm_free of its communicator, and one freed while pending goes (no leak). Errors:
  * attaching twice and detaching nothing are MPI_ERR_BUFFER, and so is MPI_Start of a
- * persistent buffered send with no buffer, which leaves the request inactive.
+ * persistent buffered send with no buffer, which leaves the request inactive. A buffer
+ * above INT_MAX bytes is detached only by the _c forms (MPI_ERR_VALUE_TOO_LARGE from the int
+ * ones, which leave it attached).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +171,31 @@ int main(int argc, char **argv)
                 "MPI_Session_detach_buffer: rc %d", rc);
     rc = MPI_Session_detach_buffer(session, &back, &back_size);
     MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Session_detach_buffer");
+
+    /* A buffer larger than INT_MAX (attached, never used: nothing reads or writes it): the int
+     * detaches cannot give its size back, MPI_ERR_VALUE_TOO_LARGE, and it stays attached. */
+    static char huge_stand_in[1];
+    MPI_Count huge = (MPI_Count)3 << 30, back_c = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Buffer_attach_c(huge_stand_in, huge);
+    MPI_Comm_attach_buffer_c(comm, huge_stand_in, huge);
+    MPI_Session_attach_buffer_c(session, huge_stand_in, huge);
+    back_size = -1;
+    rc = MPI_Buffer_detach(&back, &back_size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_VALUE_TOO_LARGE, "MPI_Buffer_detach");
+    rc = MPI_Comm_detach_buffer(comm, &back, &back_size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_VALUE_TOO_LARGE, "MPI_Comm_detach_buffer");
+    rc = MPI_Session_detach_buffer(session, &back, &back_size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_VALUE_TOO_LARGE, "MPI_Session_detach_buffer");
+    MTEST_CHECK(back_size == -1, "a failed detach set size to %d", back_size);
+    rc = MPI_Buffer_detach_c(&back, &back_c);
+    MTEST_CHECK(rc == MPI_SUCCESS && back == huge_stand_in && back_c == huge,
+                "MPI_Buffer_detach_c: rc %d size %lld", rc, (long long)back_c);
+    rc = MPI_Comm_detach_buffer_c(comm, &back, &back_c);
+    MTEST_CHECK(rc == MPI_SUCCESS && back_c == huge, "MPI_Comm_detach_buffer_c: rc %d", rc);
+    rc = MPI_Session_detach_buffer_c(session, &back, &back_c);
+    MTEST_CHECK(rc == MPI_SUCCESS && back_c == huge, "MPI_Session_detach_buffer_c: rc %d", rc);
+
     MPI_Comm_free(&comm);
     MPI_Session_finalize(&session);
     free(session_buf);
