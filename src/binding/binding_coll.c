@@ -389,9 +389,9 @@ static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, voi
     if (receives && rbuf == MPI_IN_PLACE)
         return in_place_forbidden(func, c, "recvbuf", "which intercommunicators do not allow");
     if (sends)
-        rc = mf_check_buffer(func, c, "sendbuf", sbuf, bytes);
+        rc = check_typed_buffer(func, c, "sendbuf", sbuf, dt, bytes);
     if (rc == MPI_SUCCESS && receives)
-        rc = mf_check_buffer(func, c, "recvbuf", rbuf, bytes);
+        rc = check_typed_buffer(func, c, "recvbuf", rbuf, dt, bytes);
     if (rc == MPI_SUCCESS && sends && receives)
         rc = check_alias(func, c, sbuf, rbuf, bytes);
     mf_cbuf_t sb, rb;
@@ -443,7 +443,9 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_red_type(func, c, op, dt, &rdt, &mul, &extent);
     if (rc == MPI_SUCCESS && receives) {
-        rc = mf_check_buffer(func, c, "recvbuf", rbuf == MPI_IN_PLACE ? NULL : rbuf, bytes);
+        rc = rbuf == MPI_IN_PLACE
+                 ? in_place_forbidden(func, c, "recvbuf", "which is only allowed as sendbuf")
+                 : check_typed_buffer(func, c, "recvbuf", rbuf, dt, bytes);
         if (rc == MPI_SUCCESS)
             rc = check_alias(func, c, sbuf, rbuf, bytes);
     }
@@ -585,6 +587,8 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
     if (rc == MPI_SUCCESS && mf_comm_is_inter(c) && (sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE))
         rc = in_place_forbidden(func, c, sbuf == MPI_IN_PLACE ? "sendbuf" : "recvbuf",
                                 "which intercommunicators do not allow");
+    if (rc == MPI_SUCCESS && rbuf == MPI_IN_PLACE)
+        rc = in_place_forbidden(func, c, "recvbuf", "which is only allowed as sendbuf");
     if (rc != MPI_SUCCESS)
         return rc;
     size_t item = bytes; /* packed bytes of one item */
@@ -608,9 +612,10 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
     }
     int in_place = sbuf == MPI_IN_PLACE;
     if (rc == MPI_SUCCESS && !in_place)
-        rc = mf_check_buffer(func, c, "sendbuf", sbuf, total * item);
+        rc = check_typed_buffer(func, c, "sendbuf", sbuf, dt, total * item);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_buffer(func, c, "recvbuf", rbuf, (in_place ? total : items[c->rank]) * item);
+        rc = check_typed_buffer(func, c, "recvbuf", rbuf, dt,
+                                (in_place ? total : items[c->rank]) * item);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, sbuf, rbuf, total * item);
     if (rc == MPI_SUCCESS && coll_checking(c))

@@ -226,7 +226,7 @@ int mf_err_raise(mf_comm_t *comm, int code)
     }
     if (comm == NULL)
         comm = &mf_comm_self;
-    MPI_Errhandler eh = atomic_load_explicit(&comm->errhandler, memory_order_acquire);
+    MPI_Errhandler eh = mf_errhandler_acquire(&comm->errhandler);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
@@ -235,12 +235,13 @@ int mf_err_raise(mf_comm_t *comm, int code)
     }
     MPI_Comm handle = mf_comm_handle(comm);
     eh->comm_fn(&handle, &code);
+    mf_errhandler_release(eh);
     return code;
 }
 
 int mf_err_raise_session(mf_session_t *session, int code)
 {
-    MPI_Errhandler eh = atomic_load_explicit(&session->errhandler, memory_order_acquire);
+    MPI_Errhandler eh = mf_errhandler_acquire(&session->errhandler);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->session_fn == NULL) {
@@ -249,6 +250,7 @@ int mf_err_raise_session(mf_session_t *session, int code)
     }
     MPI_Session handle = session;
     eh->session_fn(&handle, &code);
+    mf_errhandler_release(eh);
     return code;
 }
 
@@ -556,9 +558,7 @@ int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
                                            "argument errhandler is a %s error handler, not a "
                                            "communicator one",
                                            errhandler_kind(errhandler)));
-    mf_errhandler_retain(errhandler);
-    MPI_Errhandler old = atomic_exchange(&c->errhandler, errhandler);
-    mf_errhandler_release(old);
+    mf_errhandler_replace(&c->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -573,9 +573,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     /* The caller gets a new reference, released by MPI_Errhandler_free. */
-    MPI_Errhandler eh = atomic_load(&c->errhandler);
-    mf_errhandler_retain(eh);
-    *errhandler = eh;
+    *errhandler = mf_errhandler_acquire(&c->errhandler);
     return MPI_SUCCESS;
 }
 
@@ -746,7 +744,7 @@ static _Atomic(MPI_Errhandler) file_null_errhandler = MPI_ERRORS_RETURN;
 
 static int raise_file(int code)
 {
-    MPI_Errhandler eh = atomic_load_explicit(&file_null_errhandler, memory_order_acquire);
+    MPI_Errhandler eh = mf_errhandler_acquire(&file_null_errhandler);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->file_fn == NULL) {
@@ -755,6 +753,7 @@ static int raise_file(int code)
     }
     MPI_File handle = MPI_FILE_NULL;
     eh->file_fn(&handle, &code);
+    mf_errhandler_release(eh);
     return code;
 }
 
@@ -806,8 +805,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
         rc = check_errhandler_kind(func, errhandler, "file", raise_file);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_errhandler_retain(errhandler);
-    mf_errhandler_release(atomic_exchange(&file_null_errhandler, errhandler));
+    mf_errhandler_replace(&file_null_errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -820,9 +818,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
         rc = raise_file(mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
     if (rc != MPI_SUCCESS)
         return rc;
-    MPI_Errhandler eh = atomic_load(&file_null_errhandler);
-    mf_errhandler_retain(eh);
-    *errhandler = eh;
+    *errhandler = mf_errhandler_acquire(&file_null_errhandler);
     return MPI_SUCCESS;
 }
 

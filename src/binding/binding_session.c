@@ -436,8 +436,7 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
         return mf_err_raise_session(s, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                                    "argument errhandler is not a session error "
                                                    "handler"));
-    mf_errhandler_retain(errhandler);
-    mf_errhandler_release(atomic_exchange(&s->errhandler, errhandler));
+    mf_errhandler_replace(&s->errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -452,9 +451,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     /* A new reference for the caller, released by MPI_Errhandler_free. */
-    MPI_Errhandler eh = atomic_load(&s->errhandler);
-    mf_errhandler_retain(eh);
-    *errhandler = eh;
+    *errhandler = mf_errhandler_acquire(&s->errhandler);
     return MPI_SUCCESS;
 }
 

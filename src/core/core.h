@@ -142,6 +142,12 @@ struct MPI_ABI_Errhandler {
 
 /* A user error handler with one reference and no function yet; NULL when out of memory. */
 struct MPI_ABI_Errhandler *mf_errhandler_new(void);
+/* The handler in a slot (a communicator's, a session's, MPI_FILE_NULL's) with a reference the
+ * caller drops with mf_errhandler_release, and the replacement of a slot's handler (taking a
+ * reference on the new one, dropping the slot's on the old): under one lock, so that a reader
+ * never takes its reference after a concurrent replacement dropped the last one. */
+MPI_Errhandler mf_errhandler_acquire(_Atomic(MPI_Errhandler) *slot);
+void mf_errhandler_replace(_Atomic(MPI_Errhandler) *slot, MPI_Errhandler eh);
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
 void mf_errhandler_retain(MPI_Errhandler eh);
 void mf_errhandler_release(MPI_Errhandler eh);

@@ -461,9 +461,7 @@ static mf_status_t comm_build(mf_comm_t *parent, unsigned id, int vci, int new_s
     }
     memcpy(ranks, world_ranks, sizeof(int) * (size_t)new_size);
     comm_setup(comm, id, vci, my_new_rank, new_size, ranks);
-    MPI_Errhandler eh = atomic_load(&parent->errhandler);
-    mf_errhandler_retain(eh);
-    atomic_store(&comm->errhandler, eh);
+    atomic_store(&comm->errhandler, mf_errhandler_acquire(&parent->errhandler));
     comm->session = parent->session;
     *comm_p = comm;
     return MF_OK;
@@ -704,9 +702,7 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
     comm_setup(comm, 0, mf_vci_index(parent->vci), parent->rank, parent->size, ranks);
     comm->kind = MF_KIND_COMM_PENDING;
     comm->info = kept;
-    MPI_Errhandler eh = atomic_load(&parent->errhandler);
-    mf_errhandler_retain(eh);
-    atomic_store(&comm->errhandler, eh);
+    atomic_store(&comm->errhandler, mf_errhandler_acquire(&parent->errhandler));
     comm->session = parent->session;
     memset(st, 0, sizeof(*st));
     st->parent = parent;
@@ -1185,8 +1181,10 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
     if (local->rank == local_leader)
         view = comm_view(peer);
     inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader, tag};
-    return inter_connect(lc, local_leader, &link, atomic_load(&local->errhandler), err_class_p,
-                         comm_p);
+    MPI_Errhandler eh = mf_errhandler_acquire(&local->errhandler);
+    status = inter_connect(lc, local_leader, &link, eh, err_class_p, comm_p);
+    mf_errhandler_release(eh);
+    return status;
 }
 
 mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_leader,
@@ -1227,8 +1225,10 @@ static mf_status_t inter_dup(mf_comm_t *inter, mf_comm_t **comm_p)
         mf_comm_free(lc);
         return status;
     }
-    return inter_build(lc, id, inter->remote_size, inter->remote_ranks,
-                       atomic_load(&inter->errhandler), comm_p);
+    MPI_Errhandler eh = mf_errhandler_acquire(&inter->errhandler);
+    status = inter_build(lc, id, inter->remote_size, inter->remote_ranks, eh, comm_p);
+    mf_errhandler_release(eh);
+    return status;
 }
 
 /* MPI_Comm_idup on an intercommunicator: inter_ctx_agree as a schedule on the parent, whose
@@ -1399,9 +1399,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     comm->remote_ranks = rranks;
     comm->local_comm = lc;
     mf_comm_set_private(lc);
-    MPI_Errhandler eh = atomic_load(&parent->errhandler);
-    mf_errhandler_retain(eh);
-    atomic_store(&comm->errhandler, eh);
+    atomic_store(&comm->errhandler, mf_errhandler_acquire(&parent->errhandler));
     comm->session = lc->session = parent->session;
     comm->info = dinfo;
     memset(st, 0, sizeof(*st));
@@ -1468,7 +1466,9 @@ static mf_status_t inter_split(mf_comm_t *inter, int color, int key, mf_comm_t *
         *comm_p = NULL;
         goto out_free;
     }
-    status = inter_build(nl, id, n, rranks, atomic_load(&inter->errhandler), comm_p);
+    MPI_Errhandler eh = mf_errhandler_acquire(&inter->errhandler);
+    status = inter_build(nl, id, n, rranks, eh, comm_p);
+    mf_errhandler_release(eh);
     nl = NULL;
 out_free:
     if (nl != NULL)

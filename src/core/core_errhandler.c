@@ -30,6 +30,29 @@ struct MPI_ABI_Errhandler *mf_errhandler_new(void)
     return eh;
 }
 
+static pthread_mutex_t slot_lock = PTHREAD_MUTEX_INITIALIZER;
+
+MPI_Errhandler mf_errhandler_acquire(_Atomic(MPI_Errhandler) *slot)
+{
+    MPI_Errhandler eh = atomic_load_explicit(slot, memory_order_acquire);
+    if (mf_handle_is_predefined(eh)) /* not counted: nothing to take */
+        return eh;
+    pthread_mutex_lock(&slot_lock);
+    eh = atomic_load_explicit(slot, memory_order_relaxed);
+    mf_errhandler_retain(eh);
+    pthread_mutex_unlock(&slot_lock);
+    return eh;
+}
+
+void mf_errhandler_replace(_Atomic(MPI_Errhandler) *slot, MPI_Errhandler eh)
+{
+    mf_errhandler_retain(eh);
+    pthread_mutex_lock(&slot_lock);
+    MPI_Errhandler old = atomic_exchange_explicit(slot, eh, memory_order_acq_rel);
+    pthread_mutex_unlock(&slot_lock);
+    mf_errhandler_release(old);
+}
+
 void mf_errhandler_retain(MPI_Errhandler eh)
 {
     if (!mf_handle_is_predefined(eh))
