@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An int[] or (large) MPI_Count[] / MPI_Aint[] argument. */
+/* An int[] or (large) MPI_Count[] / MPI_Aint[] argument; `given` is 0 for the uniform forms
+ * (MPI_Gather, ...), which have a single count instead and no array, 1 for an array the caller
+ * passed (maybe NULL, an error where it is significant). */
 typedef struct {
     const void *p;
-    int large;
+    int large, given;
 } vec_t;
 
 static MPI_Count vec_get(vec_t v, int i)
@@ -29,7 +31,13 @@ static MPI_Count vec_get(vec_t v, int i)
 
 static vec_t vec_of(const void *p, int large)
 {
-    vec_t v = {p, large};
+    vec_t v = {p, large, 1};
+    return v;
+}
+
+static vec_t vec_none(int large)
+{
+    vec_t v = {NULL, large, 0};
     return v;
 }
 
@@ -189,11 +197,12 @@ static MF_HOT_PATH int predefined(MPI_Datatype dt)
 }
 
 /* The blocks of one side, one per rank, from counts[] and displs[] (in units of the type's extent,
- * or bytes when `types` gives a type per rank: Alltoallw); displs NULL means the uniform layout
- * (ucount items per rank, back to back). The types are checked. */
-static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts, vec_t displs,
-                  MPI_Count ucount, MPI_Datatype dt, const MPI_Datatype *types, const void *buf,
-                  mf_cbuf_t *cb)
+ * or bytes when `types` gives a type per rank: Alltoallw); uniform forms (no arrays given) lay
+ * out ucount items per rank, back to back. The types are checked. `what` names the counts,
+ * `buf_name` the buffer. */
+static int layout(const char *func, mf_comm_t *c, const char *what, const char *buf_name,
+                  vec_t counts, vec_t displs, MPI_Count ucount, MPI_Datatype dt,
+                  const MPI_Datatype *types, const void *buf, mf_cbuf_t *cb)
 {
     int size = mf_comm_peer_size(c); /* one block per remote process on intercommunicators */
     mf_dtype_props_t p = {0};
@@ -201,8 +210,8 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
         mf_dtype_props(dt, &p);
     int rc = mf_cbuf_init(cb, func, c, buf, size, dt, types);
     for (int i = 0; i < size && rc == MPI_SUCCESS; i++) {
-        MPI_Count n = counts.p != NULL ? vec_get(counts, i) : ucount;
-        MPI_Count d = displs.p != NULL ? vec_get(displs, i) : ucount * i;
+        MPI_Count n = counts.given ? vec_get(counts, i) : ucount;
+        MPI_Count d = displs.given ? vec_get(displs, i) : ucount * i;
         size_t unused;
         /* A displacement may be negative (MPI-4.1 6.5: only the memory it names must be the
          * caller's); mf_cbuf_layout bases the blocks at the lowest one. */
@@ -223,9 +232,9 @@ static int layout(const char *func, mf_comm_t *c, const char *what, vec_t counts
     if (rc == MPI_SUCCESS && cb->total > 0 && buf == NULL && !mf_cbuf_bottom_ok(cb)) {
         mf_cbuf_free(cb);
         return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
-                                           "the buffer of argument %s is NULL but %zu bytes are "
-                                           "to be transferred",
-                                           what, cb->total));
+                                           "argument %s is NULL but %zu bytes are to be "
+                                           "transferred (MPI_BOTTOM needs absolute addresses)",
+                                           buf_name, cb->total));
     }
     return rc;
 }
@@ -268,9 +277,9 @@ static int check_bcast(const char *func, mf_comm_t *c, MPI_Datatype dt, MPI_Coun
     int is_root = c->rank == root;
     mf_check_t chk = {.func = func, .root = root};
     if (is_root)
-        chk.send = side(MF_CHECK_ALL, dt, NULL, count, vec_of(NULL, 0));
+        chk.send = side(MF_CHECK_ALL, dt, NULL, count, vec_none(0));
     else
-        chk.recv = side(MF_CHECK_ROOT, dt, NULL, count, vec_of(NULL, 0));
+        chk.recv = side(MF_CHECK_ROOT, dt, NULL, count, vec_none(0));
     return mf_binding_coll_check(func, c, &chk);
 }
 
@@ -576,9 +585,9 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
     int rc = mf_check_init_comm(func, comm, &c);
     if (rc == MPI_SUCCESS)
         rc = check_nb(func, c, nb);
-    if (rc == MPI_SUCCESS && counts.p == NULL)
+    if (rc == MPI_SUCCESS && !counts.given)
         rc = mf_check_count(func, c, "recvcount", ucount);
-    if (rc == MPI_SUCCESS && counts.p != NULL)
+    if (rc == MPI_SUCCESS && counts.given)
         rc = mf_check_ptr(func, c, counts.p, "recvcounts");
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", dt, 1, &bytes);
@@ -602,7 +611,7 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the counts");
     size_t total = 0;
     for (int i = 0; i < c->size && rc == MPI_SUCCESS; i++) {
-        MPI_Count n = counts.p != NULL ? vec_get(counts, i) : ucount;
+        MPI_Count n = counts.given ? vec_get(counts, i) : ucount;
         if (n < 0)
             rc = mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func,
                                              "argument recvcounts[%d]=%lld is negative", i,
@@ -620,7 +629,7 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         rc = check_alias(func, c, sbuf, rbuf, total * item);
     if (rc == MPI_SUCCESS && coll_checking(c))
         rc = check_reduction(func, c, -1, op, dt, (MPI_Count)total,
-                             counts.p != NULL ? counts_hash(items, c->size) : 0);
+                             counts.given ? counts_hash(items, c->size) : 0);
     if (rc == MPI_SUCCESS && nb == NULL && !mf_comm_is_inter(c) && predefined(dt)) {
         /* Blocking with a predefined type: the user's buffers as they are, no collective
          * buffers to lay out (two ranks, 512 B: about 1000 instructions a call less). */
@@ -695,14 +704,14 @@ int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter_common("MPI_Reduce_scatter_block", sendbuf, recvbuf, vec_of(NULL, 0),
+    return reduce_scatter_common("MPI_Reduce_scatter_block", sendbuf, recvbuf, vec_none(0),
                                  recvcount, datatype, op, comm, NULL);
 }
 #pragma weak MPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c
 int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return reduce_scatter_common("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, vec_of(NULL, 1),
+    return reduce_scatter_common("MPI_Reduce_scatter_block_c", sendbuf, recvbuf, vec_none(1),
                                  recvcount, datatype, op, comm, NULL);
 }
 
@@ -735,11 +744,10 @@ static int check_move(const char *func, mf_comm_t *c, move_kind_t kind, const mo
     mf_check_peers_t one_peers = kind == MOVE_ALLGATHER ? MF_CHECK_ALL : MF_CHECK_ROOT;
     mf_check_side_t one = {0}, all = {0};
     if (a->one_buf != MPI_IN_PLACE)
-        one = side(one_peers, a->one_type, NULL, a->one_count, vec_of(NULL, 0));
+        one = side(one_peers, a->one_type, NULL, a->one_count, vec_none(0));
     else if (kind == MOVE_ALLGATHER)
-        one =
-            side(MF_CHECK_ALL, a->all_type, NULL,
-                 a->counts.p != NULL ? vec_get(a->counts, c->rank) : a->all_count, vec_of(NULL, 0));
+        one = side(MF_CHECK_ALL, a->all_type, NULL,
+                   a->counts.given ? vec_get(a->counts, c->rank) : a->all_count, vec_none(0));
     if (is_root)
         all = side(MF_CHECK_ALL, a->all_type, NULL, a->all_count, a->counts);
     mf_check_t chk = {.func = func, .root = kind == MOVE_ALLGATHER ? -1 : root};
@@ -785,12 +793,12 @@ static int move_all_layout(const char *func, mf_comm_t *c, move_kind_t kind, con
     const char *cname = kind == MOVE_SCATTER ? "sendcounts" : "recvcounts";
     size_t unused;
     int rc;
-    if (a->counts.p == NULL)
+    if (!a->counts.given)
         rc =
             mf_check_count(func, c, kind == MOVE_SCATTER ? "sendcount" : "recvcount", a->all_count);
     else
         rc = mf_check_ptr(func, c, a->counts.p, cname);
-    if (rc == MPI_SUCCESS && a->counts.p != NULL)
+    if (rc == MPI_SUCCESS && a->counts.given)
         rc = mf_check_ptr(func, c, a->displs.p, "displs");
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, kind == MOVE_SCATTER ? "sendtype" : "recvtype", a->all_type,
@@ -800,8 +808,8 @@ static int move_all_layout(const char *func, mf_comm_t *c, move_kind_t kind, con
     if (a->all_buf == MPI_IN_PLACE)
         return in_place_forbidden(func, c, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf",
                                   "which is not allowed there");
-    return layout(func, c, cname, a->counts, a->displs, a->all_count, a->all_type, NULL, a->all_buf,
-                  all);
+    return layout(func, c, cname, kind == MOVE_SCATTER ? "sendbuf" : "recvbuf", a->counts,
+                  a->displs, a->all_count, a->all_type, NULL, a->all_buf, all);
 }
 
 /* mf_inter_allgather wants the remote blocks back to back; when a (resized) receive type keeps
@@ -864,7 +872,7 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
             mf_inter_gatherv(s, one.buf, one_bytes, all.buf, all.lens, all.displs, root);
         else if (kind == MOVE_SCATTER)
             mf_inter_scatterv(s, all.buf, all.lens, all.displs, one.buf, one_bytes, root);
-        else if (a->counts.p == NULL)
+        else if (!a->counts.given)
             inter_allgather(s, &one, one_bytes, &all);
         else
             mf_inter_allgatherv(s, one.buf, one_bytes, all.buf, all.lens, all.displs);
@@ -1085,12 +1093,11 @@ static int gather_like(const char *func, move_kind_t kind, const void *sendbuf, 
 {
     move_args_t a;
     if (kind == MOVE_SCATTER) {
-        a = (move_args_t){recvbuf,         recvcount,       recvtype,
-                          (void *)sendbuf, vec_of(NULL, 0), vec_of(NULL, 0),
-                          sendcount,       sendtype,        0};
+        a = (move_args_t){recvbuf,   recvcount, recvtype, (void *)sendbuf, vec_none(0), vec_none(0),
+                          sendcount, sendtype,  0};
     } else {
-        a = (move_args_t){sendbuf,         sendcount, sendtype, recvbuf, vec_of(NULL, 0),
-                          vec_of(NULL, 0), recvcount, recvtype, 0};
+        a = (move_args_t){sendbuf,     sendcount, sendtype, recvbuf, vec_none(0),
+                          vec_none(0), recvcount, recvtype, 0};
     }
     return move_common(func, kind, &a, root, comm, nb);
 }
@@ -1193,14 +1200,14 @@ int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 
 /* ---- all-to-all -------------------------------------------------------------------------- */
 
-/* Alltoall (counts.p NULL), Alltoallv (one type per side) and Alltoallw (types[] per peer,
+/* Alltoall (no arrays given), Alltoallv (one type per side) and Alltoallw (types[] per peer,
  * displacements in bytes). */
 typedef struct {
     const void *buf;
     vec_t counts, displs;
     MPI_Count count;
-    MPI_Datatype type;
-    const MPI_Datatype *types; /* Alltoallw */
+    MPI_Datatype type;         /* NULL for Alltoallw */
+    const MPI_Datatype *types; /* Alltoallw: the caller's array, which may be NULL (an error) */
 } a2a_side_t;
 
 static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int is_send,
@@ -1208,22 +1215,24 @@ static int a2a_layout(const char *func, mf_comm_t *c, const a2a_side_t *s, int i
 {
     const char *cname = is_send ? "sendcounts" : "recvcounts";
     int rc = MPI_SUCCESS;
-    if (s->counts.p == NULL)
+    if (!s->counts.given)
         rc = mf_check_count(func, c, is_send ? "sendcount" : "recvcount", s->count);
     else
         rc = mf_check_ptr(func, c, s->counts.p, cname);
-    if (rc == MPI_SUCCESS && s->counts.p != NULL)
+    if (rc == MPI_SUCCESS && s->counts.given)
         rc = mf_check_ptr(func, c, s->displs.p, is_send ? "sdispls" : "rdispls");
-    if (rc == MPI_SUCCESS && s->types != NULL)
+    int w = s->type == NULL;
+    if (rc == MPI_SUCCESS && w)
         rc = mf_check_ptr(func, c, s->types, is_send ? "sendtypes" : "recvtypes");
-    if (rc == MPI_SUCCESS && s->types == NULL) {
+    if (rc == MPI_SUCCESS && !w) {
         size_t unused;
         rc = mf_check_datatype(func, c, is_send ? "sendtype" : "recvtype", s->type, 0, &unused);
     }
     if (rc != MPI_SUCCESS)
         return rc;
     /* Alltoallw: a type per peer and byte displacements. */
-    return layout(func, c, cname, s->counts, s->displs, s->count, s->type, s->types, s->buf, cb);
+    return layout(func, c, cname, is_send ? "sendbuf" : "recvbuf", s->counts, s->displs, s->count,
+                  s->type, s->types, s->buf, cb);
 }
 
 /* In place, the receive layout is also what goes out. */
@@ -1288,7 +1297,7 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     int in_place = snd->buf == MPI_IN_PLACE;
     if (in_place && mf_comm_is_inter(c))
         return in_place_forbidden(func, c, "sendbuf", "which intercommunicators do not allow");
-    if (nb == NULL && rcv->counts.p == NULL && rcv->types == NULL && !mf_comm_is_inter(c) &&
+    if (nb == NULL && !rcv->counts.given && rcv->types == NULL && !mf_comm_is_inter(c) &&
         !coll_checking(c) && predefined(rcv->type) && (in_place || predefined(snd->type))) {
         rc = alltoall_direct(func, c, snd, rcv);
         if (rc != -1)
@@ -1334,7 +1343,7 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
         }
     } else if (rc == MPI_SUCCESS) {
         mf_status_t status;
-        if (rcv->counts.p == NULL && rcv->types == NULL) {
+        if (!rcv->counts.given && rcv->types == NULL) {
             /* MPI_Alltoall: equal blocks, back to back on both sides */
             size_t block = rb.lens[0];
             char *stmp = NULL, *rtmp = NULL;
@@ -1364,15 +1373,15 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
 #pragma weak MPI_Alltoall = PMPI_Alltoall
 int PMPI_Alltoall(GATHER_ARGS, MPI_Comm comm)
 {
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Alltoall", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoall_c = PMPI_Alltoall_c
 int PMPI_Alltoall_c(GATHER_ARGS_C, MPI_Comm comm)
 {
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Alltoall_c", &s, &r, comm, NULL);
 }
 #pragma weak MPI_Alltoallv = PMPI_Alltoallv
@@ -1671,7 +1680,7 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
                                MPI_Request *request)
 {
     nb_t nb = {0, request, MPI_INFO_NULL};
-    return reduce_scatter_common("MPI_Ireduce_scatter_block", sendbuf, recvbuf, vec_of(NULL, 0),
+    return reduce_scatter_common("MPI_Ireduce_scatter_block", sendbuf, recvbuf, vec_none(0),
                                  recvcount, datatype, op, comm, &nb);
 }
 
@@ -1681,7 +1690,7 @@ int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count r
                                  MPI_Request *request)
 {
     nb_t nb = {0, request, MPI_INFO_NULL};
-    return reduce_scatter_common("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, vec_of(NULL, 1),
+    return reduce_scatter_common("MPI_Ireduce_scatter_block_c", sendbuf, recvbuf, vec_none(1),
                                  recvcount, datatype, op, comm, &nb);
 }
 
@@ -1691,7 +1700,7 @@ int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvc
                                    MPI_Request *request)
 {
     nb_t nb = {1, request, info};
-    return reduce_scatter_common("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, vec_of(NULL, 0),
+    return reduce_scatter_common("MPI_Reduce_scatter_block_init", sendbuf, recvbuf, vec_none(0),
                                  recvcount, datatype, op, comm, &nb);
 }
 
@@ -1701,8 +1710,8 @@ int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Cou
                                      MPI_Request *request)
 {
     nb_t nb = {1, request, info};
-    return reduce_scatter_common("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf,
-                                 vec_of(NULL, 1), recvcount, datatype, op, comm, &nb);
+    return reduce_scatter_common("MPI_Reduce_scatter_block_init_c", sendbuf, recvbuf, vec_none(1),
+                                 recvcount, datatype, op, comm, &nb);
 }
 
 #pragma weak MPI_Igather = PMPI_Igather
@@ -1956,8 +1965,8 @@ int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     nb_t nb = {0, request, MPI_INFO_NULL};
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Ialltoall", &s, &r, comm, &nb);
 }
 
@@ -1967,8 +1976,8 @@ int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Request *request)
 {
     nb_t nb = {0, request, MPI_INFO_NULL};
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Ialltoall_c", &s, &r, comm, &nb);
 }
 
@@ -1978,8 +1987,8 @@ int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        MPI_Request *request)
 {
     nb_t nb = {1, request, info};
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Alltoall_init", &s, &r, comm, &nb);
 }
 
@@ -1989,8 +1998,8 @@ int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          MPI_Info info, MPI_Request *request)
 {
     nb_t nb = {1, request, info};
-    a2a_side_t s = {sendbuf, vec_of(NULL, 0), vec_of(NULL, 0), sendcount, sendtype, NULL};
-    a2a_side_t r = {recvbuf, vec_of(NULL, 0), vec_of(NULL, 0), recvcount, recvtype, NULL};
+    a2a_side_t s = {sendbuf, vec_none(0), vec_none(0), sendcount, sendtype, NULL};
+    a2a_side_t r = {recvbuf, vec_none(0), vec_none(0), recvcount, recvtype, NULL};
     return alltoall_common("MPI_Alltoall_init_c", &s, &r, comm, &nb);
 }
 

@@ -232,14 +232,17 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
+#define BOTTOM_ADDR_MIN 4096
+
 int mf_cbuf_bottom_ok(const mf_cbuf_t *cb)
 {
     for (int i = 0; i < cb->n; i++) {
         if (cb->counts[i] == 0)
             continue;
         MPI_Datatype t = cb->types != NULL ? cb->types[i] : cb->type;
-        int derived = mf_dtype_get(t) != NULL;
-        if (!derived && (cb->types == NULL || cb->udispls[i] == 0))
+        /* a predefined type's block at MPI_BOTTOM needs an absolute address for displacement
+         * (none lies in the first page, which small offsets of a NULL buffer would hit) */
+        if (mf_dtype_get(t) == NULL && cb->udispls[i] < BOTTOM_ADDR_MIN)
             return 0;
     }
     return 1;

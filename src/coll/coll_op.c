@@ -543,15 +543,20 @@ static void apply_user_packed(mf_op_t *op, const char *in, char *inout, size_t c
         return;
     }
     MPI_Datatype dt = (MPI_Datatype)d;
+    /* The items' origin: the scratch less the type's true lower bound, which for a type of
+     * absolute addresses (used with MPI_BOTTOM) is no offset within the scratch, so the
+     * arithmetic is done on integers. */
+    char *a_items = (char *)((uintptr_t)a - (uintptr_t)d->true_lb);
+    char *b_items = (char *)((uintptr_t)b - (uintptr_t)d->true_lb);
     for (size_t done = 0; done < count; done += per) {
         size_t n = count - done < per ? count - done : per;
         MPI_Count plen = (MPI_Count)(n * psize);
         const char *x = in + done * psize;
         char *y = inout + done * psize;
-        mf_dtype_unpack(dt, (MPI_Count)n, a - d->true_lb, x, 0, plen);
-        mf_dtype_unpack(dt, (MPI_Count)n, b - d->true_lb, y, 0, plen);
-        apply_user(op, a - d->true_lb, b - d->true_lb, n, dt);
-        mf_dtype_pack(dt, (MPI_Count)n, b - d->true_lb, y, 0, plen);
+        mf_dtype_unpack(dt, (MPI_Count)n, a_items, x, 0, plen);
+        mf_dtype_unpack(dt, (MPI_Count)n, b_items, y, 0, plen);
+        apply_user(op, a_items, b_items, n, dt);
+        mf_dtype_pack(dt, (MPI_Count)n, b_items, y, 0, plen);
     }
     free(a);
     free(b);

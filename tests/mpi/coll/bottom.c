@@ -3,12 +3,29 @@
  * MPI_BOTTOM as the buffer of collectives, with absolute addresses: MPI_Alltoallw whose byte
  * displacements are the addresses of per-rank blocks (predefined MPI_INT), MPI_Allgather with
  * a resized hindexed type holding absolute addresses on both sides. These were refused as "NULL
- * buffer" (and then as aliased buffers) before; the neighbourhood forms share the check. A NULL
- * buffer with a predefined type and data is still MPI_ERR_BUFFER.
+ * buffer" (and then as aliased buffers) before; the neighbourhood forms share the check.
+ * Reductions (MPI_Allreduce in place with a user operation, MPI_Reduce) into MPI_BOTTOM with a
+ * hindexed type of absolute addresses, and MPI_Allgatherv_c with MPI_BYTE blocks at absolute
+ * byte displacements, were refused the same way. A NULL buffer with a predefined type and data
+ * is still MPI_ERR_BUFFER.
  */
 #include "mtest.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+
+/* The sum of pairs of ints lying at abs_origin relative to the pointers (a type of absolute
+ * addresses reaches the operation as such). */
+static MPI_Aint abs_origin;
+
+static void abs_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const int *a = (const int *)((uintptr_t)in + (uintptr_t)abs_origin);
+    int *b = (int *)((uintptr_t)inout + (uintptr_t)abs_origin);
+    for (int i = 0; i < 2 * *len; i++)
+        b[i] += a[i];
+}
 
 int main(int argc, char **argv)
 {
@@ -76,6 +93,54 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Allgather on MPI_BOTTOM failed: %s", msg);
     for (int i = 0; i < size; i++)
         MTEST_CHECK(all[i] == i + 7, "Allgather block %d is %d, want %d", i, all[i], i + 7);
+
+    /* Reductions into MPI_BOTTOM through a type of absolute addresses, with a user operation
+     * (which sees the items at their addresses relative to the pointers it gets) and with
+     * MPI_SUM, in place and not */
+    int acc[2] = {rank + 1, rank + 1}, contrib[2] = {rank + 1, rank + 1};
+    MPI_Aint acc_addr;
+    int two = 2;
+    MPI_Get_address(acc, &acc_addr);
+    MPI_Datatype abs_pair;
+    MPI_Type_create_hindexed(1, &two, &acc_addr, MPI_INT, &abs_pair);
+    MPI_Type_commit(&abs_pair);
+    MPI_Op user_sum;
+    MPI_Op_create(abs_sum, 1, &user_sum);
+    int tri = size * (size + 1) / 2;
+    abs_origin = acc_addr;
+    rc = MPI_Allreduce(MPI_IN_PLACE, MPI_BOTTOM, 1, abs_pair, user_sum, MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS && acc[0] == tri && acc[1] == tri,
+                "Allreduce in place at MPI_BOTTOM, user op: rc %d, %d %d, want %d", rc, acc[0],
+                acc[1], tri);
+    MPI_Request req;
+    rc = MPI_Iallreduce(contrib, MPI_BOTTOM, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Iallreduce"); /* predefined type: no addresses */
+    acc[0] = acc[1] = rank + 1; /* both buffers are at MPI_BOTTOM: the root's in place */
+    rc = MPI_Reduce(rank == 0 ? MPI_IN_PLACE : MPI_BOTTOM, MPI_BOTTOM, 1, abs_pair, MPI_SUM, 0,
+                    MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS && (rank != 0 || (acc[0] == tri && acc[1] == tri)),
+                "Reduce into MPI_BOTTOM: rc %d, %d %d, want %d", rc, acc[0], acc[1], tri);
+    MPI_Op_free(&user_sum);
+    MPI_Type_free(&abs_pair);
+
+    /* the v forms with a predefined type: displacements in bytes of MPI_BYTE are absolute
+     * addresses, which only the _c forms can hold */
+    int *gathered = mtest_calloc((size_t)size, sizeof(int));
+    MPI_Count *bytes4 = mtest_calloc((size_t)size, sizeof(MPI_Count));
+    MPI_Aint *where = mtest_calloc((size_t)size, sizeof(MPI_Aint));
+    for (int i = 0; i < size; i++) {
+        bytes4[i] = sizeof(int);
+        gathered[i] = -1;
+        MPI_Get_address(&gathered[i], &where[i]);
+    }
+    rc = MPI_Allgatherv_c(&mine, sizeof(int), MPI_BYTE, MPI_BOTTOM, bytes4, where, MPI_BYTE,
+                          MPI_COMM_WORLD);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Allgatherv_c into MPI_BOTTOM failed (%d)", rc);
+    for (int i = 0; i < size; i++)
+        MTEST_CHECK(gathered[i] == i + 7, "Allgatherv_c block %d is %d", i, gathered[i]);
+    free(gathered);
+    free(bytes4);
+    free(where);
 
     /* a NULL buffer with a predefined type and data stays an error */
     MTEST_CHECK_ERR(MPI_Allgather(NULL, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD),

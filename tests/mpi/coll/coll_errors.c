@@ -4,7 +4,8 @@
  * through the error handler (MPI_ERRORS_RETURN here) on every rank, and the communicator keeps
  * working: root out of range (MPI_ERR_ROOT), negative count (MPI_ERR_COUNT), null datatype
  * (MPI_ERR_TYPE), MPI_OP_NULL and an operation not defined on the type (MPI_ERR_OP), the same
- * buffer as sendbuf and recvbuf (MPI_ERR_BUFFER), freeing a predefined operation (MPI_ERR_OP).
+ * buffer as sendbuf and recvbuf (MPI_ERR_BUFFER), freeing a predefined operation (MPI_ERR_OP),
+ * MPI_IN_PLACE as recvbuf (MPI_ERR_BUFFER), a NULL array of counts or types (MPI_ERR_ARG).
  * Every check uses arguments that all ranks see as wrong, so no rank enters the collective.
  */
 #include "mtest.h"
@@ -48,6 +49,38 @@ int main(int argc, char **argv)
     MPI_Op op = MPI_SUM;
     rc = MPI_Op_free(&op);
     MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Op_free");
+
+    /* MPI_IN_PLACE where only sendbuf may take it (it crashed MPI_Reduce_scatter_block) */
+    int counts[64], displs[64];
+    for (int i = 0; i < size && i < 64; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    rc = MPI_Reduce_scatter_block(buf, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Reduce_scatter_block");
+    rc = MPI_Reduce_scatter(buf, MPI_IN_PLACE, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Reduce_scatter");
+    rc = MPI_Allreduce(buf, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allreduce");
+
+    /* NULL arrays of counts or types where they are significant: not uniform zero counts */
+    if (size <= 64) {
+        MPI_Datatype types[64];
+        for (int i = 0; i < size; i++)
+            types[i] = MPI_INT;
+        int big[64];
+        rc = MPI_Reduce_scatter(buf, out, NULL, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Reduce_scatter");
+        rc = MPI_Allgatherv(buf, 1, MPI_INT, big, NULL, displs, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Allgatherv");
+        rc = MPI_Gatherv(buf, 1, MPI_INT, big, NULL, displs, MPI_INT, 0, MPI_COMM_SELF);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Gatherv");
+        rc =
+            MPI_Alltoallv(buf, NULL, displs, MPI_INT, big, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Alltoallv");
+        rc = MPI_Alltoallw(buf, counts, displs, NULL, big, counts, displs, types, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Alltoallw");
+    }
 
     /* Still works. */
     int sum = 0;
