@@ -256,13 +256,18 @@ static mf_status_t setup_read(mf_request_t *req, mf_part_t *pt)
     pt->peer_part_bytes = (size_t)pt->in.part_bytes;
     pt->peer_aggr = !pt->is_send && pt->in.aggr;
     if (pt->in.vci != (uint32_t)mf_vci_index(req->vci))
-        return MF_ERR_PROTOCOL; /* the communicator was spread between the two inits */
+        return MF_ERR_PROTOCOL; /* the communicator was spread between the two first starts */
     return MF_OK;
 }
 
 mf_status_t mf_part_start(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
+    /* The data VCI is the communicator's mapping at the first start, not at init: it may have
+     * been spread since (MPI_Comm_set_info), and the peer decides at its first start too. Nobody
+     * else uses the request before its first start. */
+    if (!pt->started_once)
+        req->vci = part_vci(req->comm, pt->is_send, req->peer, req->tag);
     mf_vci_t *vci = req->vci;
     mf_status_t st = MF_OK;
     mf_vci_lock(vci);

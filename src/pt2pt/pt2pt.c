@@ -596,6 +596,11 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
         return status;
     }
+    /* The VCI is chosen at every start, not at init: MPI_Comm_set_info may have spread the
+     * communicator since, and the peer's request, made or started after it, uses the new
+     * mapping. (An inactive request is its caller's alone; it goes back to the cache of the
+     * VCI it ends on.) */
+    req->vci = mf_comm_vci_for(comm, req->type == MF_REQ_SEND ? comm->rank : req->peer, req->tag);
     mf_vci_lock(req->vci);
     mf_vci_op_reset(&req->op, NULL);
     if (req->type == MF_REQ_SEND)

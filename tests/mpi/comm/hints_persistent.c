@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Persistent and partitioned requests made before MPI_Comm_set_info spreads the communicator
+ * (mpi_assert_no_any_source and mpi_assert_no_any_tag) and started after it: making such a
+ * request neither communicates nor puts a message in flight, so it must meet its peer's,
+ * whether the peer made its own before or after set_info. Both used to keep the channel of
+ * the communicator as it was at init (the send then went where the receive never looked: a
+ * hang; a partitioned pair failed with a protocol error).
+ */
+#include "mtest.h"
+
+#define NPART 4
+
+static void spread_comm(MPI_Comm comm)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    MPI_Comm_set_info(comm, info);
+    MPI_Info_free(&info);
+}
+
+static MPI_Request make_request(int rank, int partitioned, int *data, int tag, MPI_Comm comm)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank == 0 && partitioned)
+        MPI_Psend_init(data, NPART, 1, MPI_INT, 1, tag, comm, MPI_INFO_NULL, &req);
+    else if (rank == 0)
+        MPI_Send_init(data, NPART, MPI_INT, 1, tag, comm, &req);
+    else if (rank == 1 && partitioned)
+        MPI_Precv_init(data, NPART, 1, MPI_INT, 0, tag, comm, MPI_INFO_NULL, &req);
+    else if (rank == 1)
+        MPI_Recv_init(data, NPART, MPI_INT, 0, tag, comm, &req);
+    return req;
+}
+
+/* Rank 0 sends to rank 1; sender_early and receiver_early: the side makes its request before
+ * set_info. */
+static void check_pair(int rank, int partitioned, int sender_early, int receiver_early)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int data[NPART] = {0}, tag = 5 + partitioned;
+    int early = rank == 0 ? sender_early : receiver_early;
+    MPI_Request req = early ? make_request(rank, partitioned, data, tag, comm) : MPI_REQUEST_NULL;
+    spread_comm(comm);
+    if (!early)
+        req = make_request(rank, partitioned, data, tag, comm);
+    for (int round = 0; round < 3 && rank < 2; round++) {
+        for (int i = 0; i < NPART; i++)
+            data[i] = rank == 0 ? round * 10 + i : -1;
+        MPI_Start(&req);
+        if (partitioned && rank == 0)
+            MPI_Pready_range(0, NPART - 1, req);
+        int rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        MTEST_CHECK(rc == MPI_SUCCESS, "%s, sender %s, receiver %s: round %d failed (%d)",
+                    partitioned ? "partitioned" : "persistent", sender_early ? "early" : "late",
+                    receiver_early ? "early" : "late", round, rc);
+        for (int i = 0; rank == 1 && i < NPART; i++)
+            MTEST_CHECK(data[i] == round * 10 + i, "round %d: item %d is %d", round, i, data[i]);
+    }
+    if (req != MPI_REQUEST_NULL)
+        MPI_Request_free(&req);
+    MPI_Comm_free(&comm);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    mtest_init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size >= 2)
+        for (int partitioned = 0; partitioned < 2; partitioned++)
+            for (int early = 0; early < 4; early++)
+                check_pair(rank, partitioned, early & 1, early >> 1);
+    return mtest_finalize(0);
+}
