@@ -146,7 +146,11 @@ static void sig_text(const sig_t *s, char *buf, size_t len)
 /* Class of a signature mismatch: same predefined type means a count problem. */
 static mf_check_result_t sig_result(const sig_t *sent, const sig_t *expected)
 {
-    if (sent->type != expected->type && sent->count != 0 && expected->count != 0)
+    /* Two different predefined types: the type. A derived type has no single type to compare
+     * (type -1): a difference in bytes is one of count, equal bytes one of type. */
+    int derived = sent->type == -1 || expected->type == -1;
+    if (sent->type != expected->type && sent->count != 0 && expected->count != 0 &&
+        (!derived || sent->bytes == expected->bytes))
         return MF_CHECK_TYPE;
     return sent->bytes > expected->bytes ? MF_CHECK_TRUNCATE : MF_CHECK_COUNT;
 }

@@ -546,7 +546,7 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
     }
     if (MF_UNLIKELY(req->kind != MF_KIND_REQUEST)) {
         /* Freed since the call checked its arguments: the same request appeared earlier in the
-         * array and completed there (mf_request_duplicate_error names it). */
+         * array and completed there (binding_request.c, element_error, names it). */
         mf_status_set_empty(status);
         *handle_p = MPI_REQUEST_NULL;
         return MPI_ERR_REQUEST;

@@ -176,6 +176,13 @@ static void mismatches(int rank, int size)
     expect(rc, MPI_ERR_COUNT, "MPI_Bcast", "which expects 4 x MPI_INT");
     rc = MPI_Bcast_c(buf, rank == 0 ? 4 : 3, MPI_INT, 0, comm);
     expect(rc, MPI_ERR_TRUNCATE, "MPI_Bcast_c", "which expects 3 x MPI_INT");
+    /* a derived type against a predefined one: a difference in size is one of count */
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    rc = MPI_Bcast(big, 2, rank == 0 ? MPI_INT : pair, 0, comm);
+    expect(rc, MPI_ERR_COUNT, "MPI_Bcast", "rank 0 sends 2 x MPI_INT (8 bytes)");
+    MPI_Type_free(&pair);
 
     /* Per-pair layouts. */
     int mine = rank == 1 ? 2 : 1;
