@@ -234,8 +234,7 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
  * error raised on the parent) and before a communicator goes away (delete callbacks, in the
  * reverse order of setting). Both return MPI_SUCCESS or an error code already raised. For
  * MPI_Comm_idup, `agreement` is the request of the new communicator's agreement, which the
- * other processes take part in: a failed copy lets it finish before freeing the
- * communicator, and completes it. */
+ * other processes take part in: after a failed copy it runs on and discards both. */
 int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm,
                                mf_request_t *agreement);
 int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm);

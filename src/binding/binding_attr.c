@@ -213,17 +213,10 @@ int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *n
     int ignored = MPI_SUCCESS;
     if (mf_comm_attr_delete_all(newcomm, &ignored) != MF_OK)
         mf_log(MF_LOG_WARN, "attr", "%s: a delete callback failed while undoing a copy", func);
-    if (agreement == NULL) {
+    if (agreement == NULL)
         mf_comm_free(newcomm);
-    } else {
-        /* The pending communicator belongs to its agreement until that ends: a successful one
-         * leaves a whole communicator (context id, VCI use) to free; a failed one has
-         * discarded it already. */
-        mf_request_wait_done(agreement);
-        MPI_Request h = agreement;
-        if (mf_request_complete(&h, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-            mf_comm_free(newcomm);
-    }
+    else
+        mf_comm_idup_abandon(newcomm, agreement);
     return attr_error(func, parent, status, cb_err);
 }
 

@@ -339,6 +339,10 @@ mf_status_t mf_sched_status(const mf_sched_t *s);
 mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p);
 /* (Re)start the inactive persistent collective request `req`. */
 mf_status_t mf_sched_start(mf_request_t *req);
+/* Nobody will wait for the started request `req`: 1 when it has ended (the caller completes
+ * it), else 0 after setting *flag (read by the schedule's steps, under the same lock) and
+ * marking the request to be released when it ends. */
+int mf_sched_abandon(mf_request_t *req, atomic_int *flag);
 
 /* The algorithms, with the arguments of the blocking forms above. */
 void mf_nbc_barrier(mf_sched_t *s);

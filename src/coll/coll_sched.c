@@ -364,6 +364,24 @@ static void finish(mf_sched_t *s)
     req->op.status = s->status;
     req->op.length = 0;
     atomic_store_explicit(&req->op.done, 1, memory_order_release);
+    if (MF_UNLIKELY(req->user_freed)) { /* nobody waits for it (mf_sched_abandon) */
+        mf_vci_t *vci = req->vci;
+        mf_vci_lock(vci);
+        mf_request_release_locked(req); /* and the schedule with it */
+        mf_vci_unlock(vci);
+    }
+}
+
+int mf_sched_abandon(mf_request_t *req, atomic_int *flag)
+{
+    pthread_mutex_lock(&active.lock);
+    int ended = atomic_load_explicit(&req->op.done, memory_order_acquire);
+    if (!ended) {
+        atomic_store(flag, 1);
+        req->user_freed = 1;
+    }
+    pthread_mutex_unlock(&active.lock);
+    return ended;
 }
 
 static __attribute__((noinline)) void progress_started(void)

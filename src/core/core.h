@@ -229,6 +229,9 @@ struct MPI_ABI_Comm {
     uint8_t home_held, home_drop;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
+    /* A pending MPI_Comm_idup whose call failed (a copy callback): the agreement, which the
+     * other members take part in, runs on and then discards it (mf_comm_idup_abandon). */
+    atomic_int idup_abandoned;
     uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
     pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
@@ -340,6 +343,10 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p);
  * Intra- and intercommunicators alike: the agreement is a schedule on the parent. */
 mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *info,
                          mf_comm_t **comm_p, struct MPI_ABI_Request **req_p);
+/* Drop an MPI_Comm_idup whose call failed after mf_comm_idup (a copy callback): neither the
+ * communicator nor the request reaches the user. Does not wait: the agreement, which the other
+ * members take part in, runs on and then discards both. */
+void mf_comm_idup_abandon(mf_comm_t *comm, struct MPI_ABI_Request *req);
 mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **comm_p);
 /* Collective over the members of `group` only (a subset of parent, of which this process is a
  * member): the agreement runs on a context of its own, keyed by `tag`, so concurrent calls on

@@ -58,6 +58,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->home_drop = 0;
     atomic_store(&comm->errhandler, MPI_ERRORS_ARE_FATAL);
     comm->create_seq = 0;
+    atomic_init(&comm->idup_abandoned, 0);
     comm->nbc_seq = 0;
     comm->name[0] = '\0';
     comm->info = NULL;
@@ -629,6 +630,12 @@ static mf_status_t idup_decide(mf_sched_t *s, void *arg)
         idup_attempt(s, st);
         return MF_OK;
     }
+    if (atomic_load(&st->comm->idup_abandoned)) {
+        /* The call failed here; the others have their communicator. */
+        ctx_release((unsigned)st->id);
+        pending_discard(st->comm);
+        return MF_OK;
+    }
     int vci = lowest_bit(st->mask[IDUP_FREE] & st->mask[IDUP_READY]);
     if (vci < 0)
         vci = mf_vci_index(st->parent->vci);
@@ -718,6 +725,16 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
     *comm_p = comm;
     *req_p = req;
     return MF_OK;
+}
+
+void mf_comm_idup_abandon(mf_comm_t *comm, mf_request_t *req)
+{
+    if (!mf_sched_abandon(req, &comm->idup_abandoned))
+        return;
+    /* The agreement has ended: a whole communicator to free, or a failed one already gone. */
+    MPI_Request h = req;
+    if (mf_request_complete(&h, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+        mf_comm_free(comm);
 }
 
 /* The assertion bits an info object sets to "true". */
@@ -1299,6 +1316,12 @@ static mf_status_t inter_idup_decide(mf_sched_t *s, void *arg)
         }
         st->attempt++;
         inter_idup_attempt(s, st);
+        return MF_OK;
+    }
+    if (atomic_load(&st->comm->idup_abandoned)) { /* as in idup_decide */
+        ctx_release((unsigned)st->id[0]);
+        ctx_release((unsigned)st->id[1]);
+        pending_discard(st->comm);
         return MF_OK;
     }
     mf_comm_t *comm = st->comm, *lc = comm->local_comm, *parent = st->parent;

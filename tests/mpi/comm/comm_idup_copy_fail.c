@@ -2,8 +2,9 @@
 /*
  * MPI_Comm_idup whose attribute copy callback fails, on an intracommunicator and on an
  * intercommunicator, on one process only (rank 0) and on all: the call returns the callback's
- * error and hands out neither communicator nor request, while the agreement the other processes
- * take part in still ends everywhere. Nothing is left behind: no request or schedule (the
+ * error at once (the others call MPI_Comm_idup only after a barrier that rank 0 enters after its
+ * failed call) and hands out neither communicator nor request, while the agreement the other
+ * processes take part in still ends everywhere. Nothing is left behind: no request or schedule (the
  * sanitizer build's leak check), no context id released twice (the communicator it was copying
  * from, and MPI_COMM_WORLD, keep working), no crash (the intercommunicator's agreement used to
  * read the local communicator of the freed placeholder).
@@ -65,7 +66,13 @@ static void check_parent(MPI_Comm parent, int keyval, int all_fail, const char *
     fail_here = all_fail || rank == 0;
     MPI_Comm newcomm = MPI_COMM_NULL;
     MPI_Request req = MPI_REQUEST_NULL;
+    /* The others start their idup only after a barrier the failing ranks reach after theirs:
+     * a failed call must not wait for the agreement. */
+    if (!fail_here)
+        MPI_Barrier(MPI_COMM_WORLD);
     int rc = MPI_Comm_idup(parent, &newcomm, &req);
+    if (fail_here)
+        MPI_Barrier(MPI_COMM_WORLD);
     if (fail_here) {
         int cls = MPI_SUCCESS;
         MPI_Error_class(rc, &cls);
