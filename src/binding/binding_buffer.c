@@ -55,6 +55,8 @@ static int attach(const char *func, mf_comm_t *c, mf_session_t *s, void *buffer,
     mf_bsend_pool_t *pool = pool_get(c, s, 1);
     if (pool == NULL)
         return raise_on(c, s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    if (buffer == MPI_BUFFER_AUTOMATIC)
+        size = 0; /* ignored: the library sizes it; detach gives 0 back */
     if (mf_bsend_pool_attach(pool, buffer, (size_t)size) != MF_OK)
         return raise_on(c, s,
                         mf_err_code(MPI_ERR_BUFFER, func, "a buffer is already attached to this %s",

@@ -10,6 +10,7 @@
 #include "pt2pt.h"
 #include "part.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Inactive: MPI_REQUEST_NULL or a persistent request that was not started. */
@@ -18,9 +19,14 @@ static int req_inactive(MPI_Request r)
     return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
 }
 
+static int request_valid(MPI_Request r)
+{
+    return r == MPI_REQUEST_NULL || mf_request_get(r) != NULL;
+}
+
 static int check_request(const char *func, MPI_Request r, const char *arg)
 {
-    if (r == MPI_REQUEST_NULL || mf_request_get(r) != NULL)
+    if (request_valid(r))
         return MPI_SUCCESS;
     return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
                                           "argument %s is not a valid request (freed or never "
@@ -40,9 +46,11 @@ static int check_requests(const char *func, int count, MPI_Request reqs[])
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument array_of_requests is NULL"));
     for (int i = 0; i < count; i++) {
-        rc = check_request(func, reqs[i], "array_of_requests[i]");
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if (MF_LIKELY(request_valid(reqs[i])))
+            continue;
+        char arg[40];
+        snprintf(arg, sizeof(arg), "array_of_requests[%d]", i);
+        return check_request(func, reqs[i], arg);
     }
     return MPI_SUCCESS;
 }
@@ -757,8 +765,12 @@ static int set_elements_common(const char *func, MPI_Status *status, MPI_Datatyp
         return rc;
     mf_dtype_props_t p = {0};
     mf_dtype_props(datatype, &p);
-    /* the status keeps a byte count (an MPI_Count), which the elements' bytes must fit */
-    if (p.nelems > 0 && p.psize > 0 && count / p.nelems > INT64_MAX / p.psize - 1)
+    /* the status keeps a byte count (an MPI_Count), which the elements' bytes must fit: whole
+     * items, and less than one more for the elements of a partial one */
+    MPI_Count items = p.nelems > 0 ? count / p.nelems : 0;
+    if (p.nelems > 0 && p.psize > 0 &&
+        (items > INT64_MAX / p.psize ||
+         (count % p.nelems != 0 && items * p.psize > INT64_MAX - p.psize)))
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_COUNT, func,
                                               "argument count=%lld elements of the datatype are "
                                               "more bytes than an MPI_Count holds",

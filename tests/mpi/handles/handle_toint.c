@@ -82,8 +82,15 @@ int main(int argc, char **argv)
         MTEST_CHECK(MPI_Group_fromint(v) == MPI_GROUP_NULL, "a communicator's int as a group");
         MPI_Group_free(&group);
         MTEST_CHECK(MPI_Group_fromint(gv) == MPI_GROUP_NULL, "a freed group's int");
+        MPI_Info stale = info;
         MPI_Info_free(&info);
         MTEST_CHECK(MPI_Info_fromint(iv) == MPI_INFO_NULL, "a freed info's int");
+        /* a stale copy of a freed handle has no integer: -1, not a new one for the memory */
+        MTEST_CHECK(MPI_Info_toint(stale) == -1, "a freed info got an integer");
+        MPI_Info fresh;
+        MPI_Info_create(&fresh); /* may reuse the freed object */
+        MTEST_CHECK(MPI_Info_fromint(iv) == MPI_INFO_NULL, "a freed info's int names a new info");
+        MPI_Info_free(&fresh);
         MPI_Comm_free(&dup);
         MTEST_CHECK(MPI_Comm_fromint(v) == MPI_COMM_NULL, "a freed communicator's int");
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);

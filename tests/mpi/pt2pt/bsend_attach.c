@@ -91,6 +91,16 @@ int main(int argc, char **argv)
     MTEST_CHECK(got[7] == from * 1000 + 7, "automatic-buffer message: %d", got[7]);
     MPI_Comm_detach_buffer(comm, &back, &back_size);
     MTEST_CHECK(back == MPI_BUFFER_AUTOMATIC, "detach did not give MPI_BUFFER_AUTOMATIC back");
+    /* its size argument is ignored, whatever it is: the int detaches give it back */
+    MPI_Count sizes[2] = {-1, (MPI_Count)1 << 40};
+    for (int i = 0; i < 2; i++) {
+        rc = MPI_Comm_attach_buffer_c(comm, MPI_BUFFER_AUTOMATIC, sizes[i]);
+        MTEST_CHECK(rc == MPI_SUCCESS, "automatic buffer of size %lld: rc %d", (long long)sizes[i],
+                    rc);
+        rc = MPI_Comm_detach_buffer(comm, &back, &back_size);
+        MTEST_CHECK(rc == MPI_SUCCESS && back == MPI_BUFFER_AUTOMATIC,
+                    "detaching the automatic buffer of size %lld: rc %d", (long long)sizes[i], rc);
+    }
     MPI_Comm_free(&comm);
     MPI_Comm_free(&other);
 

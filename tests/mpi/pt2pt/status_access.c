@@ -17,6 +17,7 @@
  */
 #include "mtest.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,13 @@ static void check_status_fields(void)
     MTEST_CHECK(c == (MPI_Count)1 << 30, "Get_count_c gave %lld, want 2^30", (long long)c);
     MTEST_CHECK_ERR(MPI_Status_set_elements_x(&st, big, (MPI_Count)1 << 61), MPI_ERR_COUNT,
                     "MPI_Status_set_elements_x");
+    /* up to the largest byte count itself */
+    MTEST_CHECK(MPI_Status_set_elements_x(&st, MPI_BYTE, INT64_MAX) == MPI_SUCCESS,
+                "Status_set_elements_x of INT64_MAX bytes failed");
+    MTEST_CHECK(MPI_Status_set_elements_x(&st, MPI_DOUBLE, INT64_MAX / 8) == MPI_SUCCESS,
+                "Status_set_elements_x of INT64_MAX / 8 doubles failed");
+    MPI_Get_elements_x(&st, MPI_DOUBLE, &c);
+    MTEST_CHECK(c == INT64_MAX / 8, "Get_elements_x gave %lld, want INT64_MAX / 8", (long long)c);
     MPI_Type_free(&big);
 
     MPI_Datatype vec;
