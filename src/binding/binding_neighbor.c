@@ -15,8 +15,9 @@
 
 #include <stdlib.h>
 
-/* An array argument: int[], MPI_Count[] or MPI_Aint[]. */
-typedef enum { ARR_INT, ARR_COUNT, ARR_AINT } arr_kind_t;
+/* An array argument: int[], MPI_Count[] or MPI_Aint[]; ARR_NONE for the uniform forms, which
+ * have a single count instead (an array the caller passed may be NULL: an error). */
+typedef enum { ARR_NONE, ARR_INT, ARR_COUNT, ARR_AINT } arr_kind_t;
 
 typedef struct {
     const void *p;
@@ -32,18 +33,18 @@ static MPI_Count arr_get(arr_t a, int i)
     return ((const MPI_Aint *)a.p)[i];
 }
 
-static const arr_t NONE = {NULL, ARR_INT};
+static const arr_t NONE = {NULL, ARR_NONE};
 
-/* One side of the exchange. counts.p NULL: `count` items per neighbour, laid out back to back
- * (or the same block for every neighbour when `same_block`); types non-NULL (alltoallw): a type
- * per neighbour and byte displacements. */
+/* One side of the exchange. counts NONE: `count` items per neighbour, laid out back to back
+ * (or the same block for every neighbour when `same_block`); `w` (alltoallw): types[] gives a
+ * type per neighbour and the displacements are in bytes. */
 typedef struct {
     const void *buf;
     arr_t counts, displs;
     MPI_Count count;
     MPI_Datatype type;
     const MPI_Datatype *types;
-    int same_block;
+    int same_block, w;
 } nside_t;
 
 /* How an entry point runs: NULL for the blocking form, else the request and whether it is
@@ -68,17 +69,18 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
                                            "argument %s is MPI_IN_PLACE, which the neighbourhood "
                                            "collectives do not allow",
                                            bname));
-    if (sd->counts.p == NULL)
+    int uniform = sd->counts.kind == ARR_NONE;
+    if (uniform)
         rc = mf_check_count(func, c, is_send ? "sendcount" : "recvcount", sd->count);
     else if (n > 0)
         rc = mf_check_ptr(func, c, sd->counts.p, cname);
-    if (rc == MPI_SUCCESS && sd->counts.p != NULL && n > 0)
+    if (rc == MPI_SUCCESS && !uniform && n > 0)
         rc = mf_check_ptr(func, c, sd->displs.p, dname);
-    if (rc == MPI_SUCCESS && sd->types != NULL && n > 0)
+    if (rc == MPI_SUCCESS && sd->w && n > 0)
         rc = mf_check_ptr(func, c, sd->types, is_send ? "sendtypes" : "recvtypes");
     size_t unused;
     mf_dtype_props_t p = {0};
-    if (rc == MPI_SUCCESS && sd->types == NULL) {
+    if (rc == MPI_SUCCESS && !sd->w) {
         rc = mf_check_datatype(func, c, is_send ? "sendtype" : "recvtype", sd->type, 0, &unused);
         if (rc == MPI_SUCCESS)
             mf_dtype_props(sd->type, &p);
@@ -88,18 +90,17 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
     if (rc != MPI_SUCCESS)
         return rc;
     for (int k = 0; k < n && rc == MPI_SUCCESS; k++) {
-        MPI_Count cnt = sd->counts.p != NULL ? arr_get(sd->counts, k) : sd->count;
-        MPI_Count d =
-            sd->counts.p != NULL ? arr_get(sd->displs, k) : (sd->same_block ? 0 : sd->count * k);
+        MPI_Count cnt = !uniform ? arr_get(sd->counts, k) : sd->count;
+        MPI_Count d = !uniform ? arr_get(sd->displs, k) : (sd->same_block ? 0 : sd->count * k);
         if (cnt < 0) /* displacements may be negative, as in layout() of binding_coll.c */
             rc =
                 mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func, "argument %s[%d]=%lld is negative",
                                             cname, k, (long long)cnt));
-        else if (sd->types != NULL) /* Alltoallw: byte displacements, a type per neighbour */
+        else if (sd->w) /* Alltoallw: byte displacements, a type per neighbour */
             rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", sd->types[k],
                                    cnt, &unused);
         cb->counts[k] = cnt;
-        cb->udispls[k] = sd->types != NULL ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
+        cb->udispls[k] = sd->w ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
     }
     if (rc == MPI_SUCCESS)
         rc = mf_cbuf_layout(cb, func, c);
@@ -201,8 +202,8 @@ static int allgather(const char *func, const void *sbuf, MPI_Count scount, MPI_D
                      void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm,
                      const nb_t *nb)
 {
-    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 1};
-    nside_t r = {rbuf, NONE, NONE, rcount, rtype, NULL, 0};
+    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 1, 0};
+    nside_t r = {rbuf, NONE, NONE, rcount, rtype, NULL, 0, 0};
     return neighbor_common(func, &s, &r, comm, nb);
 }
 
@@ -255,8 +256,8 @@ static int allgatherv(const char *func, const void *sbuf, MPI_Count scount, MPI_
                       void *rbuf, arr_t rcounts, arr_t displs, MPI_Datatype rtype, MPI_Comm comm,
                       const nb_t *nb)
 {
-    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 1};
-    nside_t r = {rbuf, rcounts, displs, 0, rtype, NULL, 0};
+    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 1, 0};
+    nside_t r = {rbuf, rcounts, displs, 0, rtype, NULL, 0, 0};
     return neighbor_common(func, &s, &r, comm, nb);
 }
 
@@ -314,8 +315,8 @@ int PMPI_Neighbor_allgatherv_init_c(AGV_ARGS_C, MPI_Info info, MPI_Request *requ
 static int alltoall(const char *func, const void *sbuf, MPI_Count scount, MPI_Datatype stype,
                     void *rbuf, MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, const nb_t *nb)
 {
-    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 0};
-    nside_t r = {rbuf, NONE, NONE, rcount, rtype, NULL, 0};
+    nside_t s = {sbuf, NONE, NONE, scount, stype, NULL, 0, 0};
+    nside_t r = {rbuf, NONE, NONE, rcount, rtype, NULL, 0, 0};
     return neighbor_common(func, &s, &r, comm, nb);
 }
 
@@ -360,8 +361,8 @@ static int alltoallv(const char *func, const void *sbuf, arr_t scounts, arr_t sd
                      MPI_Datatype stype, void *rbuf, arr_t rcounts, arr_t rdispls,
                      MPI_Datatype rtype, MPI_Comm comm, const nb_t *nb)
 {
-    nside_t s = {sbuf, scounts, sdispls, 0, stype, NULL, 0};
-    nside_t r = {rbuf, rcounts, rdispls, 0, rtype, NULL, 0};
+    nside_t s = {sbuf, scounts, sdispls, 0, stype, NULL, 0, 0};
+    nside_t r = {rbuf, rcounts, rdispls, 0, rtype, NULL, 0, 0};
     return neighbor_common(func, &s, &r, comm, nb);
 }
 
@@ -421,8 +422,8 @@ static int alltoallw(const char *func, const void *sbuf, arr_t scounts, const MP
                      const MPI_Datatype *stypes, void *rbuf, arr_t rcounts, const MPI_Aint *rdispls,
                      const MPI_Datatype *rtypes, MPI_Comm comm, const nb_t *nb)
 {
-    nside_t s = {sbuf, scounts, {sdispls, ARR_AINT}, 0, MPI_DATATYPE_NULL, stypes, 0};
-    nside_t r = {rbuf, rcounts, {rdispls, ARR_AINT}, 0, MPI_DATATYPE_NULL, rtypes, 0};
+    nside_t s = {sbuf, scounts, {sdispls, ARR_AINT}, 0, MPI_DATATYPE_NULL, stypes, 0, 1};
+    nside_t r = {rbuf, rcounts, {rdispls, ARR_AINT}, 0, MPI_DATATYPE_NULL, rtypes, 0, 1};
     return neighbor_common(func, &s, &r, comm, nb);
 }
 

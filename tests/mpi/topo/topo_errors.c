@@ -5,7 +5,8 @@
  * extents) or MPI_ERR_ARG (a grid or graph larger than the communicator, a decreasing index);
  * ranks outside the grid or graph give MPI_ERR_RANK (Cart_coords, Cart_rank in a non-periodic
  * dimension, Graph_neighbors, edges and distributed-graph neighbours); the output handle of a
- * failed constructor is left alone. Classes are checked on Manifold; elsewhere a call just has
+ * failed constructor is left alone; the v and w neighbourhood collectives refuse a NULL array of
+ * counts or types (MPI_ERR_ARG). Classes are checked on Manifold; elsewhere a call just has
  * to fail, since implementations choose differently among MPI_ERR_ARG, _RANK and _DIMS. The
  * zero extent and the invalid graph and distributed-graph arguments are checked on Manifold
  * only: MPICH 5.0.2 accepts some of them and crashes on others.
@@ -84,6 +85,19 @@ int main(int argc, char **argv)
     rc = MPI_Cart_shift(cart, 1, 1, &a, &b);
     MTEST_CHECK(rc == MPI_SUCCESS && a == MPI_PROC_NULL && b == MPI_PROC_NULL,
                 "shift along an extent of 1: %d %d", a, b);
+    /* the v and w neighbourhood collectives with a NULL array of counts or types (4 neighbours
+     * on this grid, some MPI_PROC_NULL) */
+    int nbuf[8] = {0}, ncounts[4] = {1, 1, 1, 1}, ndispls[4] = {0, 1, 2, 3};
+    MPI_Aint nbytes[4] = {0, 4, 8, 12};
+    MPI_Datatype ntypes[4] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT};
+    rc = MPI_Neighbor_allgatherv(nbuf, 1, MPI_INT, nbuf + 4, NULL, ndispls, MPI_INT, cart);
+    check(rc, MPI_ERR_ARG, "MPI_Neighbor_allgatherv");
+    rc = MPI_Neighbor_alltoallv(nbuf, NULL, ndispls, MPI_INT, nbuf + 4, ncounts, ndispls, MPI_INT,
+                                cart);
+    check(rc, MPI_ERR_ARG, "MPI_Neighbor_alltoallv");
+    rc = MPI_Neighbor_alltoallw(nbuf, ncounts, nbytes, NULL, nbuf + 4, ncounts, nbytes, ntypes,
+                                cart);
+    check(rc, MPI_ERR_ARG, "MPI_Neighbor_alltoallw");
     MPI_Comm_free(&cart);
 
     if (!mtest_is_manifold())
