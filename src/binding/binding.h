@@ -80,6 +80,7 @@ int mf_check_count_fail(const char *func, mf_comm_t *comm, const char *arg, MPI_
 int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
                            MPI_Count count, size_t *bytes_p);
 int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes);
+int mf_check_bottom_fail(const char *func, mf_comm_t *comm, const char *arg);
 int mf_check_intra_fail(const char *func, const char *arg, mf_comm_t *comm);
 int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg);
 
@@ -145,6 +146,20 @@ static inline int mf_check_buffer(const char *func, mf_comm_t *comm, const char 
     if (MF_LIKELY(buf != NULL || bytes == 0))
         return MPI_SUCCESS;
     return mf_check_buffer_fail(func, comm, arg, bytes);
+}
+
+/* The same for `count` items of dt: a NULL buffer is MPI_BOTTOM, fine with a derived type
+ * whose data lies at absolute addresses (mf_dtype_bottom_ok). */
+static inline int mf_check_typed_buffer(const char *func, mf_comm_t *comm, const char *arg,
+                                        const void *buf, MPI_Datatype dt, MPI_Count count,
+                                        size_t bytes)
+{
+    if (MF_LIKELY(buf != NULL || bytes == 0))
+        return MPI_SUCCESS;
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d == NULL)
+        return mf_check_buffer_fail(func, comm, arg, bytes);
+    return mf_dtype_bottom_ok(d, count) ? MPI_SUCCESS : mf_check_bottom_fail(func, comm, arg);
 }
 
 /* comm is an intracommunicator (MPI_ERR_COMM naming func otherwise): for the functions not

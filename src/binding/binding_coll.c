@@ -134,14 +134,12 @@ static MF_HOT_PATH int check_root(const char *func, mf_comm_t *c, int root)
     return check_root_slow(func, c, root);
 }
 
-/* A buffer for `bytes` of dt: NULL is MPI_BOTTOM, fine with a derived type (which may hold
- * absolute addresses), an error with a predefined one. */
+/* A buffer for `bytes` of dt: NULL is MPI_BOTTOM, fine with a derived type of absolute
+ * addresses (its first item's checked), an error with a predefined one. */
 static MF_HOT_PATH int check_typed_buffer(const char *func, mf_comm_t *c, const char *buf_arg,
                                           const void *buf, MPI_Datatype dt, size_t bytes)
 {
-    if (buf == NULL && mf_dtype_get(dt) != NULL)
-        return MPI_SUCCESS;
-    return mf_check_buffer(func, c, buf_arg, buf, bytes);
+    return mf_check_typed_buffer(func, c, buf_arg, buf, dt, 1, bytes);
 }
 
 /* count >= 0, a committed datatype and a buffer for the bytes; *bytes_p (packed) out. */

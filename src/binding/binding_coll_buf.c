@@ -232,8 +232,6 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
     return MPI_SUCCESS;
 }
 
-#define BOTTOM_ADDR_MIN 4096
-
 int mf_cbuf_bottom_ok(const mf_cbuf_t *cb)
 {
     for (int i = 0; i < cb->n; i++) {
@@ -242,7 +240,7 @@ int mf_cbuf_bottom_ok(const mf_cbuf_t *cb)
         MPI_Datatype t = cb->types != NULL ? cb->types[i] : cb->type;
         /* a predefined type's block at MPI_BOTTOM needs an absolute address for displacement
          * (none lies in the first page, which small offsets of a NULL buffer would hit) */
-        if (mf_dtype_get(t) == NULL && cb->udispls[i] < BOTTOM_ADDR_MIN)
+        if (mf_dtype_get(t) == NULL && cb->udispls[i] < MF_BOTTOM_ADDR_MIN)
             return 0;
     }
     return 1;

@@ -391,6 +391,14 @@ int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, M
                                           arg));
 }
 
+int mf_check_bottom_fail(const char *func, mf_comm_t *comm, const char *arg)
+{
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_BUFFER, func,
+                                          "argument %s is NULL (MPI_BOTTOM) but the datatype's "
+                                          "displacements are not absolute addresses",
+                                          arg));
+}
+
 int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes)
 {
     return mf_err_raise(comm, mf_err_code(MPI_ERR_BUFFER, func,

@@ -32,8 +32,8 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", dt, count, bytes_p);
     /* A derived type may address absolute memory from MPI_BOTTOM (a NULL buf). */
-    if (rc == MPI_SUCCESS && mf_dtype_get(dt) == NULL)
-        rc = mf_check_buffer(func, c, "buf", buf, *bytes_p);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_typed_buffer(func, c, "buf", buf, dt, count, *bytes_p);
     if (rc == MPI_SUCCESS)
         rc = is_send ? mf_check_dest(func, c, "dest", rank)
                      : mf_check_source(func, c, "source", rank);
@@ -108,15 +108,17 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
 
 /* The rest of the pass for a datatype that is not predefined, on a resolved communicator (NULL:
  * the library is not ready or the handle is bad): a committed derived type (whose buffer may be
- * MPI_BOTTOM), count >= 0 and peer_tag_fast. Returns the type, or NULL for check_envelope. */
+ * MPI_BOTTOM, with absolute addresses), count >= 0 and peer_tag_fast. Returns the type, or NULL
+ * for check_envelope. */
 static inline __attribute__((always_inline)) mf_dtype_t *
-envelope_derived(const mf_comm_t *c, MPI_Count count, MPI_Datatype dt, int rank, int tag,
-                 int is_send, size_t *bytes_p)
+envelope_derived(const mf_comm_t *c, const void *buf, MPI_Count count, MPI_Datatype dt, int rank,
+                 int tag, int is_send, size_t *bytes_p)
 {
     mf_dtype_t *d = mf_dtype_get(dt);
     if (MF_UNLIKELY(c == NULL || d == NULL || count < 0 ||
                     !atomic_load_explicit(&d->committed, memory_order_acquire) ||
                     __builtin_mul_overflow((size_t)count, (size_t)d->psize, bytes_p) ||
+                    (buf == NULL && *bytes_p > 0 && !mf_dtype_bottom_ok(d, count)) ||
                     !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;
     return d;
@@ -452,7 +454,7 @@ send_derived_blocking(const char *func, const void *buf, MPI_Count count, MPI_Da
                       int tag, mf_comm_t *c, MPI_Comm comm, mf_send_mode_t mode)
 {
     size_t bytes;
-    mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
+    mf_dtype_t *d = envelope_derived(c, buf, count, dt, dest, tag, 1, &bytes);
     if (MF_UNLIKELY(d == NULL))
         return send_staged(func, buf, count, dt, dest, tag, comm, mode, OP_BLOCKING, NULL);
     if (!mf_dtype_needs_pack(d, count))
@@ -528,7 +530,7 @@ recv_derived_blocking(const char *func, void *buf, MPI_Count count, MPI_Datatype
                       int tag, mf_comm_t *c, MPI_Comm comm, MPI_Status *st)
 {
     size_t bytes;
-    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
+    mf_dtype_t *d = envelope_derived(c, buf, count, dt, source, tag, 0, &bytes);
     if (MF_UNLIKELY(d == NULL))
         return recv_staged_c(func, buf, count, dt, source, tag, c, comm, st);
     if (!mf_dtype_needs_pack(d, count))
@@ -557,7 +559,7 @@ send_derived_immediate(const char *func, const void *buf, MPI_Count count, MPI_D
                        int dest, int tag, mf_comm_t *c, mf_send_mode_t mode, MPI_Request *request)
 {
     size_t bytes;
-    mf_dtype_t *d = envelope_derived(c, count, dt, dest, tag, 1, &bytes);
+    mf_dtype_t *d = envelope_derived(c, buf, count, dt, dest, tag, 1, &bytes);
     if (MF_UNLIKELY(d == NULL))
         return send_staged(func, buf, count, dt, dest, tag, mf_comm_handle(c), mode, OP_IMMEDIATE,
                            request);
@@ -588,7 +590,7 @@ recv_derived_immediate(const char *func, void *buf, MPI_Count count, MPI_Datatyp
                        int tag, mf_comm_t *c, MPI_Request *request)
 {
     size_t bytes;
-    mf_dtype_t *d = envelope_derived(c, count, dt, source, tag, 0, &bytes);
+    mf_dtype_t *d = envelope_derived(c, buf, count, dt, source, tag, 0, &bytes);
     if (MF_UNLIKELY(d == NULL))
         return recv_staged(func, buf, count, dt, source, tag, mf_comm_handle(c), OP_IMMEDIATE,
                            request, MPI_STATUS_IGNORE);

@@ -142,6 +142,19 @@ static inline mf_dtype_t *mf_dtype_get(MPI_Datatype handle)
     return handle->kind == MF_KIND_DATATYPE ? handle : NULL;
 }
 
+/* Data at MPI_BOTTOM (a NULL buffer) is addressed absolutely, so past the first page, which
+ * offsets from a NULL buffer would hit instead: how a NULL buffer is told from MPI_BOTTOM. */
+#define MF_BOTTOM_ADDR_MIN 4096
+
+/* Whether `count` items of d from a NULL buffer lie at absolute addresses (MPI_BOTTOM). */
+static inline int mf_dtype_bottom_ok(const mf_dtype_t *d, MPI_Count count)
+{
+    MPI_Aint low = d->true_lb;
+    if (d->extent < 0 && count > 1)
+        low += (MPI_Aint)(count - 1) * d->extent;
+    return low >= MF_BOTTOM_ADDR_MIN;
+}
+
 /* The derived type a predefined pair type with padding packs through (its components at their
  * native offsets, the pair's extent), or NULL for any other type. */
 mf_dtype_t *mf_dtype_pair_twin(MPI_Datatype dt);

@@ -6,8 +6,9 @@
  * buffer" (and then as aliased buffers) before; the neighbourhood forms share the check.
  * Reductions (MPI_Allreduce in place with a user operation, MPI_Reduce) into MPI_BOTTOM with a
  * hindexed type of absolute addresses, and MPI_Allgatherv_c with MPI_BYTE blocks at absolute
- * byte displacements, were refused the same way. A NULL buffer with a predefined type and data
- * is still MPI_ERR_BUFFER.
+ * byte displacements, were refused the same way. A NULL buffer with a predefined type and data,
+ * or with a derived type of relative displacements, is still MPI_ERR_BUFFER (collectives and
+ * point-to-point).
  */
 #include "mtest.h"
 
@@ -145,6 +146,19 @@ int main(int argc, char **argv)
     /* a NULL buffer with a predefined type and data stays an error */
     MTEST_CHECK_ERR(MPI_Allgather(NULL, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD),
                     MPI_ERR_BUFFER, "MPI_Allgather");
+    /* and so does one with a derived type of relative displacements: not MPI_BOTTOM (it used
+     * to read and write near address 0) */
+    MPI_Datatype rel;
+    MPI_Type_contiguous(2, MPI_INT, &rel);
+    MPI_Type_commit(&rel);
+    MTEST_CHECK_ERR(MPI_Allreduce(contrib, NULL, 1, rel, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+                    "MPI_Allreduce");
+    MTEST_CHECK_ERR(MPI_Bcast(NULL, 1, rel, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, "MPI_Bcast");
+    MTEST_CHECK_ERR(MPI_Send(NULL, 1, rel, rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER, "MPI_Send");
+    MPI_Request rreq;
+    MTEST_CHECK_ERR(MPI_Irecv(NULL, 1, rel, rank, 0, MPI_COMM_WORLD, &rreq), MPI_ERR_BUFFER,
+                    "MPI_Irecv");
+    MPI_Type_free(&rel);
 
     MPI_Type_free(&stype);
     MPI_Type_free(&rtype);
