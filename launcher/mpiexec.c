@@ -197,14 +197,15 @@ static int parse_options(options_t *opt, int argc, char **argv)
 }
 
 /* Every process gets SIGTERM (or SIGKILL), through the job's process group so that the ranks'
- * own children go too. The group id stays valid while any rank is unreaped. */
+ * own children go too. The group id stays valid while any member is left, reaped ranks or not
+ * (an id is not reused while its group exists). */
 static void kill_ranks(job_t *job, int sig)
 {
     for (int r = 0; r < job->opt.nranks; r++) {
         if (job->ranks[r].pid > 0 && !job->ranks[r].reaped)
             kill(job->ranks[r].pid, sig);
     }
-    if (job->pgid > 0 && job->nalive > 0)
+    if (job->pgid > 0)
         kill(-job->pgid, sig);
 }
 
@@ -223,10 +224,9 @@ static void job_fail(job_t *job, int exit_code, const char *fmt, ...)
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     fprintf(stderr, "mpiexec: %s\n", msg);
-    if (job->nalive > 0) {
-        kill_ranks(job, SIGTERM);
-        job->kill_at_ms = now_ms() + KILL_GRACE_MS;
-    }
+    /* also with no rank left: their children may be */
+    kill_ranks(job, SIGTERM);
+    job->kill_at_ms = now_ms() + KILL_GRACE_MS;
 }
 
 static void check_abort(job_t *job)
@@ -311,7 +311,7 @@ static void check_time(job_t *job)
     if (job->deadline_ms > 0 && now >= job->deadline_ms && !job->failing)
         job_fail(job, EXIT_TIMEOUT, "timeout after %d s, stopping %d rank(s)", job->opt.timeout_sec,
                  job->nalive);
-    if (job->kill_at_ms > 0 && now >= job->kill_at_ms && !job->killed_hard && job->nalive > 0) {
+    if (job->kill_at_ms > 0 && now >= job->kill_at_ms && !job->killed_hard) {
         kill_ranks(job, SIGKILL);
         job->killed_hard = 1;
     }
@@ -548,6 +548,10 @@ static void event_loop(job_t *job)
     }
     while (max == 0 && job->nalive > 0 && waitpid(-1, NULL, 0) > 0)
         job->nalive--;
+    /* A stopped job ends with nothing of its group left, even what ignored SIGTERM and outlived
+     * the ranks before the grace ran out. */
+    if (job->failing && !job->killed_hard)
+        kill_ranks(job, SIGKILL);
     free(pfds);
     free(slots);
 }

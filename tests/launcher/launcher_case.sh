@@ -156,6 +156,11 @@ kill_grace)
     expect_rc 4
     expect_err "rank 0 (pid [0-9]*) exited with code 4"
     no_strays ;;
+orphan)
+    # A child of rank 1 ignores SIGTERM and outlives the ranks: it goes with SIGKILL all the same.
+    run "$mpiexec" -n 2 "$probe" orphan 5 "--token=$token"
+    expect_rc 5
+    no_strays 30 ;;
 stdin)
     printf 'hello stdin\nsecond line\n' | {
         "$mpiexec" -n 2 "$probe" stdin "--token=$token" >"$out" 2>"$err"

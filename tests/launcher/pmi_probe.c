@@ -188,6 +188,23 @@ static int mode_stubborn(int code)
     return 1;
 }
 
+/* Rank 1 starts a child that ignores SIGTERM and outlives it; rank 0 fails with code. Once the
+ * ranks are gone, mpiexec must still SIGKILL what is left of the job's process group. */
+static int mode_orphan(int code)
+{
+    mf_pmi_job_t job = init_or_die();
+    if (job.rank == 0) {
+        usleep(300 * 1000);
+        exit(code);
+    }
+    if (fork() == 0) {
+        signal(SIGTERM, SIG_IGN);
+        sleep_until_killed();
+    }
+    sleep_until_killed();
+    return 1;
+}
+
 static int mode_stdin(void)
 {
     char line[256];
@@ -334,6 +351,8 @@ int main(int argc, char **argv)
         return mode_fail(mode, arg2, strcmp(mode, "signal") == 0 ? arg2 : arg3);
     if (strcmp(mode, "stubborn") == 0)
         return mode_stubborn(arg2);
+    if (strcmp(mode, "orphan") == 0)
+        return mode_orphan(arg2);
     if (strcmp(mode, "sleep") == 0)
         sleep_until_killed();
     if (strcmp(mode, "stdin") == 0)
@@ -354,7 +373,8 @@ int main(int argc, char **argv)
         mf_pmi_job_t job;
         return mf_pmi_init(&job) == MF_OK ? 0 : 3;
     }
-    fprintf(stderr, "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|sleep|stdin|hello|env|"
-                    "nofinalize|early-exit|shm|raw|init [args]\n");
+    fprintf(stderr,
+            "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|orphan|sleep|stdin|hello|env|"
+            "nofinalize|early-exit|shm|raw|init [args]\n");
     return 2;
 }
