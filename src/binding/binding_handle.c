@@ -75,7 +75,13 @@ MPI_Group PMPI_Group_fromint(int group)
 #pragma weak MPI_Request_toint = PMPI_Request_toint
 int PMPI_Request_toint(MPI_Request request)
 {
-    return to_int("MPI_Request_toint", MF_HKIND_REQUEST, request);
+    int value = to_int("MPI_Request_toint", MF_HKIND_REQUEST, request);
+    /* the request's release forgets the integer (the shared completed ones are never released) */
+    mf_request_t *req = mf_request_get(request);
+    if (value >= 0 && req != NULL && req->type != MF_REQ_PRECOMPLETE &&
+        req->type != MF_REQ_NULL_PROC)
+        req->has_int = 1;
+    return value;
 }
 
 #pragma weak MPI_Request_fromint = PMPI_Request_fromint

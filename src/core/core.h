@@ -535,8 +535,9 @@ struct MPI_ABI_Request {
             uint8_t user_freed; /* MPI_Request_free called while in flight */
             uint8_t internal;   /* owned by the library (buffered sends); never seen by the user */
             uint8_t streamed;   /* the transport packs or unpacks through `packer`, no pack_buf */
+            uint8_t has_int;    /* MPI_Request_toint gave it an integer, forgotten at release */
         };
-        uint32_t cold_flags;
+        uint64_t cold_flags;
     };
     uint8_t active; /* persistent: started and not yet completed */
     uint8_t mode;

@@ -252,6 +252,8 @@ MF_HOT_PATH mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t t
  * the next allocation relies on. */
 static __attribute__((noinline)) void release_extras(mf_request_t *req)
 {
+    if (req->has_int)
+        mf_handle_forget(req);
     free(req->bsend_copy);
     mf_dtype_temp_free(req->pack_buf);
     if (req->dtype != NULL)

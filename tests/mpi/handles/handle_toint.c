@@ -93,6 +93,20 @@ int main(int argc, char **argv)
         MPI_Info_free(&fresh);
         MPI_Comm_free(&dup);
         MTEST_CHECK(MPI_Comm_fromint(v) == MPI_COMM_NULL, "a freed communicator's int");
+        /* a completed request's integer is forgotten, also when its memory serves the next */
+        int out = 5, in = 0;
+        MPI_Request live, next;
+        MPI_Irecv(&in, 1, MPI_INT, rank, 9, MPI_COMM_WORLD, &live);
+        int rv = MPI_Request_toint(live);
+        MTEST_CHECK(MPI_Request_fromint(rv) == live, "live request round trip");
+        MPI_Send(&out, 1, MPI_INT, rank, 9, MPI_COMM_WORLD);
+        MPI_Wait(&live, MPI_STATUS_IGNORE);
+        MTEST_CHECK(MPI_Request_fromint(rv) == MPI_REQUEST_NULL, "a completed request's int");
+        MPI_Irecv(&in, 1, MPI_INT, rank, 9, MPI_COMM_WORLD, &next);
+        MTEST_CHECK(MPI_Request_fromint(rv) == MPI_REQUEST_NULL,
+                    "a completed request's int names the next request");
+        MPI_Send(&out, 1, MPI_INT, rank, 9, MPI_COMM_WORLD);
+        MPI_Wait(&next, MPI_STATUS_IGNORE);
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     } else {
         MPI_Group_free(&group);
