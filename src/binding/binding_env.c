@@ -7,6 +7,7 @@
 #include "binding.h"
 
 #include "coll.h"
+#include "part.h"
 #include "pt2pt.h"
 
 #include <stdio.h>
@@ -86,8 +87,10 @@ int mf_binding_lib_release(const char *func, int world)
     mf_status_t status = MF_OK;
     if (world)
         atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
-    if (--lib_users == 0)
+    if (--lib_users == 0) {
+        mf_part_fini();
         status = mf_finalize();
+    }
     pthread_mutex_unlock(&init_lock);
     if (status != MF_OK) {
         fprintf(stderr, "manifold: %s: %s\n", func, mf_status_str(status));

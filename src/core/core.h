@@ -220,6 +220,9 @@ struct MPI_ABI_Comm {
      * receives not yet complete, under the home VCI's lock: summed over the members they tell
      * whether any message is in flight, which would be lost if its VCI changed. */
     int64_t unmatched, open_recvs;
+    /* Partitioned requests alive on the communicator (init to free, same lock): their data VCI
+     * is fixed at init, so while any exists the communicator is not spread. */
+    int64_t part_live;
     /* Requests allocated on the home VCI (under its lock): together they hold one reference
      * in `refs` (home_held), taken when the first one is allocated and kept until the count is
      * back at 0 once `home_drop` is set, so requests on a live communicator cost no atomic

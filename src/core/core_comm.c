@@ -53,6 +53,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->hints = 0;
     comm->unmatched = 0;
     comm->open_recvs = 0;
+    comm->part_live = 0;
     comm->home_requests = 0;
     comm->home_held = 0;
     comm->home_drop = 0;
@@ -792,7 +793,7 @@ static mf_status_t hints_apply(mf_comm_t *comm)
     mine.hints = hints_of(comm->info);
     pthread_mutex_unlock(&comm->name_lock);
     mf_vci_lock(comm->vci);
-    mine.unmatched = comm->unmatched;
+    mine.unmatched = comm->unmatched + comm->part_live; /* either way: not spread now */
     mine.open_recvs = comm->open_recvs;
     mf_vci_unlock(comm->vci);
     mine.ready = vci_ready_mask(comm);

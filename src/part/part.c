@@ -1,18 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Partitioned communication on tagged transport messages. At the first MPI_Start each side
- * sends the other a setup message (its channel id and partition layout) on the partitioned
- * setup context, matched on (communicator, source, tag) in order; nothing is posted before, so
- * freeing a request that was never started leaves nothing behind. From then on the sender sends
- * partition p as one message tagged (receiver's channel, p) as soon as MPI_Pready marks it and
- * the receiver is known to be armed; the receiver posts one receive per sender partition at
- * its buffer offset, so data lands in place and MPI_Parrived only looks at the receives that
- * cover a partition. Later iterations skip the setup: the receiver re-arms its receives and
- * sends a token tagged (sender's channel, MF_PART_TOKEN_INDEX), and the sender holds ready
- * partitions back until that token has arrived, so it never writes into a buffer the receiver
- * still owns. All state changes happen under the communicator's VCI lock; only the per
- * partition "ready" marks and the "armed" flag are atomics, which is what lets MPI_Pready run
- * from many threads without waiting for anything.
+ * Partitioned communication on tagged transport messages. At init each side sends the other a
+ * setup message (its channel id and partition layout) on the partitioned setup context and
+ * posts the receive of the peer's, matched on (communicator, source, tag) in order: requests
+ * pair in the order of their init calls, as MPI-4.1 wants, whatever the order of their starts.
+ * A request freed while its setup is still on its way leaves it to a list that finishes it
+ * (the message belongs to that pairing, and must not reach a later one). From then on the sender
+ * sends partition p as one message tagged (receiver's channel, p) as soon as MPI_Pready marks it
+ * and the receiver is known to be armed; the receiver posts one receive per sender partition at its
+ * buffer offset, so data lands in place and MPI_Parrived only looks at the receives that cover a
+ * partition. Later iterations skip the setup: the receiver re-arms its receives and sends a token
+ * tagged (sender's channel, MF_PART_TOKEN_INDEX), and the sender holds ready partitions back until
+ * that token has arrived, so it never writes into a buffer the receiver still owns. All state
+ * changes happen under the communicator's VCI lock; only the per partition "ready" marks and the
+ * "armed" flag are atomics, which is what lets MPI_Pready run from many threads without waiting for
+ * anything.
  *
  * Small partitions are aggregated: a partition that becomes sendable takes its ready-but-unsent
  * neighbours along (never waiting for any), one message of at most MANIFOLD_PART_AGGR_BYTES
@@ -61,6 +63,7 @@ typedef struct mf_part {
     int ctl_send_posted, ctl_recv_posted;
     /* sender: most partitions per message (1: no aggregation) */
     int aggr_max;
+    struct mf_part *next_dead; /* the list of freed requests whose setup is still in flight */
     /* receiver of an aggregating sender: head[i] is the first partition of the message that
      * carries sender partition i (-1: not taken yet); nclaimed partitions are taken */
     int peer_aggr;
@@ -100,9 +103,13 @@ static mf_vci_t *part_vci(mf_comm_t *comm, int is_send, int peer, int tag)
         (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
 }
 
+static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt);
+static void dead_sweep(int cancel);
+
 mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
                          mf_comm_t *comm, mf_request_t **req_p)
 {
+    dead_sweep(0);
     mf_part_t *pt = calloc(1, sizeof(*pt));
     if (pt == NULL)
         return MF_ERR_NO_MEMORY;
@@ -143,6 +150,14 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     req->tag = tag;
     req->part = pt;
     req->poll = part_poll;
+    mf_vci_lock(pt->home);
+    comm->part_live++;
+    mf_vci_unlock(pt->home);
+    mf_status_t st = peer != MPI_PROC_NULL ? setup_post(req, pt) : MF_OK;
+    if (st != MF_OK) {
+        mf_part_free(req);
+        return st;
+    }
     *req_p = req;
     return MF_OK;
 }
@@ -221,7 +236,7 @@ static mf_status_t ctl_recv_locked(mf_request_t *req, mf_part_t *pt, void *buf, 
     return mf_vci_tag_recv_locked(req->vci, buf, len, tag, ~(uint64_t)0, NULL, &pt->ctl_recv);
 }
 
-/* The first MPI_Start: the setup exchange on the home VCI (its own lock; never nested). */
+/* At init: the setup exchange on the home VCI (its own lock; never nested). */
 static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt)
 {
     uint64_t my_setup = setup_tag(req->comm, req->comm->rank, req->tag, !pt->is_send);
@@ -256,18 +271,13 @@ static mf_status_t setup_read(mf_request_t *req, mf_part_t *pt)
     pt->peer_part_bytes = (size_t)pt->in.part_bytes;
     pt->peer_aggr = !pt->is_send && pt->in.aggr;
     if (pt->in.vci != (uint32_t)mf_vci_index(req->vci))
-        return MF_ERR_PROTOCOL; /* the communicator was spread between the two first starts */
+        return MF_ERR_PROTOCOL; /* both chose at init, and no spreading while they live */
     return MF_OK;
 }
 
 mf_status_t mf_part_start(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
-    /* The data VCI is the communicator's mapping at the first start, not at init: it may have
-     * been spread since (MPI_Comm_set_info), and the peer decides at its first start too. Nobody
-     * else uses the request before its first start. */
-    if (!pt->started_once)
-        req->vci = part_vci(req->comm, pt->is_send, req->peer, req->tag);
     mf_vci_t *vci = req->vci;
     mf_status_t st = MF_OK;
     mf_vci_lock(vci);
@@ -302,8 +312,6 @@ mf_status_t mf_part_start(mf_request_t *req)
         }
     }
     mf_vci_unlock(vci);
-    if (first && st == MF_OK)
-        st = setup_post(req, pt);
     return st;
 }
 
@@ -523,21 +531,85 @@ size_t mf_part_npart(const mf_request_t *req)
     return (size_t)pt->npart;
 }
 
+static void part_state_free(mf_part_t *pt)
+{
+    free(pt->state);
+    free(pt->ops);
+    free(pt->head);
+    free(pt);
+}
+
+/* Freed requests whose setup message or setup receive is still in flight: the operations write
+ * into their state until done. */
+static struct {
+    pthread_mutex_t lock;
+    mf_part_t *head;
+} dead = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int setup_in_flight(mf_part_t *pt)
+{
+    mf_vci_lock(pt->home);
+    int busy = pt->setup_posted &&
+               (!mf_vci_op_is_done(&pt->setup_send) || !mf_vci_op_is_done(&pt->setup_recv));
+    mf_vci_unlock(pt->home);
+    return busy;
+}
+
+/* Release the finished ones; with `cancel` (at finalize) withdraw the setup receives first. */
+static void dead_sweep(int cancel)
+{
+    pthread_mutex_lock(&dead.lock);
+    for (mf_part_t **pp = &dead.head; *pp != NULL;) {
+        mf_part_t *pt = *pp;
+        if (cancel) {
+            mf_vci_lock(pt->home);
+            if (!mf_vci_op_is_done(&pt->setup_recv))
+                mf_vci_cancel_locked(pt->home, &pt->setup_recv);
+            mf_vci_unlock(pt->home);
+            mf_vci_progress(pt->home);
+        }
+        if (setup_in_flight(pt)) {
+            pp = &pt->next_dead;
+            continue;
+        }
+        *pp = pt->next_dead;
+        part_state_free(pt);
+    }
+    pthread_mutex_unlock(&dead.lock);
+}
+
+void mf_part_fini(void)
+{
+    for (int round = 0; round < 100000 && dead.head != NULL; round++)
+        dead_sweep(1);
+}
+
 void mf_part_free(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
+    mf_comm_t *comm = req->comm;
+    mf_vci_lock(comm->vci);
+    comm->part_live--;
+    mf_vci_unlock(comm->vci);
     mf_vci_t *vci = req->vci; /* the request may be reused once released */
     mf_vci_lock(vci);
     req->part = NULL;
     req->poll = NULL;
     mf_request_release_locked(req);
     mf_vci_unlock(vci);
-    if (pt != NULL) {
-        free(pt->state);
-        free(pt->ops);
-        free(pt->head);
-        free(pt);
+    if (pt == NULL)
+        return;
+    if (setup_in_flight(pt)) {
+        /* Never started, or its peer never was: the setup pairs these two inits and no later
+         * ones, so it finishes here first. */
+        pthread_mutex_lock(&dead.lock);
+        pt->next_dead = dead.head;
+        dead.head = pt;
+        pthread_mutex_unlock(&dead.lock);
+    } else {
+        part_state_free(pt);
     }
+    dead_sweep(0);
 }
 
 /* Sender: the receiver is known armed for this iteration (or no data can flow). Receiver: its

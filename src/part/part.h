@@ -31,6 +31,8 @@ mf_status_t mf_part_pbuf_prepare(mf_request_t **reqs, int n);
 size_t mf_part_npart(const mf_request_t *req);
 /* Release an inactive partitioned request. */
 void mf_part_free(mf_request_t *req);
+/* At the library's finalize: withdraw the setups of requests freed before they paired. */
+void mf_part_fini(void);
 
 static inline int mf_part_is_part(const mf_request_t *req)
 {

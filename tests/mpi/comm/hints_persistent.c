@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Persistent and partitioned requests made before MPI_Comm_set_info spreads the communicator
- * (mpi_assert_no_any_source and mpi_assert_no_any_tag) and started after it: making such a
- * request neither communicates nor puts a message in flight, so it must meet its peer's,
- * whether the peer made its own before or after set_info. Both used to keep the channel of
- * the communicator as it was at init (the send then went where the receive never looked: a
- * hang; a partitioned pair failed with a protocol error).
+ * (mpi_assert_no_any_source and mpi_assert_no_any_tag) and started after it must meet their
+ * peer's, whether the peer made its own before or after set_info. A persistent request used
+ * to keep the channel of the communicator as it was at init (the send then went where the
+ * receive never looked: a hang); it now takes it at each start. A partitioned pair failed
+ * with a protocol error; a communicator with partitioned requests alive is now not spread.
  */
 #include "mtest.h"
 

@@ -3,9 +3,10 @@
  * Several partitioned requests in flight at once: rank 0 sends to every other rank with the
  * same tag at the same time (the setup must not cross peers), two requests per pair share a
  * tag and must match in the order they were created, a third uses another tag and is started
- * first. Before that, each side creates and frees a partitioned request that it never starts:
- * it must leave nothing behind that could capture the next request's setup. Startall, Waitall,
- * Testany and Request_get_status drive the requests over several iterations.
+ * first. Before that, each pair creates and frees a partitioned pair it never starts (the two
+ * match each other: MPI-4.1 pairs partitioned requests in the order of their inits), which must
+ * not disturb the next pairs. Startall, Waitall, Testany and Request_get_status drive the
+ * requests over several iterations.
  */
 #include "mtest.h"
 
@@ -34,11 +35,14 @@ int main(int argc, char **argv)
     MPI_Request *reqs = mtest_calloc((size_t)nreq, sizeof(MPI_Request));
 
     MPI_Request unused;
-    if (rank == 0 && size > 1)
-        MPI_Psend_init(buf, 1, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &unused);
-    else
+    for (int peer = 1; rank == 0 && peer < size; peer++) {
+        MPI_Psend_init(buf, 1, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &unused);
+        MPI_Request_free(&unused);
+    }
+    if (rank != 0) {
         MPI_Precv_init(buf, 1, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_INFO_NULL, &unused);
-    MPI_Request_free(&unused);
+        MPI_Request_free(&unused);
+    }
 
     for (int k = 0; k < nreq; k++) {
         int peer = rank == 0 ? 1 + k / NREQ : 0, r = k % NREQ;
