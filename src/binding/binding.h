@@ -225,8 +225,8 @@ int mf_cbuf_init(mf_cbuf_t *cb, const char *func, mf_comm_t *c, const void *user
                  MPI_Datatype type, const MPI_Datatype *types);
 /* Compute buf, lens and displs (types already checked); frees cb on failure. */
 int mf_cbuf_layout(mf_cbuf_t *cb, const char *func, mf_comm_t *c);
-/* A NULL user buffer is MPI_BOTTOM: fine when every block with data is addressed absolutely,
- * through a derived type or through its displacement (past the first page). 0 when some block
+/* A NULL user buffer is MPI_BOTTOM: fine when every block with data lies at an absolute
+ * address, its displacement plus its type's lower bound past the first page. 0 when some block
  * would read or write near address 0. */
 int mf_cbuf_bottom_ok(const mf_cbuf_t *cb);
 /* One block of count items at user: init + layout. */

@@ -238,9 +238,13 @@ int mf_cbuf_bottom_ok(const mf_cbuf_t *cb)
         if (cb->counts[i] == 0)
             continue;
         MPI_Datatype t = cb->types != NULL ? cb->types[i] : cb->type;
-        /* a predefined type's block at MPI_BOTTOM needs an absolute address for displacement
-         * (none lies in the first page, which small offsets of a NULL buffer would hit) */
-        if (mf_dtype_get(t) == NULL && cb->udispls[i] < MF_BOTTOM_ADDR_MIN)
+        /* a block at MPI_BOTTOM lies at an absolute address, through its displacement or its
+         * derived type's (none in the first page, which offsets of a NULL buffer would hit) */
+        mf_dtype_t *d = mf_dtype_get(t);
+        MPI_Aint low = cb->udispls[i] + (d != NULL ? d->true_lb : 0);
+        if (d != NULL && d->extent < 0 && cb->counts[i] > 1)
+            low += (MPI_Aint)(cb->counts[i] - 1) * d->extent;
+        if (low < MF_BOTTOM_ADDR_MIN)
             return 0;
     }
     return 1;

@@ -88,6 +88,7 @@ int mf_binding_lib_release(const char *func, int world)
     if (world)
         atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
     if (--lib_users == 0) {
+        mf_sched_finish_abandoned();
         mf_part_fini();
         status = mf_finalize();
     }

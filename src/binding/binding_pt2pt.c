@@ -1210,8 +1210,8 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     rc = mf_check_count(func, c, "count", count);
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", datatype, count, &bytes);
-    if (rc == MPI_SUCCESS && mf_dtype_get(datatype) == NULL)
-        rc = mf_check_buffer(func, c, "buf", buf, bytes);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_typed_buffer(func, c, "buf", buf, datatype, count, bytes);
     if (rc == MPI_SUCCESS && !blocking)
         rc = mf_check_ptr(func, c, request, "request");
     stage_t sg = {0};

@@ -343,6 +343,9 @@ mf_status_t mf_sched_start(mf_request_t *req);
  * it), else 0 after setting *flag (read by the schedule's steps, under the same lock) and
  * marking the request to be released when it ends. */
 int mf_sched_abandon(mf_request_t *req, atomic_int *flag);
+/* At the library's finalize: progress until the abandoned schedules have ended (the other
+ * processes wait for this one's part in them). */
+void mf_sched_finish_abandoned(void);
 
 /* The algorithms, with the arguments of the blocking forms above. */
 void mf_nbc_barrier(mf_sched_t *s);

@@ -357,6 +357,9 @@ static void unlink_active(mf_sched_t *s)
     atomic_fetch_sub_explicit(&active.count, 1, memory_order_relaxed);
 }
 
+/* Started schedules whose request nobody will wait for (mf_sched_abandon). */
+static atomic_int abandoned;
+
 static void finish(mf_sched_t *s)
 {
     mf_request_t *req = s->owner;
@@ -369,6 +372,7 @@ static void finish(mf_sched_t *s)
         mf_vci_lock(vci);
         mf_request_release_locked(req); /* and the schedule with it */
         mf_vci_unlock(vci);
+        atomic_fetch_sub(&abandoned, 1);
     }
 }
 
@@ -379,9 +383,18 @@ int mf_sched_abandon(mf_request_t *req, atomic_int *flag)
     if (!ended) {
         atomic_store(flag, 1);
         req->user_freed = 1;
+        atomic_fetch_add(&abandoned, 1);
     }
     pthread_mutex_unlock(&active.lock);
     return ended;
+}
+
+void mf_sched_finish_abandoned(void)
+{
+    while (atomic_load(&abandoned) > 0) {
+        mf_sched_progress_all();
+        mf_vci_progress_all();
+    }
 }
 
 static __attribute__((noinline)) void progress_started(void)

@@ -158,6 +158,19 @@ int main(int argc, char **argv)
     MPI_Request rreq;
     MTEST_CHECK_ERR(MPI_Irecv(NULL, 1, rel, rank, 0, MPI_COMM_WORLD, &rreq), MPI_ERR_BUFFER,
                     "MPI_Irecv");
+    /* the per-peer layouts too (every rank sees its own NULL receive buffer) */
+    MTEST_CHECK_ERR(MPI_Allgather(contrib, 2, MPI_INT, NULL, 1, rel, MPI_COMM_WORLD),
+                    MPI_ERR_BUFFER, "MPI_Allgather");
+    MTEST_CHECK_ERR(MPI_Alltoall(contrib, 2, MPI_INT, NULL, 1, rel, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+                    "MPI_Alltoall");
+    /* and a matched receive */
+    MPI_Message matched;
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Send(contrib, 2, MPI_INT, 0, 8, MPI_COMM_SELF);
+    MPI_Mprobe(0, 8, MPI_COMM_SELF, &matched, MPI_STATUS_IGNORE);
+    MTEST_CHECK_ERR(MPI_Mrecv(NULL, 1, rel, &matched, MPI_STATUS_IGNORE), MPI_ERR_BUFFER,
+                    "MPI_Mrecv");
+    MPI_Mrecv(contrib, 2, MPI_INT, &matched, MPI_STATUS_IGNORE);
     MPI_Type_free(&rel);
 
     MPI_Type_free(&stype);
