@@ -344,7 +344,7 @@ mf_status_t mf_sched_start(mf_request_t *req);
  * marking the request to be released when it ends. */
 int mf_sched_abandon(mf_request_t *req, atomic_int *flag);
 /* At the library's finalize: progress until the abandoned schedules have ended (the other
- * processes wait for this one's part in them). */
+ * processes wait for this one's part in them), for at most 30 s. */
 void mf_sched_finish_abandoned(void);
 
 /* The algorithms, with the arguments of the blocking forms above. */

@@ -389,11 +389,23 @@ int mf_sched_abandon(mf_request_t *req, atomic_int *flag)
     return ended;
 }
 
+/* Bounded: a peer that never joins the collective (an erroneous program) must not keep this
+ * process out of MPI_Finalize for ever. */
+#define ABANDONED_WAIT_NS (30ull * 1000 * 1000 * 1000)
+
 void mf_sched_finish_abandoned(void)
 {
+    uint64_t start = mf_now_ns();
     while (atomic_load(&abandoned) > 0) {
         mf_sched_progress_all();
         mf_vci_progress_all();
+        if (mf_now_ns() - start > ABANDONED_WAIT_NS) {
+            mf_log(MF_LOG_WARN, "coll",
+                   "MPI_Finalize: %d collective operation(s) of failed calls (MPI_Comm_idup) "
+                   "still wait for other processes; going on without them",
+                   atomic_load(&abandoned));
+            return;
+        }
     }
 }
 
