@@ -200,7 +200,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     mf_status_t status = mf_comm_dup(c, &out);
     /* The new communicator's hints are those of `info`, not the parent's. */
     if (status == MF_OK) {
-        status = mf_comm_set_info(out, obj);
+        status = mf_comm_set_info(out, obj, 0);
         if (status != MF_OK)
             mf_comm_free(out);
     }
@@ -224,7 +224,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
         rc = check_info_arg(func, c, info, 0, &obj);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_status_t status = mf_comm_set_info(c, obj);
+    mf_status_t status = mf_comm_set_info(c, obj, 1);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot keep the hints");
     return MPI_SUCCESS;
@@ -505,7 +505,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
         mf_comm_intercomm_from_groups(lg, local_leader, rg->world_ranks[remote_leader],
                                       tag_of_string(stringtag), &err_class, &out);
     if (status == MF_OK && in != NULL)
-        status = mf_comm_set_info(out, in);
+        status = mf_comm_set_info(out, in, 0);
     if (status != MF_OK) {
         if (out != NULL)
             mf_comm_free(out);

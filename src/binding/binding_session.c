@@ -380,7 +380,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     mf_comm_t *out = NULL;
     mf_status_t status = mf_comm_create_group(&mf_comm_world, g, stringtag_hash(stringtag), &out);
     if (status == MF_OK && in != NULL)
-        status = mf_comm_set_info(out, in);
+        status = mf_comm_set_info(out, in, 0);
     if (status != MF_OK) {
         if (out != NULL)
             mf_comm_free(out);

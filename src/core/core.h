@@ -212,10 +212,12 @@ struct MPI_ABI_Comm {
     mf_vci_t *vci;       /* home VCI: collectives, and point-to-point unless spread */
     /* Point-to-point spreading: with vci_spread > 1, user messages of (source rank, tag) use
      * pool VCI (home + key) % vci_spread, the key summing the source and/or tag as `spread_by`
-     * (MF_HINT_NO_ANY_SOURCE/_TAG bits) says. Fixed once set (see mf_comm_set_info). */
-    int vci_spread;
-    unsigned spread_by;
-    unsigned hints; /* MF_HINT_* bits in effect */
+     * (MF_HINT_NO_ANY_SOURCE/_TAG bits) says. Fixed once set (see mf_comm_set_info). 0 while
+     * MPI_Comm_set_info decides whether to spread: user traffic waits for the outcome. Changed
+     * only under the home VCI's lock, so traffic that found 1 there may use the home VCI. */
+    _Atomic int vci_spread;
+    _Atomic unsigned spread_by;
+    _Atomic unsigned hints; /* MF_HINT_* bits in effect */
     /* Before spreading, user messages this process sent minus those it received, and posted
      * receives not yet complete, under the home VCI's lock: summed over the members they tell
      * whether any message is in flight, which would be lost if its VCI changed. */
@@ -316,11 +318,34 @@ static inline unsigned mf_comm_ctx_internal(const mf_comm_t *comm)
 }
 
 mf_vci_t *mf_comm_vci_spread(const mf_comm_t *comm, int rank, int tag);
+mf_vci_t *mf_comm_vci_lock_spread(const mf_comm_t *comm, int rank, int tag);
 /* The VCI of user point-to-point traffic between (source) `rank` and `tag` on comm. */
 static inline __attribute__((always_inline)) mf_vci_t *mf_comm_vci_for(const mf_comm_t *comm,
                                                                        int rank, int tag)
 {
-    return MF_LIKELY(comm->vci_spread == 1) ? comm->vci : mf_comm_vci_spread(comm, rank, tag);
+    return MF_LIKELY(atomic_load_explicit(&comm->vci_spread, memory_order_acquire) == 1)
+               ? comm->vci
+               : mf_comm_vci_spread(comm, rank, tag);
+}
+/* Whether user traffic on comm goes through the home VCI, whose lock the caller holds: then it
+ * is counted for the hint agreement. */
+static inline __attribute__((always_inline)) int mf_comm_unspread_locked(const mf_comm_t *comm)
+{
+    return atomic_load_explicit(&comm->vci_spread, memory_order_relaxed) == 1;
+}
+/* mf_comm_vci_for, locked. The home VCI is checked again under its lock: MPI_Comm_set_info may
+ * have begun deciding in between, and then the message must wait for its outcome. */
+static inline __attribute__((always_inline)) mf_vci_t *mf_comm_vci_lock_for(const mf_comm_t *comm,
+                                                                            int rank, int tag)
+{
+    if (MF_LIKELY(atomic_load_explicit(&comm->vci_spread, memory_order_acquire) == 1)) {
+        mf_vci_t *vci = comm->vci;
+        mf_vci_lock(vci);
+        if (MF_LIKELY(mf_comm_unspread_locked(comm)))
+            return vci;
+        mf_vci_unlock(vci);
+    }
+    return mf_comm_vci_lock_spread(comm, rank, tag);
 }
 
 /* Count one more/one less user of the communicator (any thread, no lock needed). */
@@ -393,8 +418,9 @@ void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p);
  * apply the assertions all members agree on. mpi_assert_no_any_source/_tag spread user
  * point-to-point traffic over the VCI pool when no message of the communicator is in flight;
  * once spread, a communicator stays spread (lifting an assertion then leaves wildcards
- * refused). */
-mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
+ * refused). `live`: the communicator is the user's already (MPI_Comm_set_info), so other
+ * threads may be sending or receiving on it meanwhile; 0 for one being made. */
+mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info, int live);
 
 /* ---- groups ------------------------------------------------------------------------------ */
 

@@ -205,7 +205,8 @@ void mf_comm_free(mf_comm_t *comm)
 void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p)
 {
     *home_p = mf_vci_index(comm->vci);
-    *spread_p = comm->vci_spread;
+    int spread = atomic_load_explicit(&comm->vci_spread, memory_order_acquire);
+    *spread_p = spread == 0 ? 1 : spread; /* deciding: still on the home VCI */
 }
 
 static mf_comm_t *comm_object_new(void)
@@ -516,7 +517,7 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
     return comm_build(parent, id, vci, group->size, group->rank, group->world_ranks, comm_p);
 }
 
-static mf_status_t hints_apply(mf_comm_t *comm);
+static mf_status_t hints_apply(mf_comm_t *comm, int live);
 
 static mf_status_t inter_dup(mf_comm_t *inter, mf_comm_t **comm_p);
 static mf_status_t inter_split(mf_comm_t *inter, int color, int key, mf_comm_t **comm_p);
@@ -555,7 +556,7 @@ mf_status_t mf_comm_dup(mf_comm_t *parent, mf_comm_t **comm_p)
     if (status == MF_OK && parent->topo != NULL)
         status = mf_topo_dup(parent->topo, &(*comm_p)->topo);
     if (status == MF_OK && parent->hints != 0)
-        status = hints_apply(*comm_p);
+        status = hints_apply(*comm_p, 0);
     if (status != MF_OK) {
         mf_comm_free(*comm_p);
         *comm_p = NULL;
@@ -762,17 +763,37 @@ static unsigned hints_of(struct MPI_ABI_Info *info)
 }
 
 /* The spread case of mf_comm_vci_for: the assertions let the source and/or the tag choose the
- * VCI. */
+ * VCI. While MPI_Comm_set_info decides (vci_spread 0), wait for the outcome: every member is
+ * inside that call by then (hints_apply), so it comes without help from this thread. */
 mf_vci_t *mf_comm_vci_spread(const mf_comm_t *comm, int rank, int tag)
 {
-    unsigned key = 0;
-    if (comm->spread_by & MF_HINT_NO_ANY_SOURCE)
+    int spread, polls = 0;
+    while ((spread = atomic_load_explicit(&comm->vci_spread, memory_order_acquire)) == 0)
+        mf_progress_poke(comm->vci, &polls);
+    if (spread == 1)
+        return comm->vci;
+    unsigned by = atomic_load_explicit(&comm->spread_by, memory_order_relaxed), key = 0;
+    if (by & MF_HINT_NO_ANY_SOURCE)
         key += (unsigned)rank;
-    if (comm->spread_by & MF_HINT_NO_ANY_TAG)
+    if (by & MF_HINT_NO_ANY_TAG)
         key += (unsigned)tag;
     /* Unsigned throughout: MPI_PROC_NULL (negative) must still give a valid index. */
-    return mf_vci_get(
-        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
+    return mf_vci_get((int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)spread));
+}
+
+/* mf_comm_vci_lock_for when the communicator was not simply on its home VCI. */
+mf_vci_t *mf_comm_vci_lock_spread(const mf_comm_t *comm, int rank, int tag)
+{
+    for (;;) {
+        mf_vci_t *vci = mf_comm_vci_spread(comm, rank, tag);
+        mf_vci_lock(vci);
+        /* Spread is final; the home VCI may have begun or finished deciding meanwhile. */
+        int spread = atomic_load_explicit(&comm->vci_spread, memory_order_relaxed);
+        if (spread == 1 ? vci == comm->vci
+                        : spread > 1 && vci == mf_comm_vci_spread(comm, rank, tag))
+            return vci;
+        mf_vci_unlock(vci);
+    }
 }
 
 /* What each member contributes to the hint agreement. */
@@ -781,8 +802,57 @@ typedef struct hint_vote {
     uint64_t hints, ready;
 } hint_vote_t;
 
-/* Collective over comm: agree on the assertions and spread the traffic when they allow it. */
-static mf_status_t hints_apply(mf_comm_t *comm)
+/* Whether a message of the communicator is in flight, taken on every member while its traffic
+ * waits (vci_spread 0), which it does from the moment its vote is counted until the outcome is
+ * known: then the sum of the votes is what was in flight at the last member's count, and
+ * nothing moved between that and the switch. Pausing is safe only because every member is
+ * already inside MPI_Comm_set_info (after the first agreement): a member still outside might
+ * wait for a message this process would now hold back. */
+static mf_status_t spread_switch(mf_comm_t *comm, unsigned spread_by, int pool_size)
+{
+    int64_t mine[2];
+    mf_vci_lock(comm->vci);
+    atomic_store_explicit(&comm->vci_spread, 0, memory_order_relaxed);
+    mine[0] = comm->unmatched + comm->part_live;
+    mine[1] = comm->open_recvs;
+    mf_vci_unlock(comm->vci);
+
+    unsigned char *blobs;
+    size_t slot;
+    uint64_t *lens;
+    int busy = 0;
+    mf_status_t status =
+        blob_allgather(comm, CTX_AGREE_TAG, mine, sizeof(mine), &blobs, &slot, &lens);
+    if (status == MF_OK) {
+        int64_t sum[2] = {0, 0};
+        for (int r = 0; r < comm->size; r++) {
+            int64_t v[2];
+            memcpy(v, blobs + slot * (size_t)r, sizeof(v));
+            sum[0] += v[0];
+            sum[1] += v[1];
+        }
+        busy = sum[0] != 0 || sum[1] != 0;
+        free(blobs);
+        free(lens);
+    }
+    mf_vci_lock(comm->vci);
+    if (status == MF_OK && !busy) {
+        atomic_store_explicit(&comm->spread_by, spread_by, memory_order_relaxed);
+        atomic_store_explicit(&comm->vci_spread, pool_size, memory_order_release);
+    } else {
+        atomic_store_explicit(&comm->vci_spread, 1, memory_order_release);
+    }
+    mf_vci_unlock(comm->vci);
+    if (busy)
+        mf_log(MF_LOG_INFO, "comm",
+               "assertions given while messages were in flight: traffic not spread");
+    return status;
+}
+
+/* Collective over comm: agree on the assertions and spread the traffic when they allow it.
+ * `live`: other threads may be using the communicator (MPI_Comm_set_info); a new one has no
+ * traffic yet. */
+static mf_status_t hints_apply(mf_comm_t *comm, int live)
 {
     /* Intercommunicators keep the hints but use none of them: no spreading (both groups would
      * have to agree) and wildcards stay allowed. */
@@ -818,7 +888,7 @@ static mf_status_t hints_apply(mf_comm_t *comm)
     free(lens);
 
     comm->hints = (unsigned)all.hints;
-    unsigned spread_by = comm->hints & (MF_HINT_NO_ANY_SOURCE | MF_HINT_NO_ANY_TAG);
+    unsigned spread_by = (unsigned)all.hints & (MF_HINT_NO_ANY_SOURCE | MF_HINT_NO_ANY_TAG);
     int pool_size = mf_vci_pool_size();
     if (comm->vci_spread > 1 || spread_by == 0 || pool_size == 1 || comm->size == 1)
         return MF_OK;
@@ -834,12 +904,15 @@ static mf_status_t hints_apply(mf_comm_t *comm)
         status = vci_exchange(comm, CTX_AGREE_TAG, pool_mask & ~all.ready);
     if (status != MF_OK)
         return status;
+    /* The votes above are a snapshot: other threads may have sent or posted since. */
+    if (live)
+        return spread_switch(comm, spread_by, pool_size);
     comm->spread_by = spread_by;
-    comm->vci_spread = pool_size;
+    atomic_store_explicit(&comm->vci_spread, pool_size, memory_order_release);
     return MF_OK;
 }
 
-mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
+mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info, int live)
 {
     struct MPI_ABI_Info *copy = NULL;
     if (info != NULL) {
@@ -853,7 +926,7 @@ mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
     pthread_mutex_unlock(&comm->name_lock);
     if (old != NULL)
         mf_info_free(old);
-    return hints_apply(comm);
+    return hints_apply(comm, live);
 }
 
 typedef struct split_entry {

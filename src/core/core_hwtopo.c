@@ -81,7 +81,7 @@ mf_status_t mf_comm_set_resource_info(mf_comm_t *comm, const char *name)
         return status;
     status = mf_info_set(info, "mpi_hw_resource_type", name);
     if (status == MF_OK)
-        status = mf_comm_set_info(comm, info);
+        status = mf_comm_set_info(comm, info, 0); /* a new communicator */
     mf_info_free(info);
     return status;
 }

@@ -94,13 +94,30 @@ static void part_poll(mf_request_t *req);
 /* The VCI of a request's data and tokens: on a spread communicator the pool VCI of (sender
  * rank, tag), computed alike on both sides (partitioned receives have no wildcards, so no hint
  * is needed to key on both); otherwise the communicator's. */
-static mf_vci_t *part_vci(mf_comm_t *comm, int is_send, int peer, int tag)
+static mf_vci_t *part_vci(mf_comm_t *comm, int spread, int is_send, int peer, int tag)
 {
-    if (comm->vci_spread <= 1 || peer == MPI_PROC_NULL)
+    if (spread <= 1 || peer == MPI_PROC_NULL)
         return comm->vci;
     unsigned key = (unsigned)(is_send ? comm->rank : peer) + (unsigned)tag;
-    return mf_vci_get(
-        (int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)comm->vci_spread));
+    return mf_vci_get((int)(((unsigned)mf_vci_index(comm->vci) + key) % (unsigned)spread));
+}
+
+/* Count a partitioned request alive on comm (its VCI is fixed from now on, so the communicator
+ * must not be spread while it lives) and return the spreading it sees: counted under the home
+ * VCI's lock, where the hint agreement reads it, once no MPI_Comm_set_info is deciding. */
+static int part_count_live(mf_comm_t *comm)
+{
+    int polls = 0;
+    for (;;) {
+        mf_vci_lock(comm->vci);
+        int spread = atomic_load_explicit(&comm->vci_spread, memory_order_relaxed);
+        if (spread != 0)
+            comm->part_live++;
+        mf_vci_unlock(comm->vci);
+        if (spread != 0)
+            return spread;
+        mf_progress_poke(comm->vci, &polls);
+    }
 }
 
 static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt);
@@ -133,11 +150,14 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     pt->aggr_max = 1;
     if (is_send && part_bytes > 0 && (size_t)mf_params.part_aggr_bytes > part_bytes)
         pt->aggr_max = (int)((size_t)mf_params.part_aggr_bytes / part_bytes);
-    mf_vci_t *vci = part_vci(comm, is_send, peer, tag);
+    mf_vci_t *vci = part_vci(comm, part_count_live(comm), is_send, peer, tag);
     mf_vci_lock(vci);
     mf_request_t *req = mf_request_alloc_locked(vci, is_send ? MF_REQ_PSEND : MF_REQ_PRECV, comm);
     mf_vci_unlock(vci);
     if (req == NULL) {
+        mf_vci_lock(pt->home);
+        comm->part_live--;
+        mf_vci_unlock(pt->home);
         free(pt->state);
         free(pt->ops);
         free(pt);
@@ -150,9 +170,6 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     req->tag = tag;
     req->part = pt;
     req->poll = part_poll;
-    mf_vci_lock(pt->home);
-    comm->part_live++;
-    mf_vci_unlock(pt->home);
     mf_status_t st = peer != MPI_PROC_NULL ? setup_post(req, pt) : MF_OK;
     if (st != MF_OK) {
         mf_part_free(req);

@@ -150,6 +150,16 @@ static inline mf_vci_t *msg_vci(mf_comm_t *comm, unsigned ctx, int rank, int tag
     return ctx == mf_comm_ctx_user(comm) ? mf_comm_vci_for(comm, rank, tag) : comm->vci;
 }
 
+/* msg_vci, locked (mf_comm_vci_lock_for). */
+static inline __attribute__((always_inline)) mf_vci_t *msg_vci_lock(mf_comm_t *comm, unsigned ctx,
+                                                                    int rank, int tag)
+{
+    if (ctx == mf_comm_ctx_user(comm))
+        return mf_comm_vci_lock_for(comm, rank, tag);
+    mf_vci_lock(comm->vci);
+    return comm->vci;
+}
+
 /* ---- completion -------------------------------------------------------------------------- */
 
 /* Runs inside progress with the VCI lock held. Library-owned requests (buffered sends) and
@@ -186,7 +196,7 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
                   int synchronous, int waits)
 {
     mf_comm_t *comm = req->comm;
-    if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm))
+    if (mf_comm_unspread_locked(comm) && ctx == mf_comm_ctx_user(comm))
         comm->unmatched++; /* home VCI lock held */
     req->op.on_complete = req_on_complete;
     /* On an intercommunicator dest is a remote-group rank, and the source field carries our
@@ -229,8 +239,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
         return MF_ERR_NO_MEMORY;
     }
     memcpy(copy, buf, len);
-    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, comm->rank, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (req == NULL) {
         mf_vci_unlock(vci);
@@ -272,8 +281,7 @@ static mf_status_t isend_special(const void *buf, size_t len, int dest, int tag,
 static mf_status_t isend_sync(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
                               unsigned ctx, mf_request_t **req_p)
 {
-    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, comm->rank, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (MF_UNLIKELY(req == NULL)) {
         mf_vci_unlock(vci);
@@ -324,7 +332,7 @@ recv_post_locked(mf_request_t *req, void *buf, size_t len, int source, int tag, 
                    tag == MPI_ANY_TAG ? MF_PT2PT_ANY : tag, &match, &mask);
     req->buf_len = len;
     mf_comm_t *comm = req->comm;
-    if (comm->vci_spread == 1 && ctx == mf_comm_ctx_user(comm)) {
+    if (mf_comm_unspread_locked(comm) && ctx == mf_comm_ctx_user(comm)) {
         comm->open_recvs++; /* home VCI lock held */
         req->counted = 1;
     }
@@ -395,12 +403,11 @@ mf_status_t mf_pt2pt_isend_stream(MPI_Datatype dt, const void *buf, MPI_Count co
                                   int waits, mf_request_t **req_p)
 {
     unsigned ctx = mf_comm_ctx_user(comm);
-    mf_vci_t *vci = msg_vci(comm, ctx, comm->rank, tag);
     if (dest == MPI_PROC_NULL) {
-        *req_p = mf_request_precomplete(vci);
+        *req_p = mf_request_precomplete(msg_vci(comm, ctx, comm->rank, tag));
         return MF_OK;
     }
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, comm->rank, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_SEND, comm);
     if (req == NULL) {
         mf_vci_unlock(vci);
@@ -422,12 +429,11 @@ mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, s
                                   int source, int tag, mf_comm_t *comm, mf_request_t **req_p)
 {
     unsigned ctx = mf_comm_ctx_user(comm);
-    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
     if (source == MPI_PROC_NULL) {
-        *req_p = mf_request_proc_null(vci);
+        *req_p = mf_request_proc_null(msg_vci(comm, ctx, source, tag));
         return MF_OK;
     }
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, source, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
     if (req == NULL) {
         mf_vci_unlock(vci);
@@ -447,12 +453,11 @@ mf_status_t mf_pt2pt_irecv_stream(MPI_Datatype dt, void *buf, MPI_Count count, s
 MF_HOT_PATH mf_status_t mf_pt2pt_irecv(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                                        unsigned ctx, mf_request_t **req_p)
 {
-    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
     if (source == MPI_PROC_NULL) {
-        *req_p = mf_request_proc_null(vci);
+        *req_p = mf_request_proc_null(msg_vci(comm, ctx, source, tag));
         return MF_OK;
     }
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, source, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
     if (req == NULL) {
         mf_vci_unlock(vci);
@@ -501,13 +506,12 @@ MF_HOT_PATH mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype
                                               mf_request_t **req_p)
 {
     unsigned ctx = mf_comm_ctx_user(comm);
-    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
     if (source == MPI_PROC_NULL) {
         mf_dtype_temp_free(packed);
-        *req_p = mf_request_proc_null(vci);
+        *req_p = mf_request_proc_null(msg_vci(comm, ctx, source, tag));
         return MF_OK;
     }
-    mf_vci_lock(vci);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, source, tag);
     mf_request_t *req = mf_request_alloc_locked(vci, MF_REQ_RECV, comm);
     if (MF_UNLIKELY(req == NULL)) {
         mf_vci_unlock(vci);
@@ -533,9 +537,8 @@ MF_HOT_PATH mf_status_t mf_pt2pt_irecv_unpack(void *packed, size_t len, mf_dtype
 mf_status_t mf_pt2pt_recv_local(void *buf, size_t len, int source, int tag, mf_comm_t *comm,
                                 unsigned ctx, mf_request_local_t *local)
 {
-    mf_vci_t *vci = msg_vci(comm, ctx, source, tag);
+    mf_vci_t *vci = msg_vci_lock(comm, ctx, source, tag);
     mf_request_init_local(&local->req, vci, MF_REQ_RECV, comm);
-    mf_vci_lock(vci);
     mf_status_t status = recv_issue_locked(&local->req, buf, len, source, tag, ctx,
                                            mf_vci_request_headroom() <= sizeof(local->headroom));
     mf_vci_unlock(vci);
@@ -600,8 +603,8 @@ mf_status_t mf_pt2pt_start(mf_request_t *req)
      * communicator since, and the peer's request, made or started after it, uses the new
      * mapping. (An inactive request is its caller's alone; it goes back to the cache of the
      * VCI it ends on.) */
-    req->vci = mf_comm_vci_for(comm, req->type == MF_REQ_SEND ? comm->rank : req->peer, req->tag);
-    mf_vci_lock(req->vci);
+    req->vci =
+        mf_comm_vci_lock_for(comm, req->type == MF_REQ_SEND ? comm->rank : req->peer, req->tag);
     mf_vci_op_reset(&req->op, NULL);
     if (req->type == MF_REQ_SEND)
         status = send_issue_locked(req, req->buf, req->buf_len, req->peer, req->tag, ctx,
@@ -750,10 +753,10 @@ mf_status_t mf_pt2pt_probe(int source, int tag, mf_comm_t *comm, int blocking, i
     uint64_t match, mask, found_tag = 0;
     size_t len = 0;
     int polls = 0;
-    mf_vci_t *vci = mf_comm_vci_for(comm, source, tag);
     probe_match(comm, source, tag, &match, &mask);
     for (;;) {
-        mf_vci_lock(vci);
+        /* Mapped at every poll: MPI_Comm_set_info may spread the communicator meanwhile. */
+        mf_vci_t *vci = mf_comm_vci_lock_for(comm, source, tag);
         int found = mf_vci_tag_probe_locked(vci, match, mask, &found_tag, &len);
         if (!found) {
             mf_vci_progress_locked(vci);
@@ -794,10 +797,10 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
         return MF_ERR_NO_MEMORY;
     uint64_t match, mask;
     int polls = 0;
-    mf_vci_t *vci = mf_comm_vci_for(comm, source, tag);
+    mf_vci_t *vci;
     probe_match(comm, source, tag, &match, &mask);
     for (;;) {
-        mf_vci_lock(vci);
+        vci = mf_comm_vci_lock_for(comm, source, tag); /* at every poll, as for probe */
         int found = mf_vci_tag_mprobe_locked(vci, match, mask, &msg->msg);
         if (!found) {
             mf_vci_progress_locked(vci);
@@ -805,7 +808,7 @@ mf_status_t mf_pt2pt_mprobe(int source, int tag, mf_comm_t *comm, int blocking, 
         }
         if (found) {
             mf_comm_hold(comm); /* the message uses the communicator until received */
-            if (comm->vci_spread == 1)
+            if (mf_comm_unspread_locked(comm))
                 comm->unmatched--;
         }
         mf_vci_unlock(vci);

@@ -169,16 +169,21 @@ mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm, 
     if (MF_UNLIKELY(dest == MPI_PROC_NULL || mode == MF_SEND_BUFFERED || mode == MF_SEND_SYNC))
         return mf_pt2pt_isend_other(buf, len, dest, tag, comm, ctx, mode, req_p);
     int user = ctx == mf_comm_ctx_user(comm);
-    mf_vci_t *vci = user ? mf_comm_vci_for(comm, comm->rank, tag) : comm->vci;
+    mf_vci_t *vci;
+    if (MF_LIKELY(user)) {
+        vci = mf_comm_vci_lock_for(comm, comm->rank, tag);
+    } else {
+        vci = comm->vci;
+        mf_vci_lock(vci);
+    }
     void *pending;
-    mf_vci_lock(vci);
     mf_status_t status =
         mf_vci_tag_send_try_locked(vci, mf_comm_peer_world_rank(comm, dest), buf, len,
                                    mf_pt2pt_tag_make(ctx, comm->rank, tag), waits, &pending);
     if (MF_LIKELY(status == MF_OK)) {
         /* Messages on the home VCI (whose lock this is), for the hint agreement (hints_apply
          * in core_comm.c). A spread communicator's counter is not touched: its lock is another. */
-        if (user && comm->vci_spread == 1)
+        if (user && mf_comm_unspread_locked(comm))
             comm->unmatched++;
         *req_p = MF_LIKELY(pending == NULL) ? mf_request_precomplete(vci)
                                             : mf_pt2pt_send_pending_locked(vci, comm, pending);
