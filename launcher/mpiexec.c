@@ -21,6 +21,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -60,6 +61,7 @@ typedef struct job {
     sigset_t orig_mask;
     mf_pmi_server_t *pmi;
     mf_input_t in;
+    mf_sink_t sink_out, sink_err_own, *sink_err; /* sink_err: sink_out when 1 and 2 are one file */
     int failing, killed_hard, exit_code;
     long long deadline_ms, kill_at_ms, drain_until_ms; /* 0: not armed */
 } job_t;
@@ -223,7 +225,8 @@ static void job_fail(job_t *job, int exit_code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fprintf(stderr, "mpiexec: %s\n", msg);
+    /* queued behind the ranks' output read so far, which it may explain */
+    mf_sink_printf(job->sink_err, "mpiexec: %s\n", msg);
     /* also with no rank left: their children may be */
     kill_ranks(job, SIGTERM);
     job->kill_at_ms = now_ms() + KILL_GRACE_MS;
@@ -438,8 +441,8 @@ static int spawn_rank(job_t *job, int r, int null_fd)
         mf_input_init(&job->in, 0, in[1]);
     }
     mf_pmi_server_attach(job->pmi, r, sv[0]);
-    mf_output_init(&job->ranks[r].out, out[0], 1, r, job->opt.tag_output);
-    mf_output_init(&job->ranks[r].err, err[0], 2, r, job->opt.tag_output);
+    mf_output_init(&job->ranks[r].out, out[0], &job->sink_out, r, job->opt.tag_output);
+    mf_output_init(&job->ranks[r].err, err[0], job->sink_err, r, job->opt.tag_output);
     return 1;
 
 err_close_in:
@@ -477,7 +480,7 @@ static int poll_timeout(const job_t *job)
     long long next = 0, now = now_ms();
     const long long deadlines[] = {job->failing ? 0 : job->deadline_ms,
                                    job->killed_hard || job->nalive == 0 ? 0 : job->kill_at_ms,
-                                   job->drain_until_ms};
+                                   job->drain_until_ms > now ? job->drain_until_ms : 0};
     for (size_t i = 0; i < sizeof(deadlines) / sizeof(deadlines[0]); i++) {
         if (deadlines[i] > 0 && (next == 0 || deadlines[i] < next))
             next = deadlines[i];
@@ -496,6 +499,27 @@ static int outputs_open(const job_t *job)
     return 0;
 }
 
+/* Whether output is still to be written once the ranks are gone. A reader that stops reading
+ * keeps a failed job (the time limit counts the output too) only for the drain grace; then
+ * the rest is dropped. */
+static int sinks_flushing(job_t *job)
+{
+    if (mf_sink_pending(&job->sink_out) == 0 && mf_sink_pending(job->sink_err) == 0)
+        return 0;
+    if (job->failing && job->drain_until_ms > 0 && now_ms() >= job->drain_until_ms) {
+        mf_sink_finish(&job->sink_out);
+        mf_sink_finish(job->sink_err);
+        return 0;
+    }
+    return 1;
+}
+
+/* The descriptor of a rank's pipe, or -1 while the sink it feeds is full (backpressure). */
+static int output_fd(const mf_output_t *out)
+{
+    return mf_sink_pending(out->dest) < MF_SINK_HIGH ? out->fd : -1;
+}
+
 static void serve_ready(job_t *job, struct pollfd *pfds, const int *slots, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -504,6 +528,10 @@ static void serve_ready(job_t *job, struct pollfd *pfds, const int *slots, int n
         int r = slots[i] / 3, kind = slots[i] % 3;
         if (slots[i] == -1)
             handle_signals(job);
+        else if (slots[i] == -4)
+            mf_sink_write(&job->sink_out);
+        else if (slots[i] == -5)
+            mf_sink_write(job->sink_err);
         else if (slots[i] == -2)
             mf_input_read(&job->in);
         else if (slots[i] == -3)
@@ -517,22 +545,28 @@ static void serve_ready(job_t *job, struct pollfd *pfds, const int *slots, int n
 
 static void event_loop(job_t *job)
 {
-    int max = 3 + 3 * job->opt.nranks;
+    int max = 5 + 3 * job->opt.nranks;
     struct pollfd *pfds = mf_calloc((size_t)max, sizeof(*pfds), "poll set");
     int *slots = mf_calloc((size_t)max, sizeof(int), "poll slots");
     if (pfds == NULL || slots == NULL) {
         job_fail(job, 1, "out of memory for %d rank(s)", job->opt.nranks);
         max = 0;
     }
-    while (max > 0 && (job->nalive > 0 || (outputs_open(job) && now_ms() < job->drain_until_ms))) {
+    while (max > 0 && (job->nalive > 0 || (outputs_open(job) && now_ms() < job->drain_until_ms) ||
+                       sinks_flushing(job))) {
         int n = 0;
         add_poll(pfds, slots, &n, job->sigfd, POLLIN, -1);
         add_poll(pfds, slots, &n, job->in.len == 0 ? job->in.src : -1, POLLIN, -2);
         add_poll(pfds, slots, &n, job->in.len > 0 ? job->in.dest : -1, POLLOUT, -3);
+        add_poll(pfds, slots, &n, mf_sink_pending(&job->sink_out) > 0 ? job->sink_out.fd : -1,
+                 POLLOUT, -4);
+        if (job->sink_err != &job->sink_out)
+            add_poll(pfds, slots, &n, mf_sink_pending(job->sink_err) > 0 ? job->sink_err->fd : -1,
+                     POLLOUT, -5);
         for (int r = 0; r < job->opt.nranks; r++) {
             add_poll(pfds, slots, &n, mf_pmi_server_fd(job->pmi, r), POLLIN, 3 * r + SLOT_PMI);
-            add_poll(pfds, slots, &n, job->ranks[r].out.fd, POLLIN, 3 * r + SLOT_OUT);
-            add_poll(pfds, slots, &n, job->ranks[r].err.fd, POLLIN, 3 * r + SLOT_ERR);
+            add_poll(pfds, slots, &n, output_fd(&job->ranks[r].out), POLLIN, 3 * r + SLOT_OUT);
+            add_poll(pfds, slots, &n, output_fd(&job->ranks[r].err), POLLIN, 3 * r + SLOT_ERR);
         }
         if (poll(pfds, (nfds_t)n, poll_timeout(job)) < 0 && errno != EINTR) {
             job_fail(job, 1, "poll failed: %s", strerror(errno));
@@ -573,6 +607,19 @@ static int setup_signals(job_t *job)
         return 0;
     job->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     return job->sigfd >= 0;
+}
+
+/* Our stdout and stderr: one sink when both are the same file (2>&1), so that the order of
+ * their lines is kept and two sinks never fill one pipe between polls. */
+static void setup_sinks(job_t *job)
+{
+    struct stat out, err;
+    mf_sink_init(&job->sink_out, 1);
+    mf_sink_init(&job->sink_err_own, 2);
+    job->sink_err = &job->sink_err_own;
+    if (fstat(1, &out) == 0 && fstat(2, &err) == 0 && out.st_dev == err.st_dev &&
+        out.st_ino == err.st_ino)
+        job->sink_err = &job->sink_out;
 }
 
 /* Descriptors 0-2 must exist, or the pipes we create would take their numbers. */
@@ -617,6 +664,7 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     job.exit_code = 1;
+    setup_sinks(&job);
     job.ranks = mf_calloc((size_t)job.opt.nranks, sizeof(rank_proc_t), "rank table");
     if (job.ranks == NULL)
         goto err_free_options;
@@ -628,11 +676,13 @@ int main(int argc, char **argv)
         goto err_close_signals;
     job.exit_code = 0;
     for (int r = 0; r < job.opt.nranks; r++) {
-        mf_output_init(&job.ranks[r].out, -1, 1, r, 0);
-        mf_output_init(&job.ranks[r].err, -1, 2, r, 0);
+        mf_output_init(&job.ranks[r].out, -1, &job.sink_out, r, 0);
+        mf_output_init(&job.ranks[r].err, -1, job.sink_err, r, 0);
     }
     mf_shm_snapshot_take(&snap);
     run_job(&job);
+    mf_sink_drop(&job.sink_out); /* written out, or given up on */
+    mf_sink_drop(&job.sink_err_own);
     mf_input_close(&job.in);
     mf_shm_cleanup(&snap);
     mf_pmi_server_destroy(job.pmi);

@@ -40,13 +40,39 @@ int mf_pmi_server_barrier_waiting(const mf_pmi_server_t *server);
 /* The first abort request received, or NULL. */
 const mf_pmi_abort_t *mf_pmi_server_abort_request(const mf_pmi_server_t *server);
 
-/* Output forwarding: a rank's stdout or stderr pipe copied to ours line by line, so lines of
+/* Our stdout or stderr: whole lines queued and written when poll says the descriptor takes
+ * more, one write of at most PIPE_BUF bytes ending at a line's end each time, so a reader that
+ * stops reading never blocks mpiexec (its timeout and signals still work) and lines never mix.
+ * Above MF_SINK_HIGH queued bytes the ranks' pipes feeding it are not read: they block in
+ * their own writes until the reader catches up. */
+#define MF_SINK_HIGH (1u << 20)
+
+typedef struct mf_sink {
+    int fd;
+    int broken; /* the reader is gone (EPIPE ...): what comes is dropped */
+    char *buf;
+    size_t off, len, cap;
+} mf_sink_t;
+
+void mf_sink_init(mf_sink_t *sink, int fd);
+void mf_sink_put(mf_sink_t *sink, const char *data, size_t len);
+void mf_sink_printf(mf_sink_t *sink, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t mf_sink_pending(const mf_sink_t *sink);
+/* One write (fd is writable); returns 0 once nothing is left. */
+int mf_sink_write(mf_sink_t *sink);
+/* Drops what is queued and what comes. */
+void mf_sink_drop(mf_sink_t *sink);
+/* Writes what the descriptor takes without waiting, then drops the rest (mpiexec gives up on
+ * a reader that does not read). */
+void mf_sink_finish(mf_sink_t *sink);
+
+/* Output forwarding: a rank's stdout or stderr pipe copied to a sink line by line, so lines of
  * different ranks never mix; with tag set each line starts with "[rank] ". */
 #define MF_OUTPUT_LINE_MAX 4096
 
 typedef struct mf_output {
     int fd; /* read end of the rank's pipe, -1 after EOF */
-    int dest;
+    mf_sink_t *dest;
     int rank;
     int tag;
     int at_line_start;
@@ -54,8 +80,8 @@ typedef struct mf_output {
     char buf[MF_OUTPUT_LINE_MAX];
 } mf_output_t;
 
-void mf_output_init(mf_output_t *out, int fd, int dest, int rank, int tag);
-/* Reads what the pipe holds and forwards complete lines; at EOF forwards the rest and closes. */
+void mf_output_init(mf_output_t *out, int fd, mf_sink_t *dest, int rank, int tag);
+/* Reads what the pipe holds and queues complete lines; at EOF queues the rest and closes. */
 void mf_output_pump(mf_output_t *out);
 
 /* stdin forwarding to rank 0 through a non-blocking pipe. */

@@ -1,35 +1,120 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Launcher: forwarding of the ranks' stdout/stderr to mpiexec's own, a whole line per write so
- * that lines of different ranks never interleave (optionally tagged "[rank] "), and of
- * mpiexec's stdin to rank 0 through a non-blocking pipe that never stalls the event loop.
+ * Launcher: forwarding of the ranks' stdout/stderr to mpiexec's own through sinks that queue
+ * whole lines (optionally tagged "[rank] ") and write them only when the descriptor takes
+ * more, and of mpiexec's stdin to rank 0 through a non-blocking pipe. Nothing here blocks the
+ * event loop, whatever the reader at either end does.
  */
 #include "mpiexec.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Our stdout may be a closed pipe (mpiexec ... | head): losing output is then fine. */
-static void write_all(int fd, const char *data, size_t len)
+void mf_sink_init(mf_sink_t *sink, int fd)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return;
-        data += n;
-        len -= (size_t)n;
-    }
+    *sink = (mf_sink_t){.fd = fd};
 }
 
-void mf_output_init(mf_output_t *out, int fd, int dest, int rank, int tag)
+size_t mf_sink_pending(const mf_sink_t *sink)
+{
+    return sink->len - sink->off;
+}
+
+void mf_sink_drop(mf_sink_t *sink)
+{
+    sink->broken = 1;
+    free(sink->buf);
+    sink->buf = NULL;
+    sink->off = sink->len = sink->cap = 0;
+}
+
+void mf_sink_put(mf_sink_t *sink, const char *data, size_t len)
+{
+    if (sink->broken)
+        return;
+    if (sink->off > 0 && sink->off == sink->len)
+        sink->off = sink->len = 0;
+    if (sink->len + len > sink->cap && sink->off > 0) {
+        /* move the unwritten rest to the front before growing */
+        memmove(sink->buf, sink->buf + sink->off, sink->len - sink->off);
+        sink->len -= sink->off;
+        sink->off = 0;
+    }
+    if (sink->len + len > sink->cap) {
+        size_t cap = sink->cap > 0 ? sink->cap : 16384;
+        while (cap < sink->len + len)
+            cap *= 2;
+        char *buf = realloc(sink->buf, cap);
+        if (buf == NULL)
+            return; /* out of memory: this output is lost, the job goes on */
+        sink->buf = buf;
+        sink->cap = cap;
+    }
+    memcpy(sink->buf + sink->len, data, len);
+    sink->len += len;
+}
+
+void mf_sink_printf(mf_sink_t *sink, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        mf_sink_put(sink, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+int mf_sink_write(mf_sink_t *sink)
+{
+    size_t len = mf_sink_pending(sink);
+    if (len == 0)
+        return 0;
+    /* A pipe reported writable takes PIPE_BUF bytes without blocking; end at a line's end so
+     * that another writer of the same pipe cannot split one of ours. */
+    if (len > PIPE_BUF) {
+        len = PIPE_BUF;
+        const char *data = sink->buf + sink->off;
+        for (size_t i = len; i > 0; i--) {
+            if (data[i - 1] == '\n') {
+                len = i;
+                break;
+            }
+        }
+    }
+    ssize_t n = write(sink->fd, sink->buf + sink->off, len);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        return 1;
+    if (n < 0) {
+        /* Our stdout may be a closed pipe (mpiexec ... | head): losing output is then fine. */
+        mf_sink_drop(sink);
+        return 0;
+    }
+    sink->off += (size_t)n;
+    return mf_sink_pending(sink) > 0;
+}
+
+void mf_sink_finish(mf_sink_t *sink)
+{
+    struct pollfd pfd = {.fd = sink->fd, .events = POLLOUT};
+    while (mf_sink_pending(sink) > 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT) &&
+           mf_sink_write(sink))
+        ;
+    mf_sink_drop(sink);
+}
+
+void mf_output_init(mf_output_t *out, int fd, mf_sink_t *dest, int rank, int tag)
 {
     *out = (mf_output_t){.fd = fd, .dest = dest, .rank = rank, .tag = tag, .at_line_start = 1};
 }
 
-/* Writes len bytes of one line (or of a line too long for the buffer) in a single write. */
+/* Queues len bytes of one line (or of a line too long for the buffer) as one piece. */
 static void emit(mf_output_t *out, const char *data, size_t len)
 {
     char line[MF_OUTPUT_LINE_MAX + 32];
@@ -39,7 +124,7 @@ static void emit(mf_output_t *out, const char *data, size_t len)
     memcpy(line + used, data, len);
     used += len;
     out->at_line_start = data[len - 1] == '\n';
-    write_all(out->dest, line, used);
+    mf_sink_put(out->dest, line, used);
 }
 
 static void emit_lines(mf_output_t *out, int at_eof)

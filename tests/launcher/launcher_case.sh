@@ -257,6 +257,52 @@ raw_protocol)
     expect_rc 0
     expect_out "raw protocol checks passed"
     expect_err "unknown pmi-1 command 'frobnicate'" ;;
+slow_reader)
+    # Far more output than the pipes hold, read only after a second: every line arrives whole.
+    "$mpiexec" -n 2 "$probe" flood 20000 0 "--token=$token" 2>"$err" | { sleep 1; cat >"$out"; }
+    lines=$(grep -c '^rank [01] line [0-9]\{7\} \.\{79\}$' "$out")
+    [ "$lines" -eq 40000 ] || fail "$lines of 40000 lines arrived whole"
+    no_strays ;;
+stalled_stdout | stalled_sigint)
+    # A reader that never reads: mpiexec used to block writing to it, deaf to its time limit
+    # and to signals. It must stop the job all the same, within the drain grace.
+    fifo=$(mktemp -u)
+    mkfifo "$fifo" || fail "cannot make a fifo"
+    exec 3<>"$fifo" # held open, never read
+    limit=""
+    [ "$case_name" = stalled_stdout ] && limit="--timeout 2"
+    start=$(date +%s)
+    # shellcheck disable=SC2086
+    "$mpiexec" -n 2 $limit "$probe" flood 20000 1 "--token=$token" >"$fifo" 2>"$err" &
+    pid=$!
+    if [ "$case_name" = stalled_sigint ]; then
+        wait_for_probes 2
+        sleep 1 # the pipes fill
+        kill -INT "$pid"
+    fi
+    tries=0
+    while kill -0 "$pid" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ "$tries" -gt 100 ]; then
+            kill -KILL "$pid"
+            pkill -KILL -f -- "--token=$token"
+            fail "mpiexec still runs after 10 s with a stalled stdout reader"
+        fi
+        sleep 0.1
+    done
+    wait "$pid"
+    rc=$?
+    exec 3>&-
+    rm -f "$fifo"
+    if [ "$case_name" = stalled_stdout ]; then
+        expect_rc 124
+        expect_err "^mpiexec: timeout after 2 s, stopping 2 rank(s)$"
+    else
+        expect_rc 130
+        expect_err "received Interrupt, stopping 2 rank(s)"
+    fi
+    [ $(($(date +%s) - start)) -le 6 ] || fail "stopping took too long"
+    no_strays 30 ;;
 *)
     fail "unknown case" ;;
 esac

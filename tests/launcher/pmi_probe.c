@@ -334,6 +334,20 @@ static int mode_raw(void)
     return 0;
 }
 
+/* Prints `lines` numbered lines of 100 bytes, then ends (`then_sleep` 0) or waits to be
+ * killed: more than any pipe holds, for a reader that reads slowly or not at all. */
+static int mode_flood(int lines, int then_sleep)
+{
+    const char *rank = getenv("PMI_RANK");
+    for (int i = 0; i < lines; i++)
+        printf("rank %s line %07d %.*s\n", rank, i, 80 - (int)strlen(rank),
+               "................................................................................");
+    fflush(stdout);
+    if (then_sleep)
+        sleep_until_killed();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int nargs = 0;
@@ -369,12 +383,14 @@ int main(int argc, char **argv)
         return mode_shm(argv[2]);
     if (strcmp(mode, "raw") == 0)
         return mode_raw();
+    if (strcmp(mode, "flood") == 0)
+        return mode_flood(arg2, arg3);
     if (strcmp(mode, "init") == 0) {
         mf_pmi_job_t job;
         return mf_pmi_init(&job) == MF_OK ? 0 : 3;
     }
     fprintf(stderr,
             "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|orphan|sleep|stdin|hello|env|"
-            "nofinalize|early-exit|shm|raw|init [args]\n");
+            "nofinalize|early-exit|shm|raw|flood|init [args]\n");
     return 2;
 }
