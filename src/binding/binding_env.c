@@ -90,7 +90,7 @@ int mf_binding_lib_release(const char *func, int world)
     if (--lib_users == 0) {
         mf_sched_finish_abandoned();
         mf_part_fini();
-        status = mf_finalize();
+        status = mf_finalize(mf_part_drop_setups);
     }
     pthread_mutex_unlock(&init_lock);
     if (status != MF_OK) {

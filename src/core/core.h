@@ -120,9 +120,11 @@ static inline int mf_is_initialized(void)
 }
 
 /* init/finalize: mf_init is called once, by the first of MPI_Init, MPI_Init_thread and
- * MPI_Session_init; mf_finalize by the last of MPI_Finalize and MPI_Session_finalize. */
+ * MPI_Session_init; mf_finalize by the last of MPI_Finalize and MPI_Session_finalize.
+ * `quiesced` (may be NULL) runs once every process has reached finalize, before the
+ * transport closes. */
 mf_status_t mf_init(int required, int *provided_p);
-mf_status_t mf_finalize(void);
+mf_status_t mf_finalize(void (*quiesced)(void));
 void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
 /* One line per active VCI with its counters, then the pool's resource totals (core_tool.c);
  * printed at finalize when MANIFOLD_VCI_STATS=1. */

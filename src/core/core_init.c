@@ -83,10 +83,12 @@ err_pmi:
     return status;
 }
 
-mf_status_t mf_finalize(void)
+mf_status_t mf_finalize(void (*quiesced)(void))
 {
     /* Every process must be done communicating before endpoints close. */
     mf_status_t status = mf_pmi_fence();
+    if (quiesced != NULL)
+        quiesced();
     atomic_store_explicit(&mf_global.state, MF_STATE_FINALIZED, memory_order_release);
     mf_comm_fini_builtin();
     if (mf_params.vci_stats)

@@ -595,6 +595,12 @@ static void dead_sweep(int cancel)
     pthread_mutex_unlock(&dead.lock);
 }
 
+void mf_part_drop_setups(void)
+{
+    uint64_t setup = (uint64_t)MF_PART_SETUP_CTX_BIT << (MF_PT2PT_SRC_BITS + MF_PT2PT_TAG_BITS);
+    mf_vci_pool_discard(setup, setup | (uint64_t)1 << 63);
+}
+
 void mf_part_fini(void)
 {
     for (int round = 0; round < 100000 && dead.head != NULL; round++)

@@ -33,6 +33,9 @@ size_t mf_part_npart(const mf_request_t *req);
 void mf_part_free(mf_request_t *req);
 /* At the library's finalize: withdraw the setups of requests freed before they paired. */
 void mf_part_fini(void);
+/* After the finalize fence: drop setup messages of inits freed before a partner ever met them
+ * (UCX would warn about them, unexpected, when the workers close). */
+void mf_part_drop_setups(void);
 
 static inline int mf_part_is_part(const mf_request_t *req)
 {

@@ -875,6 +875,29 @@ mf_status_t mf_vci_tag_mrecv_locked(mf_vci_t *vci, void *buf, size_t len, mf_vci
     return op_started(op, ret, "matched receive");
 }
 
+void mf_vci_pool_discard(uint64_t tag, uint64_t tag_mask)
+{
+    char scratch[256];
+    for (int i = 0; i < pool.nvcis; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        if (vci_worker(vci) == NULL)
+            continue;
+        mf_vci_lock(vci);
+        for (int round = 0; round < 8; round++) /* what has landed, into matching */
+            mf_vci_progress_locked(vci);
+        mf_vci_msg_t msg;
+        while (mf_vci_tag_mprobe_locked(vci, tag, tag_mask, &msg)) {
+            mf_vci_op_t op;
+            mf_vci_op_reset(&op, NULL);
+            if (mf_vci_tag_mrecv_locked(vci, scratch, sizeof(scratch), &msg, &op) != MF_OK)
+                continue;
+            for (int polls = 0; !mf_vci_op_is_done(&op) && polls < 1000000; polls++)
+                mf_vci_progress_locked(vci);
+        }
+        mf_vci_unlock(vci);
+    }
+}
+
 void mf_vci_cancel_locked(mf_vci_t *vci, mf_vci_op_t *op)
 {
     if (op->transport_req != NULL)

@@ -66,6 +66,10 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis);
 /* Flush and close all endpoints, destroy the workers and contexts. Call after the PMI fence
  * that ends the job's communication. */
 void mf_vci_pool_fini(void);
+/* Receive and drop every message of (tag, tag_mask) that has reached a worker: for the library's
+ * own messages left unmatched at finalize (UCX warns about unexpected ones when a worker
+ * closes). Call after the PMI fence. */
+void mf_vci_pool_discard(uint64_t tag, uint64_t tag_mask);
 
 int mf_vci_pool_size(void);
 mf_vci_t *mf_vci_get(int index);
