@@ -248,13 +248,17 @@ static int list_common(const char *func, int combiner, int large, const list_arg
         return nomem(func, &ct);
     }
     mf_dtype_props_t op = {0};
-    mf_dtype_props(la->types[0], &op);
+    if (la->one_type) /* displacements in multiples of the one old type's extent */
+        mf_dtype_props(la->types[0], &op);
     put_count(&ct, n);
     if (la->one_bl)
         put_count(&ct, la->bl[0]);
+    int overflow = 0;
     for (MPI_Count i = 0; i < n; i++) {
         bls[i] = la->bl[la->one_bl ? 0 : i];
-        disps[i] = la->disp_bytes ? (MPI_Aint)la->disp[i] : (MPI_Aint)la->disp[i] * op.extent;
+        disps[i] = (MPI_Aint)la->disp[i];
+        if (!la->disp_bytes)
+            overflow |= __builtin_mul_overflow((MPI_Aint)la->disp[i], op.extent, &disps[i]);
         if (!la->one_bl)
             put_count(&ct, bls[i]);
     }
@@ -267,7 +271,9 @@ static int list_common(const char *func, int combiner, int large, const list_arg
     for (MPI_Count i = 0; i < ntypes; i++)
         ct.t[ct.nt++] = la->types[i];
     mf_dtype_t *d = NULL;
-    mf_status_t st = mf_dtype_create_list(n, bls, disps, la->types, la->one_type, combiner, &d);
+    mf_status_t st =
+        overflow ? MF_ERR_OVERFLOW
+                 : mf_dtype_create_list(n, bls, disps, la->types, la->one_type, combiner, &d);
     free(bls);
     free(disps);
     return finish(func, st, d, &ct, newtype);
@@ -946,10 +952,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
     int rc = query(func, datatype, type_name, type_name, &p);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (strlen(type_name) >= MPI_MAX_OBJECT_NAME)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                              "argument type_name is longer than %d characters",
-                                              MPI_MAX_OBJECT_NAME - 1));
+    /* A longer name is cut to MPI_MAX_OBJECT_NAME - 1 characters, as for communicators. */
     mf_dtype_t *d = mf_dtype_get(datatype);
     pthread_mutex_t *lock = d != NULL ? &d->name_lock : &predef_names.lock;
     char *dst = d != NULL ? d->name : predef_names.names[(uintptr_t)datatype & 0xff];
@@ -1254,7 +1257,11 @@ static int external_size_common(const char *func, const char *datarep, MPI_Count
         return rc;
     MPI_Count item;
     mf_dtype_external32_size(dt, &item);
-    *size = item * count;
+    if (__builtin_mul_overflow(item, count, size))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_COUNT, func,
+                                              "argument incount=%lld: %lld items of %lld bytes "
+                                              "each do not fit an MPI_Count",
+                                              (long long)count, (long long)count, (long long)item));
     return MPI_SUCCESS;
 }
 
@@ -1314,7 +1321,11 @@ static MPI_Datatype f90_base(int combiner, int p, int r)
     static const struct {
         int r;
         MPI_Datatype type;
-    } ints[] = {{2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}};
+    } ints[] = {{2, MPI_INTEGER1},
+                {4, MPI_INTEGER2},
+                {9, MPI_INTEGER4},
+                {18, MPI_INTEGER8},
+                {38, MPI_INTEGER16}};
     if (combiner == MPI_COMBINER_F90_INTEGER) {
         for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
             if (r <= ints[i].r)

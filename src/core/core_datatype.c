@@ -49,7 +49,10 @@ static const dtype_entry_t entries[] = {
     S(MPI_SHORT, short),
     S(MPI_INT, int),
     S(MPI_LONG, long),
-    S(MPI_LONG_LONG, long long),
+    /* named as the standard's table names it; MPI_LONG_LONG is the synonym (as in MPICH) */
+    {MPI_LONG_LONG,
+     {(int)sizeof(long long), (int)sizeof(long long), 1, (int)sizeof(long long),
+      "MPI_LONG_LONG_INT"}},
     S(MPI_UNSIGNED_SHORT, unsigned short),
     S(MPI_UNSIGNED, unsigned),
     S(MPI_UNSIGNED_LONG, unsigned long),

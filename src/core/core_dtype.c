@@ -142,8 +142,12 @@ static int type_align(MPI_Datatype t)
     if (d == NULL)
         return leaf_align(t);
     int a = 1;
+    if (d->size == 0)
+        return a; /* no entry in the type map, so none to keep aligned */
     MPI_Count nchild = d->node == MF_DT_NODE_LIST ? d->nblocks : 1;
     for (MPI_Count i = 0; i < nchild; i++) {
+        if (d->node == MF_DT_NODE_LIST && d->blocklens[i] == 0)
+            continue;
         int c = type_align(d->children[i]);
         a = c > a ? c : a;
     }
@@ -237,7 +241,9 @@ static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
 typedef struct bounds {
     int any;
     int overflow; /* a bound does not fit an MPI_Aint */
-    MPI_Aint lb, ub, tlb, tub;
+    MPI_Aint lb, ub;
+    int tany; /* tlb/tub hold data: children without any (only bounds) leave them */
+    MPI_Aint tlb, tub;
 } bounds_t;
 
 /* x + y + z, noting an overflow in *ovf. */
@@ -259,7 +265,9 @@ static MPI_Count mul3(MPI_Count a, MPI_Count b, MPI_Count c, int *ovf)
 /* Account for `b` consecutive items of a child (props cp) starting at byte displacement disp. */
 static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_props_t *cp)
 {
-    if (b <= 0)
+    /* An empty child adds nothing, unless it carries bounds of its own (resized): those
+     * markers count, its data-less true bounds do not (below). */
+    if (b <= 0 || (cp->size == 0 && cp->extent == 0))
         return;
     MPI_Aint span;
     int ovf = __builtin_mul_overflow((MPI_Aint)(b - 1), cp->extent, &span);
@@ -268,14 +276,14 @@ static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_
              ub = add3(add3(disp, cp->lb, cp->extent, &ovf), hi, 0, &ovf);
     MPI_Aint tlb = add3(disp, cp->true_lb, lo, &ovf), tub = add3(disp, cp->true_ub, hi, &ovf);
     bd->overflow |= ovf;
-    if (!bd->any) {
-        *bd = (bounds_t){1, bd->overflow, lb, ub, tlb, tub};
+    bd->lb = !bd->any || lb < bd->lb ? lb : bd->lb;
+    bd->ub = !bd->any || ub > bd->ub ? ub : bd->ub;
+    bd->any = 1;
+    if (cp->size == 0)
         return;
-    }
-    bd->lb = lb < bd->lb ? lb : bd->lb;
-    bd->ub = ub > bd->ub ? ub : bd->ub;
-    bd->tlb = tlb < bd->tlb ? tlb : bd->tlb;
-    bd->tub = tub > bd->tub ? tub : bd->tub;
+    bd->tlb = !bd->tany || tlb < bd->tlb ? tlb : bd->tlb;
+    bd->tub = !bd->tany || tub > bd->tub ? tub : bd->tub;
+    bd->tany = 1;
 }
 
 /* MF_ERR_OVERFLOW when the bounds or the extent do not fit an MPI_Aint. */
@@ -286,8 +294,8 @@ static mf_status_t bounds_set(mf_dtype_t *d, const bounds_t *bd)
     if (bd->overflow || __builtin_sub_overflow(bd->ub, bd->lb, &d->extent))
         return MF_ERR_OVERFLOW;
     d->lb = bd->lb;
-    d->true_lb = bd->tlb;
-    d->true_ub = bd->tub;
+    d->true_lb = bd->tany ? bd->tlb : 0;
+    d->true_ub = bd->tany ? bd->tub : 0;
     if (d->combiner == MPI_COMBINER_STRUCT) {
         /* The standard's epsilon: a struct's extent is rounded up to the alignment of its most
          * strictly aligned member, so that arrays of it keep members aligned (MPI-5.0 5.1.6). */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Corners of the datatype constructors and queries, each of which was wrong once:
+ * - MPI_Type_create_struct(0, NULL, NULL, NULL) read the types array (a crash);
+ * - MPI_Type_indexed_c / create_indexed_block_c with displacement * extent beyond MPI_Aint
+ *   overflowed silently (UB), and MPI_Pack_external_size_c with count * size beyond MPI_Count;
+ *   both are errors now (MPI_ERR_ARG and MPI_ERR_COUNT);
+ * - a struct's alignment padding and bounds counted members without data (blocklength 0, or
+ *   an empty type), and the true extent counted empty children that carry only bounds;
+ * - MPI_Type_set_name refused a long name instead of cutting it to MPI_MAX_OBJECT_NAME - 1;
+ * - MPI_Type_create_f90_integer had no kind for ranges 19..38 (MPI_INTEGER16);
+ * - MPI_Type_get_name(MPI_LONG_LONG_INT) gave the synonym's name.
+ */
+#include "mtest.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static void check_extents(MPI_Datatype t, MPI_Aint lb, MPI_Aint extent, MPI_Aint tlb,
+                          MPI_Aint textent, const char *what)
+{
+    MPI_Aint l = -1, e = -1, tl = -1, te = -1;
+    MPI_Type_get_extent(t, &l, &e);
+    MPI_Type_get_true_extent(t, &tl, &te);
+    MTEST_CHECK(l == lb && e == extent, "%s: lb %ld extent %ld, expected %ld %ld", what, (long)l,
+                (long)e, (long)lb, (long)extent);
+    MTEST_CHECK(tl == tlb && te == textent, "%s: true lb %ld extent %ld, expected %ld %ld", what,
+                (long)tl, (long)te, (long)tlb, (long)textent);
+}
+
+static void struct_corners(void)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_create_struct(0, NULL, NULL, NULL, &t);
+    MTEST_CHECK(rc == MPI_SUCCESS && t != MPI_DATATYPE_NULL, "empty struct: rc %d", rc);
+    if (rc == MPI_SUCCESS) {
+        int size = -1;
+        MPI_Type_size(t, &size);
+        MTEST_CHECK(size == 0, "empty struct: size %d", size);
+        check_extents(t, 0, 0, 0, 0, "empty struct");
+        MPI_Type_free(&t);
+    }
+    rc = MPI_Type_create_struct_c(0, NULL, NULL, NULL, &t);
+    MTEST_CHECK(rc == MPI_SUCCESS, "empty struct (_c): rc %d", rc);
+    if (rc == MPI_SUCCESS)
+        MPI_Type_free(&t);
+
+    /* {int at 0, double with blocklength 0 at 8}: no double in the type map, no padding */
+    int bl[2] = {1, 0};
+    MPI_Aint disp[2] = {0, 8};
+    MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
+    MPI_Type_create_struct(2, bl, disp, types, &t);
+    check_extents(t, 0, 4, 0, 4, "struct {int, 0 x double}");
+    MPI_Type_free(&t);
+    MPI_Datatype none;
+    MPI_Type_contiguous(0, MPI_DOUBLE, &none);
+    types[1] = none;
+    bl[1] = 1;
+    MPI_Type_create_struct(2, bl, disp, types, &t);
+    check_extents(t, 0, 4, 0, 4, "struct {int, contiguous(0, double)}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&none);
+}
+
+/* Children that carry bounds but no data leave the true extent alone. */
+static void empty_children(void)
+{
+    MPI_Datatype empty, r, t;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_create_resized(empty, 0, 28, &r);
+    MPI_Type_contiguous(10, r, &t);
+    check_extents(t, 0, 280, 0, 0, "contiguous(10, empty resized to 28)");
+    MPI_Type_free(&t);
+    MPI_Type_vector(3, 2, 5, r, &t);
+    check_extents(t, 0, 336, 0, 0, "vector(3, 2, 5, empty resized to 28)");
+    MPI_Type_free(&t);
+    int bl[2] = {1, 3};
+    MPI_Aint disp[2] = {0, 100};
+    MPI_Datatype types[2] = {MPI_INT, r};
+    MPI_Type_create_struct(2, bl, disp, types, &t);
+    check_extents(t, 0, 184, 0, 4, "struct {int, 3 x empty resized to 28}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&r);
+    MPI_Type_free(&empty);
+}
+
+static void overflows(void)
+{
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    MPI_Count bl[1] = {1}, disp[1] = {(MPI_Count)1 << 62};
+    int rc = MPI_Type_indexed_c(1, bl, disp, MPI_INT, &t);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_indexed_c");
+    rc = MPI_Type_create_indexed_block_c(1, 1, disp, MPI_INT, &t);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_indexed_block_c");
+    MTEST_CHECK(t == MPI_DATATYPE_NULL, "a failed constructor set newtype");
+    MPI_Count size = 0;
+    rc = MPI_Pack_external_size_c("external32", (MPI_Count)1 << 62, MPI_INT, &size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Pack_external_size_c");
+    rc = MPI_Pack_external_size_c("external32", 1000, MPI_INT, &size);
+    MTEST_CHECK(rc == MPI_SUCCESS && size == 4000, "external32 size of 1000 ints: %lld",
+                (long long)size);
+}
+
+static void names_and_kinds(void)
+{
+    char name[MPI_MAX_OBJECT_NAME + 8];
+    int len = 0;
+    MPI_Type_get_name(MPI_LONG_LONG_INT, name, &len);
+    MTEST_CHECK(strcmp(name, "MPI_LONG_LONG_INT") == 0, "MPI_LONG_LONG_INT is named %s", name);
+
+    char longname[300];
+    memset(longname, 'n', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    MPI_Datatype t;
+    MPI_Type_contiguous(2, MPI_INT, &t);
+    int rc = MPI_Type_set_name(t, longname);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Type_set_name with 299 characters: rc %d", rc);
+    MPI_Type_get_name(t, name, &len);
+    MTEST_CHECK(len == MPI_MAX_OBJECT_NAME - 1 && strncmp(name, longname, (size_t)len) == 0,
+                "a long name came back with %d characters", len);
+    MPI_Type_free(&t);
+
+    for (int r = 19; r <= 38; r += 19) {
+        MPI_Datatype k = MPI_DATATYPE_NULL;
+        rc = MPI_Type_create_f90_integer(r, &k);
+        int size = 0;
+        if (rc == MPI_SUCCESS)
+            MPI_Type_size(k, &size);
+        MTEST_CHECK(rc == MPI_SUCCESS && size == 16, "f90 integer of range %d: rc %d size %d", r,
+                    rc, size);
+    }
+    MPI_Datatype k = MPI_DATATYPE_NULL;
+    rc = MPI_Type_create_f90_integer(39, &k);
+    MTEST_CHECK(rc != MPI_SUCCESS, "f90 integer of range 39 exists");
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    struct_corners();
+    empty_children();
+    overflows();
+    names_and_kinds();
+    return mtest_finalize(0);
+}
