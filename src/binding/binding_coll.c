@@ -968,6 +968,49 @@ static int allgather_direct(const char *func, const move_args_t *a, mf_comm_t *c
 }
 
 static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                       MPI_Comm comm, const nb_t *nb);
+
+/* Whether the root's own block of a gather or scatter does not fit where it goes (the root
+ * sends itself more than it expects), judged from valid arguments only: invalid ones are
+ * raised by the usual checks. */
+static int own_block_truncates(move_kind_t kind, const move_args_t *a, int root, size_t one_bytes)
+{
+    mf_dtype_props_t p = {0};
+    MPI_Count count =
+        a->vform ? (a->counts.p != NULL ? vec_get(a->counts, root) : -1) : a->all_count;
+    if (count < 0 || mf_dtype_props(a->all_type, &p) != MF_OK || !p.committed)
+        return 0;
+    MPI_Count mine;
+    if (__builtin_mul_overflow(count, p.size, &mine))
+        return 0;
+    return kind == MOVE_SCATTER ? (size_t)mine > one_bytes : one_bytes > (size_t)mine;
+}
+
+/* The root whose own block does not fit still takes part, or the others would wait for it
+ * for ever: its own block stays where it is (as with MPI_IN_PLACE), everything else moves,
+ * and the call reports MPI_ERR_TRUNCATE. */
+static int move_own_truncated(const char *func, move_kind_t kind, const move_args_t *a, int root,
+                              MPI_Comm comm, const nb_t *nb)
+{
+    move_args_t in_place = *a;
+    in_place.one_buf = MPI_IN_PLACE;
+    in_place.one_count = 0;
+    int rc = move_common(func, kind, &in_place, root, comm, nb);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_comm_t *c = NULL;
+    mf_check_init_comm(func, comm, &c);
+    return mf_err_raise(
+        c, mf_err_code(MPI_ERR_TRUNCATE, func, "%s",
+                       kind == MOVE_SCATTER
+                           ? "the root's own block of sendbuf is longer than its recvcount x "
+                             "recvtype; its recvbuf was left as it was, the others got theirs"
+                           : "the root's sendcount x sendtype is longer than its own block of "
+                             "recvbuf (recvcount x recvtype), which was left as it was; the "
+                             "others' blocks arrived"));
+}
+
+static int move_common(const char *func, move_kind_t kind, const move_args_t *a, int root,
                        MPI_Comm comm, const nb_t *nb)
 {
     mf_comm_t *c = NULL;
@@ -996,6 +1039,9 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         if (rc != MPI_SUCCESS)
             return rc;
     }
+    if (kind != MOVE_ALLGATHER && is_root && !one_in_place &&
+        own_block_truncates(kind, a, root, one_bytes))
+        return move_own_truncated(func, kind, a, root, comm, nb);
     if (nb == NULL && kind != MOVE_ALLGATHER && !a->vform && !coll_checking(c) &&
         (one_in_place || predefined(a->one_type)) && (!is_root || predefined(a->all_type)))
         return move_direct(func, kind, a, root, c, one_in_place ? 0 : one_bytes);
