@@ -211,15 +211,18 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 static int find_done(int count, MPI_Request reqs[], int *nactive_p)
 {
     int nactive = 0;
+    mf_request_pass_begin();
     for (int i = 0; i < count; i++) {
         if (req_inactive(reqs[i]))
             continue;
         nactive++;
         if (mf_request_is_complete(reqs[i])) {
+            mf_request_pass_end();
             *nactive_p = nactive;
             return i;
         }
     }
+    mf_request_pass_end();
     *nactive_p = nactive;
     return -1;
 }
@@ -250,17 +253,30 @@ static int get_status_checks(const char *func, int count, const MPI_Request reqs
     return rc;
 }
 
+/* Whether every active request of the array is complete. */
+static int all_complete(int count, const MPI_Request reqs[])
+{
+    int done = 1;
+    mf_request_pass_begin();
+    for (int i = 0; i < count && done; i++)
+        done = req_inactive(reqs[i]) || mf_request_is_complete(reqs[i]);
+    mf_request_pass_end();
+    return done;
+}
+
 /* Progress the VCIs of the array once when one of its active requests is not complete yet;
  * returns the number of active requests. */
 static int progress_unfinished(int count, const MPI_Request reqs[])
 {
     int nactive = 0, pending = 0;
+    mf_request_pass_begin();
     for (int i = 0; i < count; i++) {
         if (req_inactive(reqs[i]))
             continue;
         nactive++;
         pending |= !mf_request_is_complete(reqs[i]);
     }
+    mf_request_pass_end();
     if (pending)
         progress_requests(count, (MPI_Request *)reqs, mf_progress_test_counter());
     return nactive;
@@ -283,13 +299,11 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
         mf_status_set_empty(status);
         return MPI_SUCCESS;
     }
-    for (int i = 0; i < count; i++) {
-        MPI_Request r = array_of_requests[i];
-        if (!req_inactive(r) && mf_request_is_complete(r)) {
-            *index = i;
-            *flag = 1;
-            return peek_status(func, r, status);
-        }
+    int nactive, i = find_done(count, (MPI_Request *)array_of_requests, &nactive);
+    if (i >= 0) {
+        *index = i;
+        *flag = 1;
+        return peek_status(func, array_of_requests[i], status);
     }
     *flag = 0;
     return MPI_SUCCESS;
@@ -331,12 +345,9 @@ int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[]
     if (rc != MPI_SUCCESS)
         return rc;
     progress_unfinished(count, array_of_requests);
-    for (int i = 0; i < count; i++) {
-        MPI_Request r = array_of_requests[i];
-        if (!req_inactive(r) && !mf_request_is_complete(r)) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
+    if (!all_complete(count, array_of_requests)) {
+        *flag = 0;
+        return MPI_SUCCESS;
     }
     *flag = 1;
     mf_comm_t *failed = NULL;
@@ -361,6 +372,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
     }
     int n = 0;
     mf_comm_t *failed = NULL;
+    mf_request_pass_begin();
     for (int i = 0; i < incount; i++) {
         MPI_Request r = array_of_requests[i];
         if (req_inactive(r) || !mf_request_is_complete(r))
@@ -369,6 +381,7 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_request
             failed = r->comm;
         array_of_indices[n++] = i;
     }
+    mf_request_pass_end();
     *outcount = n;
     return failed != NULL ? in_status_failed(failed) : MPI_SUCCESS;
 }
@@ -479,11 +492,9 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     if (rc != MPI_SUCCESS)
         return rc;
     progress_requests(count, array_of_requests, mf_progress_test_counter());
-    for (int i = 0; i < count; i++) {
-        if (!req_inactive(array_of_requests[i]) && !mf_request_is_complete(array_of_requests[i])) {
-            *flag = 0;
-            return MPI_SUCCESS;
-        }
+    if (!all_complete(count, array_of_requests)) {
+        *flag = 0;
+        return MPI_SUCCESS;
     }
     *flag = 1;
     return complete_all(func, count, array_of_requests, array_of_statuses);
@@ -508,6 +519,7 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
             *outcount = MPI_UNDEFINED;
             return MPI_SUCCESS;
         }
+        mf_request_pass_begin();
         for (int i = 0; i < incount; i++) {
             MPI_Request r = reqs[i];
             if (req_inactive(r) || !mf_request_is_complete(r))
@@ -523,6 +535,7 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
             }
             indices[n++] = i;
         }
+        mf_request_pass_end();
         if (n > 0 || !blocking) {
             *outcount = n;
             if (failed)
@@ -553,27 +566,34 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 
 /* ---- start, free, cancel ----------------------------------------------------------------- */
 
-static int start_one(const char *func, MPI_Request r)
+/* A request MPI_Start may take: persistent and inactive. `arg` names it in the message. */
+static int start_check(const char *func, MPI_Request r, const char *arg)
 {
     if (r == MPI_REQUEST_NULL || mf_request_get(r) == NULL || !r->persistent)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
-                                              "argument request is not a persistent request"));
+                                              "argument %s is not a persistent request", arg));
     if (r->active)
         return mf_err_raise(
-            r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument request is already active"));
+            r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument %s is already active", arg));
+    return MPI_SUCCESS;
+}
+
+static int start_one(const char *func, MPI_Request r, const char *arg)
+{
     mf_status_t st = mf_part_is_part(r)       ? mf_part_start(r)
                      : r->type == MF_REQ_COLL ? mf_sched_start(r)
                                               : mf_pt2pt_start(r);
     if (st == MF_OK)
         return MPI_SUCCESS;
     if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NOT_FOUND)
-        return mf_err_raise(r->comm, mf_err_code(MPI_ERR_BUFFER, func,
-                                                 "no buffer is attached for the buffered send"));
+        return mf_err_raise(r->comm,
+                            mf_err_code(MPI_ERR_BUFFER, func,
+                                        "%s: no buffer is attached for the buffered send", arg));
     if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NO_MEMORY)
         return mf_err_raise(r->comm, mf_err_code(MPI_ERR_BUFFER, func,
-                                                 "the attached buffer has no room for %zu bytes "
-                                                 "(plus MPI_BSEND_OVERHEAD)",
-                                                 r->buf_len));
+                                                 "%s: the attached buffer has no room for %zu "
+                                                 "bytes (plus MPI_BSEND_OVERHEAD)",
+                                                 arg, r->buf_len));
     return mf_err_from_status(r->comm, st, func, "cannot start the operation");
 }
 
@@ -583,18 +603,33 @@ int PMPI_Start(MPI_Request *request)
     int rc = mf_check_initialized("MPI_Start");
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr("MPI_Start", NULL, request, "request");
+    if (rc == MPI_SUCCESS)
+        rc = start_check("MPI_Start", *request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    return start_one("MPI_Start", *request);
+    return start_one("MPI_Start", *request, "request");
 }
 
+/* Every element is checked before any starts, so a refused call starts nothing; a start that
+ * fails (a buffered send without room) leaves the elements before it started, as its message
+ * says. */
 #pragma weak MPI_Startall = PMPI_Startall
 int PMPI_Startall(int count, MPI_Request array_of_requests[])
 {
     static const char func[] = "MPI_Startall";
+    char arg[64];
     int rc = check_requests(func, count, array_of_requests);
-    for (int i = 0; rc == MPI_SUCCESS && i < count; i++)
-        rc = start_one(func, array_of_requests[i]);
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
+        snprintf(arg, sizeof(arg), "array_of_requests[%d]", i);
+        rc = start_check(func, array_of_requests[i], arg);
+    }
+    for (int i = 0; rc == MPI_SUCCESS && i < count; i++) {
+        snprintf(arg, sizeof(arg), "array_of_requests[%d] (those before it were started)", i);
+        const char *name = i > 0 ? arg : "array_of_requests[0]";
+        rc = start_check(func, array_of_requests[i], name); /* twice in the array */
+        if (rc == MPI_SUCCESS)
+            rc = start_one(func, array_of_requests[i], name);
+    }
     return rc;
 }
 

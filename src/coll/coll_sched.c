@@ -366,9 +366,13 @@ static void finish(mf_sched_t *s)
     unlink_active(s);
     req->op.status = s->status;
     req->op.length = 0;
+    /* Read before `done` is published: from then on the owner may complete and release the
+     * request, and its slot may be another request's by the time we looked. (An abandoned
+     * request is marked under active.lock, which the caller holds.) */
+    int abandoned_req = req->user_freed;
+    mf_vci_t *vci = req->vci;
     atomic_store_explicit(&req->op.done, 1, memory_order_release);
-    if (MF_UNLIKELY(req->user_freed)) { /* nobody waits for it (mf_sched_abandon) */
-        mf_vci_t *vci = req->vci;
+    if (MF_UNLIKELY(abandoned_req)) { /* nobody waits for it (mf_sched_abandon) */
         mf_vci_lock(vci);
         mf_request_release_locked(req); /* and the schedule with it */
         mf_vci_unlock(vci);
@@ -437,7 +441,8 @@ MF_HOT_PATH void mf_sched_progress_all(void)
 static void sched_poll(mf_request_t *req)
 {
     (void)req;
-    mf_sched_progress_all();
+    if (mf_request_pass_first_poll()) /* once per test of an array */
+        mf_sched_progress_all();
 }
 
 mf_status_t mf_sched_start(mf_request_t *req)

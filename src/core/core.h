@@ -629,6 +629,11 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci);
  * *handle_p to MPI_REQUEST_NULL (inactive persistent requests stay). Both return the MPI error
  * class/code of the operation (MPI_SUCCESS, MPI_ERR_TRUNCATE ...) as int. */
 int mf_request_is_complete(mf_request_t *req);
+/* Around one test of an array of requests: poll hooks that advance everything at once (the
+ * collective schedules') ask mf_request_pass_first_poll and run for the first request only. */
+void mf_request_pass_begin(void);
+void mf_request_pass_end(void);
+int mf_request_pass_first_poll(void);
 void mf_request_wait_done(mf_request_t *req);
 /* Done with nothing left to drive (no poll hook): what a wait checks first, inline. */
 static inline int mf_request_done_now(mf_request_t *req)

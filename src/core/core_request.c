@@ -303,6 +303,31 @@ mf_request_t *mf_request_proc_null(mf_vci_t *vci)
     return &caches[mf_vci_index(vci)].proc_null;
 }
 
+/* An array pass (mf_request_pass_begin/end): one test of many requests, where a poll hook that
+ * advances every schedule at once needs to run only for the first of them (each run walks
+ * all started schedules: run per request, a Waitany over n collectives cost n^2 per pass). */
+static _Thread_local int pass_active, pass_polled;
+
+void mf_request_pass_begin(void)
+{
+    pass_active = 1;
+    pass_polled = 0;
+}
+
+void mf_request_pass_end(void)
+{
+    pass_active = 0;
+}
+
+int mf_request_pass_first_poll(void)
+{
+    if (!pass_active)
+        return 1;
+    int first = !pass_polled;
+    pass_polled = 1;
+    return first;
+}
+
 int mf_request_is_complete(mf_request_t *req)
 {
     if (req->poll != NULL && !mf_vci_op_is_done(&req->op))
