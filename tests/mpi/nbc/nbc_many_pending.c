@@ -79,6 +79,8 @@ int main(int argc, char **argv)
 {
     const char *env = getenv("MTEST_NTHREADS");
     int nthreads = env != NULL ? atoi(env) : 0;
+    if (nthreads < 0 || nthreads > 64)
+        nthreads = 0;
     if (nthreads > 0) {
         int provided = 0;
         mtest_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
