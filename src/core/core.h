@@ -676,6 +676,15 @@ int mf_greq_cancel(mf_request_t *req);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
  * The progress loops call the first, so a collective moves on whatever request is waited for. */
 void mf_sched_progress_all(void);
+/* Partitioned requests waiting for a control message (src/part/part.c): advanced from every
+ * progress loop while any exists (mf_progress_part, one load when none does). */
+extern atomic_int mf_part_waiting;
+void mf_part_progress_all(void);
+static inline __attribute__((always_inline)) void mf_progress_part(void)
+{
+    if (MF_UNLIKELY(atomic_load_explicit(&mf_part_waiting, memory_order_relaxed) != 0))
+        mf_part_progress_all();
+}
 void mf_sched_free(struct mf_sched *sched);
 /* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */
 void mf_progress_poke(mf_vci_t *vci, int *polls_p);

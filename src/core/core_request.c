@@ -391,6 +391,7 @@ static __attribute__((noinline)) int idle_polls(mf_vci_t *vci, int polls)
 static inline __attribute__((always_inline)) void poke(mf_vci_t *vci, int *polls_p)
 {
     mf_sched_progress_all();
+    mf_progress_part();
     if (MF_UNLIKELY(mf_global.progress_all)) {
         /* MANIFOLD_VCI_PROGRESS=all (an ablation): every VCI, every time. */
         mf_vci_progress(vci);

@@ -78,7 +78,65 @@ typedef struct mf_part {
     mf_vci_op_t *ops;
     int nops;
     int data_posted; /* receiver: this iteration's receives are posted */
+    /* on the list of requests waiting for a control message (below) */
+    mf_request_t *req;
+    struct mf_part *wait_next, *wait_prev;
+    int waiting;
 } mf_part_t;
+
+/* Active requests that cannot move data until a control message arrives (the sender the
+ * receiver's setup or re-arm token, the receiver the sender's setup), so that every progress
+ * loop advances them (mf_part_progress_all), not only waits on themselves: MPI's progress rule
+ * lets a process wait for anything else first. A ring that waits for its receive before its
+ * send otherwise never sent once the setup came over another VCI than the wait polled. */
+static struct {
+    pthread_mutex_t lock;
+    mf_part_t *head;
+} waiting = {.lock = PTHREAD_MUTEX_INITIALIZER};
+atomic_int mf_part_waiting;
+
+static int part_blocked(const mf_part_t *pt)
+{
+    return pt->is_send ? !atomic_load(&pt->armed) : !pt->data_posted;
+}
+
+static void waiting_unlink_locked(mf_part_t *pt)
+{
+    if (!pt->waiting)
+        return;
+    if (pt->wait_prev != NULL)
+        pt->wait_prev->wait_next = pt->wait_next;
+    else
+        waiting.head = pt->wait_next;
+    if (pt->wait_next != NULL)
+        pt->wait_next->wait_prev = pt->wait_prev;
+    pt->wait_next = pt->wait_prev = NULL;
+    pt->waiting = 0;
+    atomic_fetch_sub_explicit(&mf_part_waiting, 1, memory_order_relaxed);
+}
+
+/* Called without any VCI lock held (the list's lock comes first). */
+static void waiting_add(mf_part_t *pt)
+{
+    pthread_mutex_lock(&waiting.lock);
+    if (!pt->waiting) {
+        pt->wait_prev = NULL;
+        pt->wait_next = waiting.head;
+        if (waiting.head != NULL)
+            waiting.head->wait_prev = pt;
+        waiting.head = pt;
+        pt->waiting = 1;
+        atomic_fetch_add_explicit(&mf_part_waiting, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&waiting.lock);
+}
+
+static void waiting_remove(mf_part_t *pt)
+{
+    pthread_mutex_lock(&waiting.lock);
+    waiting_unlink_locked(pt);
+    pthread_mutex_unlock(&waiting.lock);
+}
 
 static atomic_uint next_channel = 1;
 
@@ -90,6 +148,22 @@ static uint64_t setup_tag(mf_comm_t *comm, int src, int tag, int to_sender)
 }
 
 static void part_poll(mf_request_t *req);
+
+void mf_part_progress_all(void)
+{
+    /* One thread at a time; the others go on polling their VCIs. */
+    if (pthread_mutex_trylock(&waiting.lock) != 0)
+        return;
+    mf_part_t *pt = waiting.head;
+    while (pt != NULL) {
+        mf_part_t *next = pt->wait_next;
+        part_poll(pt->req);
+        if (!part_blocked(pt) || mf_vci_op_is_done(&pt->req->op))
+            waiting_unlink_locked(pt);
+        pt = next;
+    }
+    pthread_mutex_unlock(&waiting.lock);
+}
 
 /* The VCI of a request's data and tokens: on a spread communicator the pool VCI of (sender
  * rank, tag), computed alike on both sides (partitioned receives have no wildcards, so no hint
@@ -169,6 +243,7 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     req->peer = peer;
     req->tag = tag;
     req->part = pt;
+    pt->req = req;
     req->poll = part_poll;
     mf_status_t st = peer != MPI_PROC_NULL ? setup_post(req, pt) : MF_OK;
     if (st != MF_OK) {
@@ -329,6 +404,8 @@ mf_status_t mf_part_start(mf_request_t *req)
         }
     }
     mf_vci_unlock(vci);
+    if (st == MF_OK && part_blocked(pt))
+        waiting_add(pt);
     return st;
 }
 
@@ -611,6 +688,8 @@ void mf_part_free(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
     mf_comm_t *comm = req->comm;
+    if (pt != NULL)
+        waiting_remove(pt);
     mf_vci_lock(comm->vci);
     comm->part_live--;
     mf_vci_unlock(comm->vci);
