@@ -148,6 +148,7 @@ static uint64_t setup_tag(mf_comm_t *comm, int src, int tag, int to_sender)
 }
 
 static void part_poll(mf_request_t *req);
+static int part_advance(mf_request_t *req);
 
 void mf_part_progress_all(void)
 {
@@ -157,8 +158,10 @@ void mf_part_progress_all(void)
     mf_part_t *pt = waiting.head;
     while (pt != NULL) {
         mf_part_t *next = pt->wait_next;
-        part_poll(pt->req);
-        if (!part_blocked(pt) || mf_vci_op_is_done(&pt->req->op))
+        /* Listed from MPI_Start until unblocked: active, and restarted only after it completed
+         * (its owner may be completing it now, so only `done` and what the lock guards are
+         * read). */
+        if (mf_vci_op_is_done(&pt->req->op) || !part_advance(pt->req))
             waiting_unlink_locked(pt);
         pt = next;
     }
@@ -517,11 +520,11 @@ static int ops_done(mf_part_t *pt, int n, mf_status_t *err_p)
     return 1;
 }
 
-static void part_poll(mf_request_t *req)
+/* Advance an active request; returns whether it still waits for a control message (read
+ * under its VCI's lock: 0 once it is done). */
+static int part_advance(mf_request_t *req)
 {
     mf_part_t *pt = req->part;
-    if (!req->active || mf_vci_op_is_done(&req->op))
-        return;
     /* The setup travels on the home VCI, which waiting on the request's VCI may not progress. */
     if (pt->home != req->vci && pt->setup_posted &&
         (!mf_vci_op_is_done(&pt->setup_recv) || !mf_vci_op_is_done(&pt->setup_send)))
@@ -529,7 +532,7 @@ static void part_poll(mf_request_t *req)
     mf_vci_lock(req->vci);
     if (mf_vci_op_is_done(&req->op)) {
         mf_vci_unlock(req->vci);
-        return;
+        return 0;
     }
     int done = 0;
     mf_status_t err = pt->err;
@@ -567,7 +570,15 @@ static void part_poll(mf_request_t *req)
         req->op.status = err;
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
     }
+    int blocked = !done && part_blocked(pt);
     mf_vci_unlock(req->vci);
+    return blocked;
+}
+
+static void part_poll(mf_request_t *req)
+{
+    if (req->active && !mf_vci_op_is_done(&req->op))
+        part_advance(req);
 }
 
 mf_status_t mf_part_pready(mf_request_t *req, int p)
