@@ -406,8 +406,9 @@ mf_status_t mf_part_start(mf_request_t *req)
                                      mf_part_data_tag(pt->peer_channel, MF_PART_TOKEN_INDEX));
         }
     }
+    int blocked = st == MF_OK && part_blocked(pt); /* read under the lock that guards it */
     mf_vci_unlock(vci);
-    if (st == MF_OK && part_blocked(pt))
+    if (blocked)
         waiting_add(pt);
     return st;
 }
