@@ -83,13 +83,6 @@ static void usage(FILE *to)
                 "code (128+signal if killed), 124 on timeout, 2 on a bad command line.\n");
 }
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int parse_count(const char *text, int min, int *value_p)
 {
     char *end;
@@ -229,7 +222,7 @@ static void job_fail(job_t *job, int exit_code, const char *fmt, ...)
     mf_sink_printf(job->sink_err, "mpiexec: %s\n", msg);
     /* also with no rank left: their children may be */
     kill_ranks(job, SIGTERM);
-    job->kill_at_ms = now_ms() + KILL_GRACE_MS;
+    job->kill_at_ms = mf_now_ms() + KILL_GRACE_MS;
 }
 
 static void check_abort(job_t *job)
@@ -310,7 +303,7 @@ static void check_fence(job_t *job)
 
 static void check_time(job_t *job)
 {
-    long long now = now_ms();
+    long long now = mf_now_ms();
     if (job->deadline_ms > 0 && now >= job->deadline_ms && !job->failing)
         job_fail(job, EXIT_TIMEOUT, "timeout after %d s, stopping %d rank(s)", job->opt.timeout_sec,
                  job->nalive);
@@ -477,7 +470,7 @@ static void add_poll(struct pollfd *pfds, int *slots, int *n, int fd, short even
 
 static int poll_timeout(const job_t *job)
 {
-    long long next = 0, now = now_ms();
+    long long next = 0, now = mf_now_ms();
     const long long deadlines[] = {job->failing ? 0 : job->deadline_ms,
                                    job->killed_hard || job->nalive == 0 ? 0 : job->kill_at_ms,
                                    job->drain_until_ms > now ? job->drain_until_ms : 0};
@@ -506,9 +499,9 @@ static int sinks_flushing(job_t *job)
 {
     if (mf_sink_pending(&job->sink_out) == 0 && mf_sink_pending(job->sink_err) == 0)
         return 0;
-    if (job->failing && job->drain_until_ms > 0 && now_ms() >= job->drain_until_ms) {
-        mf_sink_finish(&job->sink_out);
-        mf_sink_finish(job->sink_err);
+    if (job->failing && job->drain_until_ms > 0 && mf_now_ms() >= job->drain_until_ms) {
+        mf_sink_finish(&job->sink_out, 0);
+        mf_sink_finish(job->sink_err, 0);
         return 0;
     }
     return 1;
@@ -552,8 +545,9 @@ static void event_loop(job_t *job)
         job_fail(job, 1, "out of memory for %d rank(s)", job->opt.nranks);
         max = 0;
     }
-    while (max > 0 && (job->nalive > 0 || (outputs_open(job) && now_ms() < job->drain_until_ms) ||
-                       sinks_flushing(job))) {
+    while (max > 0 &&
+           (job->nalive > 0 || (outputs_open(job) && mf_now_ms() < job->drain_until_ms) ||
+            sinks_flushing(job))) {
         int n = 0;
         add_poll(pfds, slots, &n, job->sigfd, POLLIN, -1);
         add_poll(pfds, slots, &n, job->in.len == 0 ? job->in.src : -1, POLLIN, -2);
@@ -578,7 +572,7 @@ static void event_loop(job_t *job)
         check_fence(job);
         check_time(job);
         if (job->nalive == 0 && job->drain_until_ms == 0)
-            job->drain_until_ms = now_ms() + DRAIN_GRACE_MS;
+            job->drain_until_ms = mf_now_ms() + DRAIN_GRACE_MS;
     }
     while (max == 0 && job->nalive > 0 && waitpid(-1, NULL, 0) > 0)
         job->nalive--;
@@ -622,6 +616,11 @@ static void setup_sinks(job_t *job)
         job->sink_err = &job->sink_out;
 }
 
+static void log_to_sink(void *sink, const char *line, size_t len)
+{
+    mf_sink_put(sink, line, len);
+}
+
 /* Descriptors 0-2 must exist, or the pipes we create would take their numbers. */
 static void ensure_std_fds(void)
 {
@@ -639,7 +638,7 @@ static void run_job(job_t *job)
         return;
     }
     if (job->opt.timeout_sec > 0)
-        job->deadline_ms = now_ms() + 1000LL * job->opt.timeout_sec;
+        job->deadline_ms = mf_now_ms() + 1000LL * job->opt.timeout_sec;
     for (int r = 0; r < job->opt.nranks && !job->failing; r++)
         spawn_rank(job, r, null_fd);
     close(null_fd);
@@ -680,12 +679,18 @@ int main(int argc, char **argv)
         mf_output_init(&job.ranks[r].err, -1, job.sink_err, r, 0);
     }
     mf_shm_snapshot_take(&snap);
+    mf_log_redirect(log_to_sink, job.sink_err);
     run_job(&job);
-    mf_sink_drop(&job.sink_out); /* written out, or given up on */
-    mf_sink_drop(&job.sink_err_own);
     mf_input_close(&job.in);
-    mf_shm_cleanup(&snap);
+    mf_shm_cleanup(&snap, job.sink_err);
     mf_pmi_server_destroy(job.pmi);
+    /* The job's output is written out or given up on; what came after it (the cleanup's
+     * report, log lines) gets the drain grace. */
+    mf_log_redirect(NULL, NULL);
+    mf_sink_finish(&job.sink_out, DRAIN_GRACE_MS);
+    mf_sink_finish(job.sink_err, DRAIN_GRACE_MS);
+    mf_sink_drop(&job.sink_out);
+    mf_sink_drop(&job.sink_err_own);
 err_close_signals:
     close(job.sigfd);
 err_free_ranks:

@@ -62,9 +62,11 @@ size_t mf_sink_pending(const mf_sink_t *sink);
 int mf_sink_write(mf_sink_t *sink);
 /* Drops what is queued and what comes. */
 void mf_sink_drop(mf_sink_t *sink);
-/* Writes what the descriptor takes without waiting, then drops the rest (mpiexec gives up on
+/* Writes what the descriptor takes within wait_ms, then discards the rest (mpiexec gives up on
  * a reader that does not read). */
-void mf_sink_finish(mf_sink_t *sink);
+void mf_sink_finish(mf_sink_t *sink, long long wait_ms);
+/* Milliseconds of CLOCK_MONOTONIC. */
+long long mf_now_ms(void);
 
 /* Output forwarding: a rank's stdout or stderr pipe copied to a sink line by line, so lines of
  * different ranks never mix; with tag set each line starts with "[rank] ". */
@@ -106,7 +108,7 @@ typedef struct mf_shm_snapshot {
 /* Records which segments exist before the ranks start; they are never touched. */
 void mf_shm_snapshot_take(mf_shm_snapshot_t *snap);
 /* Removes segments created since the snapshot that belong to us and that no process has open
- * or mapped any more; says how many it removed. Frees the snapshot. */
-void mf_shm_cleanup(mf_shm_snapshot_t *snap);
+ * or mapped any more; says how many it removed on `report`. Frees the snapshot. */
+void mf_shm_cleanup(mf_shm_snapshot_t *snap, mf_sink_t *report);
 
 #endif /* MF_MPIEXEC_H */

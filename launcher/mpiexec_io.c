@@ -14,7 +14,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+long long mf_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 void mf_sink_init(mf_sink_t *sink, int fd)
 {
@@ -100,13 +108,17 @@ int mf_sink_write(mf_sink_t *sink)
     return mf_sink_pending(sink) > 0;
 }
 
-void mf_sink_finish(mf_sink_t *sink)
+void mf_sink_finish(mf_sink_t *sink, long long wait_ms)
 {
     struct pollfd pfd = {.fd = sink->fd, .events = POLLOUT};
-    while (mf_sink_pending(sink) > 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT) &&
-           mf_sink_write(sink))
-        ;
-    mf_sink_drop(sink);
+    long long until = mf_now_ms() + wait_ms;
+    while (mf_sink_pending(sink) > 0) {
+        long long left = until - mf_now_ms();
+        if (poll(&pfd, 1, left > 0 ? (int)left : 0) != 1 || !(pfd.revents & POLLOUT) ||
+            !mf_sink_write(sink))
+            break;
+    }
+    sink->off = sink->len = 0;
 }
 
 void mf_output_init(mf_output_t *out, int fd, mf_sink_t *dest, int rank, int tag)

@@ -156,7 +156,7 @@ static void snapshot_free(mf_shm_snapshot_t *snap)
     *snap = (mf_shm_snapshot_t){NULL, 0};
 }
 
-void mf_shm_cleanup(mf_shm_snapshot_t *snap)
+void mf_shm_cleanup(mf_shm_snapshot_t *snap, mf_sink_t *report)
 {
     candidate_t cands[64];
     size_t count = find_candidates(snap, cands, sizeof(cands) / sizeof(cands[0])), removed = 0;
@@ -168,6 +168,6 @@ void mf_shm_cleanup(mf_shm_snapshot_t *snap)
             removed++;
     }
     if (removed > 0)
-        fprintf(stderr, "mpiexec: removed %zu shared-memory file(s) the ranks left in %s\n",
-                removed, SHM_DIR);
+        mf_sink_printf(report, "mpiexec: removed %zu shared-memory file(s) the ranks left in %s\n",
+                       removed, SHM_DIR);
 }

@@ -48,6 +48,10 @@ extern int mf_log_level_current;
 
 void mf_log_init(void);
 void mf_log_set_rank(int rank);
+/* Where log lines go instead of stderr (NULL: back to stderr). mpiexec queues them with the
+ * ranks' output, since a blocking write to a reader that stopped reading would hold it. */
+typedef void (*mf_log_writer_t)(void *ctx, const char *line, size_t len);
+void mf_log_redirect(mf_log_writer_t writer, void *ctx);
 void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

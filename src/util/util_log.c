@@ -13,6 +13,8 @@
 int mf_log_level_current = MF_LOG_WARN;
 static char log_category[32];
 static int log_rank = -1;
+static mf_log_writer_t log_writer;
+static void *log_writer_ctx;
 
 const char *mf_status_str(mf_status_t status)
 {
@@ -66,6 +68,12 @@ void mf_log_set_rank(int rank)
     log_rank = rank;
 }
 
+void mf_log_redirect(mf_log_writer_t writer, void *ctx)
+{
+    log_writer = writer;
+    log_writer_ctx = ctx;
+}
+
 void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
 {
     /* A category filter only restricts the chatty levels; errors and warnings always show. */
@@ -76,12 +84,24 @@ void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    char line[1200];
+    int len;
     if (log_rank >= 0)
-        fprintf(stderr, "manifold[%d:%d] %s %s: %s\n", log_rank, (int)getpid(), level_names[level],
-                category, msg);
+        len = snprintf(line, sizeof(line), "manifold[%d:%d] %s %s: %s\n", log_rank, (int)getpid(),
+                       level_names[level], category, msg);
     else
-        fprintf(stderr, "manifold[%d] %s %s: %s\n", (int)getpid(), level_names[level], category,
-                msg);
+        len = snprintf(line, sizeof(line), "manifold[%d] %s %s: %s\n", (int)getpid(),
+                       level_names[level], category, msg);
+    if (len < 0)
+        return;
+    if (len >= (int)sizeof(line)) { /* cut, but still one whole line */
+        len = (int)sizeof(line) - 1;
+        line[len - 1] = '\n';
+    }
+    if (log_writer != NULL)
+        log_writer(log_writer_ctx, line, (size_t)len);
+    else
+        fputs(line, stderr);
 }
 
 void mf_assert_fail(const char *expr, const char *file, int line)

@@ -263,6 +263,48 @@ slow_reader)
     lines=$(grep -c '^rank [01] line [0-9]\{7\} \.\{79\}$' "$out")
     [ "$lines" -eq 40000 ] || fail "$lines of 40000 lines arrived whole"
     no_strays ;;
+stalled_report)
+    # mpiexec's own lines after the job (the removed segment) and its log lines during it (a
+    # malformed PMI request) went to stderr with a blocking write. Stdout stalled: they still
+    # reach stderr. Both stalled (2>&1): mpiexec still ends, within the graces.
+    fifo=$(mktemp -u)
+    mkfifo "$fifo" || fail "cannot make a fifo"
+    exec 3<>"$fifo" # held open, never read
+    for how in split joined; do
+        start=$(date +%s)
+        if [ "$how" = split ]; then
+            "$mpiexec" -n 2 --timeout 2 "$probe" shm "ucx_shm_left_$token" 2000 "--token=$token" \
+                >"$fifo" 2>"$err" &
+        else
+            "$mpiexec" -n 2 --timeout 2 "$probe" shm "ucx_shm_left_$token" 2000 "--token=$token" \
+                >"$fifo" 2>&1 &
+        fi
+        pid=$!
+        tries=0
+        while kill -0 "$pid" 2>/dev/null; do
+            tries=$((tries + 1))
+            if [ "$tries" -gt 150 ]; then
+                kill -KILL "$pid"
+                pkill -KILL -f -- "--token=$token"
+                rm -f "/dev/shm/ucx_shm_left_$token"
+                fail "mpiexec ($how) still runs after 15 s with a stalled reader"
+            fi
+            sleep 0.1
+        done
+        wait "$pid"
+        rc=$?
+        expect_rc 124
+        [ $(($(date +%s) - start)) -le 8 ] || fail "stopping ($how) took too long"
+        [ ! -e "/dev/shm/ucx_shm_left_$token" ] || fail "the left-over segment was not removed"
+        if [ "$how" = split ]; then
+            expect_err "^mpiexec: timeout after 2 s, stopping 2 rank(s)$"
+            expect_err "dropping the pmi connection of rank 0"
+            expect_err "removed 1 shared-memory file(s)"
+        fi
+    done
+    exec 3>&-
+    rm -f "$fifo"
+    no_strays 30 ;;
 stalled_stdout | stalled_sigint)
     # A reader that never reads: mpiexec used to block writing to it, deaf to its time limit
     # and to signals. It must stop the job all the same, within the drain grace.

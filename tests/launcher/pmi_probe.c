@@ -246,7 +246,12 @@ static int mode_early_exit(void)
 }
 
 /* Leaves a file in /dev/shm as a crashed transport would. */
-static int mode_shm(const char *name)
+static int mode_flood(int lines, int then_sleep);
+
+/* Leaves a segment in /dev/shm for mpiexec to remove. With `lines`, then floods stdout, sends
+ * mpiexec a malformed PMI request (which it logs) and waits to be killed: mpiexec's own
+ * messages then meet a reader that may have stopped reading. */
+static int mode_shm(const char *name, int lines)
 {
     mf_pmi_job_t job = init_or_die();
     if (job.rank == 0) {
@@ -257,7 +262,14 @@ static int mode_shm(const char *name)
         close(fd);
     }
     CHECK(mf_pmi_fence() == MF_OK);
-    mf_pmi_finalize();
+    if (lines == 0) {
+        mf_pmi_finalize();
+        return 0;
+    }
+    mode_flood(lines, 0);
+    const char *bad = "xyzzy\n";
+    CHECK(write(atoi(getenv("PMI_FD")), bad, strlen(bad)) == (ssize_t)strlen(bad));
+    sleep_until_killed();
     return 0;
 }
 
@@ -380,7 +392,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "early-exit") == 0)
         return mode_early_exit();
     if (strcmp(mode, "shm") == 0 && nargs >= 2)
-        return mode_shm(argv[2]);
+        return mode_shm(argv[2], arg3);
     if (strcmp(mode, "raw") == 0)
         return mode_raw();
     if (strcmp(mode, "flood") == 0)
