@@ -420,14 +420,6 @@ static int check_group_on(const char *func, MPI_Errhandler eh, MPI_Group handle,
 }
 
 /* The integer tag of a string tag (FNV-1a into the tag range): equal strings agree. */
-static int tag_of_string(const char *stringtag)
-{
-    uint32_t h = 2166136261u;
-    for (const unsigned char *q = (const unsigned char *)stringtag; *q != '\0'; q++)
-        h = (h ^ *q) * 16777619u;
-    return (int)(h % ((uint32_t)MF_PT2PT_TAG_UB + 1));
-}
-
 /* The first member of `a` that is also in `b`, or -1. */
 static int groups_overlap(const mf_group_t *a, const mf_group_t *b, int *overlap_p)
 {
@@ -501,9 +493,8 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                                 overlap));
     int err_class = 0;
     mf_comm_t *out = NULL;
-    mf_status_t status =
-        mf_comm_intercomm_from_groups(lg, local_leader, rg->world_ranks[remote_leader],
-                                      tag_of_string(stringtag), &err_class, &out);
+    mf_status_t status = mf_comm_intercomm_from_groups(
+        lg, local_leader, rg->world_ranks[remote_leader], stringtag, &err_class, &out);
     if (status == MF_OK && in != NULL)
         status = mf_comm_set_info(out, in, 0);
     if (status != MF_OK) {

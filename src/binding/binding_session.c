@@ -325,17 +325,6 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     return MPI_SUCCESS;
 }
 
-/* The integer tag of a string tag: equal strings give equal tags on every process, and the
- * agreement runs on a context of its own, so a collision between different strings only costs
- * the two creations being matched in order, never a wrong communicator. */
-static int stringtag_hash(const char *stringtag)
-{
-    uint32_t h = 2166136261u;
-    for (const unsigned char *p = (const unsigned char *)stringtag; *p != '\0'; p++)
-        h = (h ^ *p) * 16777619u;
-    return (int)(h % ((uint32_t)MF_PT2PT_TAG_UB + 1));
-}
-
 #pragma weak MPI_Comm_create_from_group = PMPI_Comm_create_from_group
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
@@ -378,7 +367,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     /* Every group names its members by world rank, so the world communicator is the parent
      * whatever process set the group came from. */
     mf_comm_t *out = NULL;
-    mf_status_t status = mf_comm_create_group(&mf_comm_world, g, stringtag_hash(stringtag), &out);
+    mf_status_t status = mf_comm_create_from_stringtag(g, stringtag, &out);
     if (status == MF_OK && in != NULL)
         status = mf_comm_set_info(out, in, 0);
     if (status != MF_OK) {

@@ -194,6 +194,10 @@ static inline mf_session_t *mf_session_get(MPI_Session handle)
 #define MF_CONTEXT_MAX   4096 /* live communicators per process */
 #define MF_CONTEXT_WORLD 0
 #define MF_CONTEXT_SELF  1
+/* Never a communicator: its group view carries the creations named by a string tag
+ * (MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups), so that no integer tag of
+ * MPI_Comm_create_group on a real communicator can meet them. */
+#define MF_CONTEXT_STRINGTAG 2
 
 /* The MPI-4 info assertions a communicator's members agreed on (mf_comm_set_info). */
 enum {
@@ -383,6 +387,11 @@ mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **com
  * the same parent with different tags do not mix. */
 mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *group, int tag,
                                  mf_comm_t **comm_p);
+/* The same over MPI_COMM_WORLD's processes for a string tag (sessions): the agreement runs on
+ * MF_CONTEXT_STRINGTAG's view with the tag hashed to 24 bits. Two different strings with one
+ * hash, used at the same time by overlapping groups, can still meet (as in MPICH). */
+mf_status_t mf_comm_create_from_stringtag(const struct MPI_ABI_Group *group, const char *stringtag,
+                                          mf_comm_t **comm_p);
 /* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
@@ -402,10 +411,11 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
                                      int remote_leader, int tag, int leader_err, int *err_class_p,
                                      mf_comm_t **comm_p);
 /* MPI_Intercomm_create_from_groups: `local` is this process's group, `remote_leader` a world
- * rank; the agreements run among the groups' members only, keyed by `tag`. */
+ * rank; the agreements run among the groups' members only, keyed by `stringtag` (as
+ * mf_comm_create_from_stringtag). */
 mf_status_t mf_comm_intercomm_from_groups(const struct MPI_ABI_Group *local, int local_leader,
-                                          int remote_leader_world, int tag, int *err_class_p,
-                                          mf_comm_t **comm_p);
+                                          int remote_leader_world, const char *stringtag,
+                                          int *err_class_p, mf_comm_t **comm_p);
 /* Collective over an intercommunicator: the intracommunicator of both groups, the group with
  * `high` false first (ties: the group whose leader has the lower world rank). */
 mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm_p);

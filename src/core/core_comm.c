@@ -76,7 +76,8 @@ mf_status_t mf_comm_init_builtin(void)
 {
     memset(comms.used, 0, sizeof(comms.used));
     memset(comms.vci_users, 0, sizeof(comms.vci_users));
-    comms.used[0] |= (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF);
+    comms.used[0] |=
+        (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF) | (1ull << MF_CONTEXT_STRINGTAG);
     comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, 0, mf_global.world_rank, mf_global.world_size,
                NULL);
     snprintf(mf_comm_world.name, sizeof(mf_comm_world.name), "MPI_COMM_WORLD");
@@ -490,8 +491,9 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
     return comm_build(parent, id, vci, new_size, my_new_rank, world_ranks, comm_p);
 }
 
-mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int tag,
-                                 mf_comm_t **comm_p)
+/* `view_ctx`: the context index of the view the agreement runs on (see below). */
+static mf_status_t create_group_on(mf_comm_t *parent, unsigned view_ctx, const mf_group_t *group,
+                                   int tag, mf_comm_t **comm_p)
 {
     /* Only the group's members take part, so the agreement cannot use the parent's collectives
      * (nor its creation count, which must stay equal on all of the parent's processes). It runs
@@ -504,10 +506,10 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
                       .vci_spread = 1,
                       .rank = group->rank,
                       .size = group->size,
-                      .context_id = parent->context_id + MF_CONTEXT_MAX,
+                      .context_id = view_ctx,
                       .world_ranks = group->world_ranks,
                       .vci = parent->vci};
-    unsigned seed = parent->context_id * 2654435761u + (unsigned)tag * 40503u +
+    unsigned seed = view_ctx * 2654435761u + (unsigned)tag * 40503u +
                     (unsigned)group->world_ranks[0] * 7919u + (unsigned)group->size;
     unsigned id;
     int vci;
@@ -515,6 +517,28 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
     if (status != MF_OK)
         return status;
     return comm_build(parent, id, vci, group->size, group->rank, group->world_ranks, comm_p);
+}
+
+mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int tag,
+                                 mf_comm_t **comm_p)
+{
+    return create_group_on(parent, parent->context_id + MF_CONTEXT_MAX, group, tag, comm_p);
+}
+
+/* A string tag as a point-to-point tag (FNV-1a folded to the tag's bits). */
+static int stringtag_tag(const char *stringtag)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)stringtag; *p != '\0'; p++)
+        h = (h ^ *p) * 16777619u;
+    return (int)(h % ((uint32_t)MF_PT2PT_TAG_UB + 1));
+}
+
+mf_status_t mf_comm_create_from_stringtag(const mf_group_t *group, const char *stringtag,
+                                          mf_comm_t **comm_p)
+{
+    return create_group_on(&mf_comm_world, MF_CONTEXT_STRINGTAG + MF_CONTEXT_MAX, group,
+                           stringtag_tag(stringtag), comm_p);
 }
 
 static mf_status_t hints_apply(mf_comm_t *comm, int live);
@@ -1279,17 +1303,20 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
 }
 
 mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_leader,
-                                          int remote_leader_world, int tag, int *err_class_p,
-                                          mf_comm_t **comm_p)
+                                          int remote_leader_world, const char *stringtag,
+                                          int *err_class_p, mf_comm_t **comm_p)
 {
     *err_class_p = 0;
     mf_comm_t *lc;
-    mf_status_t status = mf_comm_create_group(&mf_comm_world, local, tag, &lc);
+    mf_status_t status = mf_comm_create_from_stringtag(local, stringtag, &lc);
     if (status != MF_OK)
         return status;
-    /* Groups name processes by world rank: the leaders talk over a view of the world. */
+    /* Groups name processes by world rank: the leaders talk over the world's processes, on the
+     * user context of the string tags' view. */
     mf_comm_t view = comm_view(&mf_comm_world);
-    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, tag};
+    view.context_id = MF_CONTEXT_STRINGTAG + MF_CONTEXT_MAX;
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world,
+                         stringtag_tag(stringtag)};
     return inter_connect(lc, local_leader, &link, MPI_ERRORS_ARE_FATAL, err_class_p, comm_p);
 }
 
