@@ -313,7 +313,7 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (rc != MPI_SUCCESS)
         return rc;
     mf_group_t *out;
-    mf_status_t status = mf_group_create(c->remote_size, c->remote_ranks, &out);
+    mf_status_t status = mf_group_create(c->remote_size, c->remote_ranks, c->session, &out);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot build the remote group");
     *group = mf_group_handle(out);

@@ -34,11 +34,12 @@ static int no_memory(const char *func)
     return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
 }
 
-/* Make the group of the given world ranks the user's new handle. */
-static int group_out(const char *func, int n, const int *world_ranks, MPI_Group *newgroup)
+/* Make the group of the given world ranks, derived from `from`, the user's new handle. */
+static int group_out(const char *func, const mf_group_t *from, int n, const int *world_ranks,
+                     MPI_Group *newgroup)
 {
     mf_group_t *out;
-    if (mf_group_create(n, world_ranks, &out) != MF_OK)
+    if (mf_group_create(n, world_ranks, from->session, &out) != MF_OK)
         return no_memory(func);
     *newgroup = mf_group_handle(out);
     return MPI_SUCCESS;
@@ -155,7 +156,7 @@ int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
         return no_memory(func);
     for (int i = 0; i < n; i++)
         world[i] = g->world_ranks[ranks[i]];
-    rc = group_out(func, n, world, newgroup);
+    rc = group_out(func, g, n, world, newgroup);
     free(world);
     return rc;
 }
@@ -171,7 +172,7 @@ static int keep_unflagged(const char *func, mf_group_t *g, const char *drop, MPI
         if (!drop[i])
             world[n++] = g->world_ranks[i];
     }
-    int rc = group_out(func, n, world, newgroup);
+    int rc = group_out(func, g, n, world, newgroup);
     free(world);
     return rc;
 }
@@ -263,7 +264,7 @@ int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *ne
         return rc;
     for (int i = 0; i < count; i++)
         list[i] = g->world_ranks[list[i]];
-    rc = group_out(func, count, list, newgroup);
+    rc = group_out(func, g, count, list, newgroup);
     free(list);
     return rc;
 }
@@ -328,7 +329,8 @@ static int set_op(const char *func, MPI_Group group1, MPI_Group group2, MPI_Grou
         if (in_b[b->world_ranks[i]] != -2)
             world[n++] = b->world_ranks[i];
     }
-    rc = group_out(func, n, world, newgroup);
+    /* From two sessions' groups (erroneous for a communicator) the first one's counts. */
+    rc = group_out(func, a->session != NULL ? a : b, n, world, newgroup);
     free(in_b);
     free(world);
     return rc;

@@ -315,12 +315,11 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     for (int i = 0; i < n; i++)
         ranks[i] = pset == 0 ? i : mf_global.world_rank;
     mf_group_t *g = NULL;
-    mf_status_t status = mf_group_create(n, ranks, &g);
+    /* Communicators made from it use the session's send buffer. */
+    mf_status_t status = mf_group_create(n, ranks, s, &g);
     free(ranks);
     if (status != MF_OK)
         return mf_err_raise_session(s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
-    if (g != &mf_group_empty)
-        g->session = s; /* communicators made from it use the session's send buffer */
     *newgroup = mf_group_handle(g);
     return MPI_SUCCESS;
 }

@@ -468,8 +468,10 @@ static inline MPI_Group mf_group_handle(mf_group_t *group)
     return group == &mf_group_empty ? MPI_GROUP_EMPTY : group;
 }
 
-/* A new group of `size` members (world ranks copied); size 0 gives the empty group. */
-mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group_p);
+/* A new group of `size` members (world ranks copied), derived from `session` (NULL: from the
+ * world model); size 0 gives the empty group. */
+mf_status_t mf_group_create(int size, const int *world_ranks, struct MPI_ABI_Session *session,
+                            mf_group_t **group_p);
 mf_status_t mf_group_from_comm(const mf_comm_t *comm, mf_group_t **group_p);
 void mf_group_release(mf_group_t *group);
 /* An array of world size: inverse[w] is the group rank of world rank w, or -1. Caller frees. */

@@ -29,7 +29,8 @@ static mf_group_t *group_object_new(void)
     return group;
 }
 
-mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group_p)
+mf_status_t mf_group_create(int size, const int *world_ranks, mf_session_t *session,
+                            mf_group_t **group_p)
 {
     if (size == 0) {
         *group_p = &mf_group_empty;
@@ -46,7 +47,7 @@ mf_status_t mf_group_create(int size, const int *world_ranks, mf_group_t **group
     memcpy(ranks, world_ranks, sizeof(int) * (size_t)size);
     group->size = size;
     group->world_ranks = ranks;
-    group->session = NULL;
+    group->session = session;
     group->rank = MPI_UNDEFINED;
     for (int i = 0; i < size; i++) {
         if (ranks[i] == mf_global.world_rank) {
@@ -67,7 +68,7 @@ mf_status_t mf_group_from_comm(const mf_comm_t *comm, mf_group_t **group_p)
         return MF_ERR_NO_MEMORY;
     for (int i = 0; i < comm->size; i++)
         ranks[i] = mf_comm_world_rank(comm, i);
-    mf_status_t status = mf_group_create(comm->size, ranks, group_p);
+    mf_status_t status = mf_group_create(comm->size, ranks, comm->session, group_p);
     free(ranks);
     return status;
 }

@@ -126,21 +126,39 @@ int main(int argc, char **argv)
     MPI_Recv(got, 16, MPI_INT, from, 7, comm, MPI_STATUS_IGNORE);
     MTEST_CHECK(got[15] == from * 1000 + 15, "session-buffer message: %d", got[15]);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
-    /* ... and the communicators derived from those: duplicated, split, made from a group. */
-    MPI_Comm derived[4];
+    /* ... and the communicators derived from those: duplicated, split, made from a group,
+     * and made from groups derived from the session's (a group operation, the group of a
+     * session communicator), which lost the session before. */
+    MPI_Comm derived[6];
     MPI_Request ireq;
     MPI_Comm_dup(comm, &derived[0]);
     MPI_Comm_split(comm, 0, rank, &derived[1]);
     MPI_Comm_group(comm, &group);
     MPI_Comm_create(comm, group, &derived[3]);
+    MPI_Comm_create_from_group(group, "bsend_attach.comm_group", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                               &derived[4]);
     MPI_Group_free(&group);
+    MPI_Group pset_group = MPI_GROUP_NULL, reordered = MPI_GROUP_NULL;
+    MPI_Group_from_session_pset(session, "mpi://WORLD", &pset_group);
+    int nranks = 0, first_range[1][3];
+    MPI_Group_size(pset_group, &nranks);
+    first_range[0][0] = nranks - 1;
+    first_range[0][1] = 0;
+    first_range[0][2] = -1;
+    MPI_Group_range_incl(pset_group, 1, first_range, &reordered);
+    MPI_Comm_create_from_group(reordered, "bsend_attach.reordered", MPI_INFO_NULL,
+                               MPI_ERRORS_RETURN, &derived[5]);
+    MPI_Group_free(&reordered);
+    MPI_Group_free(&pset_group);
     MPI_Comm_idup(comm, &derived[2], &ireq);
     MPI_Wait(&ireq, MPI_STATUS_IGNORE);
-    for (int i = 0; i < 4; i++) {
-        rc = MPI_Bsend(data, 16, MPI_INT, peer, 8 + i, derived[i]);
+    for (int i = 0; i < 6; i++) {
+        /* the same world peers; their ranks in derived[5] are reversed */
+        int to = i == 5 ? size - 1 - peer : peer, src = i == 5 ? size - 1 - from : from;
+        rc = MPI_Bsend(data, 16, MPI_INT, to, 8 + i, derived[i]);
         MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Bsend on derived communicator %d: rc %d", i, rc);
         if (rc == MPI_SUCCESS) { /* (nothing to receive after a failed send) */
-            MPI_Recv(got, 16, MPI_INT, from, 8 + i, derived[i], MPI_STATUS_IGNORE);
+            MPI_Recv(got, 16, MPI_INT, src, 8 + i, derived[i], MPI_STATUS_IGNORE);
             MTEST_CHECK(got[15] == from * 1000 + 15, "derived %d: message %d", i, got[15]);
         }
         MPI_Comm_free(&derived[i]);
