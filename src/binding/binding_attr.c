@@ -45,7 +45,12 @@ static int keyval_create(const char *func, mf_keyval_kind_t kind, void (*copy_fn
         rc = mf_check_ptr(func, NULL, keyval, "keyval");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (mf_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval) != MF_OK)
+    mf_status_t status = mf_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval);
+    if (status == MF_ERR_EXHAUSTED)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func,
+                                              "%d keyvals exist, the most there can be at once",
+                                              MF_KEYVAL_KIND_STEP - 1));
+    if (status != MF_OK)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     return MPI_SUCCESS;
 }

@@ -243,6 +243,19 @@ static void iflush_poll_comm(mf_request_t *req)
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
 }
 
+/* A session's buffer goes at MPI_Session_finalize: the request reads it through the session at
+ * each poll, so one left pending across the finalize (an erroneous program) completes instead
+ * of reading the freed buffer. */
+static void iflush_poll_session(mf_request_t *req)
+{
+    mf_session_t *s = mf_greq_arg(req);
+    mf_bsend_pool_t *pool = s->kind == MF_KIND_SESSION
+                                ? atomic_load_explicit(&s->bsend_pool, memory_order_acquire)
+                                : NULL;
+    if (pool == NULL || mf_bsend_pool_idle(pool))
+        atomic_store_explicit(&req->op.done, 1, memory_order_release);
+}
+
 static int iflush_release_comm(void *arg)
 {
     mf_comm_release(arg);
@@ -269,6 +282,8 @@ static int flush(const char *func, mf_comm_t *c, mf_session_t *s, mf_bsend_pool_
         status = mf_greq_start_polled(iflush_poll_comm, iflush_release_comm, c, &req);
         if (status != MF_OK)
             mf_comm_release(c);
+    } else if (s != NULL) {
+        status = mf_greq_start_polled(iflush_poll_session, NULL, s, &req);
     } else {
         status = mf_greq_start_polled(iflush_poll, NULL, pool != NULL ? pool : &none, &req);
     }

@@ -60,18 +60,27 @@ static __attribute__((noinline)) int complete_failed(const char *func, MPI_Reque
                                                      MPI_Status *status)
 {
     MPI_Request r = *rp;
-    mf_comm_t *comm = r->comm;
+    /* Completing may destroy a communicator the user freed meanwhile: hold it to raise on. */
+    mf_comm_t *comm = mf_request_hold_failing_comm(r);
     char why[160];
     mf_binding_failure_reason(r, "the request's operation failed", why, sizeof(why));
     int err = mf_request_complete(rp, status);
-    if (err == MPI_SUCCESS) /* cancelled, or a generalized request whose query succeeded */
-        return MPI_SUCCESS;
-    return mf_err_raise(comm, mf_err_code(err, func, "%s", why));
+    int rc = MPI_SUCCESS; /* cancelled, or a generalized request whose query succeeded */
+    if (err != MPI_SUCCESS)
+        rc = mf_err_raise(comm, mf_err_code(err, func, "%s", why));
+    if (comm != NULL)
+        mf_comm_release(comm);
+    return rc;
 }
 
-static int raise_request_error(const char *func, MPI_Request r, int err)
+/* An error the completion itself gave, with no failed operation: a generalized request's,
+ * whose communicator is MPI_COMM_SELF (the request is gone by now). */
+static int raise_request_error(const char *func, int err)
 {
-    return mf_err_raise(r->comm, mf_err_code(err, func, "the request's operation failed"));
+    return mf_err_raise(&mf_comm_self,
+                        mf_err_code(err, func,
+                                    "the generalized request's query_fn or free_fn returned "
+                                    "this error"));
 }
 
 /* The status of a complete request that stays as it is (MPI_Request_get_status and _any): the
@@ -115,7 +124,7 @@ static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Stat
             return complete_failed(func, request, status);
     }
     int err = complete_one(request, status);
-    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, err);
 }
 
 /* A valid request with an operation to complete (not MPI_REQUEST_NULL, not an inactive
@@ -137,7 +146,7 @@ static __attribute__((noinline)) int wait_live(MPI_Request *request, MPI_Status 
     if (MF_UNLIKELY(r->op.status != MF_OK))
         return complete_failed("MPI_Wait", request, status);
     int err = mf_request_complete(request, status);
-    return MF_LIKELY(err == MPI_SUCCESS) ? MPI_SUCCESS : raise_request_error("MPI_Wait", r, err);
+    return MF_LIKELY(err == MPI_SUCCESS) ? MPI_SUCCESS : raise_request_error("MPI_Wait", err);
 }
 
 #pragma weak MPI_Wait = PMPI_Wait
@@ -181,7 +190,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (!req_inactive(r) && MF_UNLIKELY(r->op.status != MF_OK))
         return complete_failed(func, request, status);
     int err = complete_one(request, status);
-    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, err);
 }
 
 #pragma weak MPI_Request_get_status = PMPI_Request_get_status
@@ -335,6 +344,15 @@ static int in_status_failed(mf_comm_t *comm)
     return mf_err_raise(comm, MPI_ERR_IN_STATUS);
 }
 
+/* The same on a communicator held since before its request completed; lets it go. */
+static int in_status_failed_held(mf_comm_t *comm)
+{
+    int rc = in_status_failed(comm);
+    if (comm != NULL)
+        mf_comm_release(comm);
+    return rc;
+}
+
 #pragma weak MPI_Request_get_status_all = PMPI_Request_get_status_all
 int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
                                 MPI_Status array_of_statuses[])
@@ -413,7 +431,7 @@ static int any_common(const char *func, int count, MPI_Request reqs[], int *inde
             if (MF_UNLIKELY(r->op.status != MF_OK))
                 return complete_failed(func, &reqs[i], status);
             int err = mf_request_complete(&reqs[i], status);
-            return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, r, err);
+            return err == MPI_SUCCESS ? MPI_SUCCESS : raise_request_error(func, err);
         }
         progress_requests(count, reqs, counter);
         if (!blocking && find_done(count, reqs, &nactive) < 0) {
@@ -462,7 +480,7 @@ static int complete_all(const char *func, int count, MPI_Request reqs[], MPI_Sta
     if (statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < count; i++)
             statuses[i].MPI_ERROR = element_error(func, i, statuses[i].MPI_ERROR);
-    return in_status_failed(failed_comm);
+    return in_status_failed_held(failed_comm);
 }
 
 #pragma weak MPI_Waitall = PMPI_Waitall
@@ -526,20 +544,18 @@ static int some_common(const char *func, int incount, MPI_Request reqs[], int *o
                 continue;
             MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
             mf_comm_t *comm = mf_request_get(r) ? r->comm : NULL; /* r is released below */
+            mf_comm_t *held = mf_request_hold_failing_comm(r);
             int err = element_error(func, i, mf_request_complete(&reqs[i], st));
             if (st != MPI_STATUS_IGNORE)
                 st->MPI_ERROR = err;
-            if (err != MPI_SUCCESS && !failed) {
-                failed = 1;
-                failed_comm = comm;
-            }
+            mf_request_note_failure(err, comm, held, &failed, &failed_comm);
             indices[n++] = i;
         }
         mf_request_pass_end();
         if (n > 0 || !blocking) {
             *outcount = n;
             if (failed)
-                return in_status_failed(failed_comm);
+                return in_status_failed_held(failed_comm);
             if (n == 0)
                 progress_requests(incount, reqs, mf_progress_test_counter());
             return MPI_SUCCESS;

@@ -653,11 +653,22 @@ static inline int mf_request_done_now(mf_request_t *req)
     return req->poll == NULL && mf_vci_op_is_done(&req->op);
 }
 int mf_request_complete(MPI_Request *handle_p, MPI_Status *status);
+/* The communicator of a done request whose completion will report an error, held
+ * (mf_comm_hold): completing the request may drop the last reference of a communicator the
+ * user freed while it was pending, and the error is raised on it afterwards. NULL when the
+ * request will not fail, or has no communicator. The caller releases it (mf_comm_release). */
+mf_comm_t *mf_request_hold_failing_comm(MPI_Request r);
+/* After completing a request of an array: err its error, comm its communicator as read before,
+ * held what mf_request_hold_failing_comm gave. Keeps the communicator of the first failure in
+ * *failed_comm_p (held; *failed set) and lets go of the rest. */
+void mf_request_note_failure(int err, mf_comm_t *comm, mf_comm_t *held, int *failed,
+                             mf_comm_t **failed_comm_p);
 /* mf_request_complete for an array (Waitall, Testall) whose requests are all done or inactive
  * (MPI_REQUEST_NULL, or persistent and not started: an empty status). Every status gets its
  * MPI_ERROR when statuses are wanted; the VCI lock taken to release one request is kept for
  * the next of the same VCI, so a window costs one lock. Returns 1 when an operation failed,
- * with the communicator of the first in *failed_comm_p. */
+ * with the communicator of the first in *failed_comm_p, held (NULL for none; the caller
+ * releases it). */
 int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[],
                             mf_comm_t **failed_comm_p);
 int mf_request_error(mf_request_t *req);

@@ -6,8 +6,9 @@
  * predefined datatypes keep their lists in a table here, since they have no struct. Keyvals live in
  * one table under a lock, with a reference from the user and one from every attribute that uses
  * them, so MPI_Comm_free_keyval does not stop the delete callbacks of attributes still attached.
- * Slots are never reused: a freed keyval sets nothing more, though the attributes still using
- * it may be read and deleted (MPI-4.1 7.7.2). User callbacks always run with no lock
+ * Slots are reused only after every slot number was handed out once (about a million), so a
+ * freed keyval is recognised for that long: it sets nothing more, though the attributes still
+ * using it may be read and deleted (MPI-4.1 7.7.2). User callbacks always run with no lock
  * held, since they may call MPI on the same object.
  */
 #include "core.h"
@@ -27,7 +28,8 @@ typedef struct mf_keyval {
 static struct {
     pthread_mutex_t lock;
     mf_keyval_t **slots;
-    int count, cap;
+    int count, cap; /* slot numbers handed out so far (at most KEYVAL_SLOTS_MAX); allocated */
+    int reuse;      /* where the search for a released slot starts once all were handed out */
 } keyvals = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define KEYVAL_SLOTS_MAX (MF_KEYVAL_KIND_STEP - 1)
@@ -64,22 +66,37 @@ mf_status_t mf_keyval_create(mf_keyval_kind_t kind, void (*copy_fn)(void), void 
     kv->delete_fn = delete_fn;
     kv->extra_state = extra_state;
     mf_status_t status = MF_OK;
+    int slot = -1;
     pthread_mutex_lock(&keyvals.lock);
-    if (keyvals.count == keyvals.cap) {
-        int cap = keyvals.cap ? keyvals.cap * 2 : 64;
-        mf_keyval_t **slots = keyvals.count < KEYVAL_SLOTS_MAX
-                                  ? realloc(keyvals.slots, sizeof(*slots) * (size_t)cap)
-                                  : NULL;
-        if (slots == NULL) {
-            status = MF_ERR_NO_MEMORY;
+    if (keyvals.count < KEYVAL_SLOTS_MAX) {
+        if (keyvals.count == keyvals.cap) {
+            int cap = keyvals.cap ? keyvals.cap * 2 : 64;
+            cap = cap < KEYVAL_SLOTS_MAX ? cap : KEYVAL_SLOTS_MAX;
+            mf_keyval_t **slots = realloc(keyvals.slots, sizeof(*slots) * (size_t)cap);
+            if (slots == NULL) {
+                status = MF_ERR_NO_MEMORY;
+                goto out_unlock;
+            }
+            keyvals.slots = slots;
+            keyvals.cap = cap;
+        }
+        slot = keyvals.count++;
+    } else {
+        /* Every slot number has been handed out: take released ones in turn, so that a
+         * freed keyval's value stays recognised as long as possible. */
+        for (int i = 0; i < KEYVAL_SLOTS_MAX && slot < 0; i++) {
+            int candidate = (keyvals.reuse + i) % KEYVAL_SLOTS_MAX;
+            if (keyvals.slots[candidate] == NULL)
+                slot = candidate;
+        }
+        if (slot < 0) {
+            status = MF_ERR_EXHAUSTED;
             goto out_unlock;
         }
-        keyvals.slots = slots;
-        keyvals.cap = cap;
+        keyvals.reuse = slot + 1;
     }
-    keyvals.slots[keyvals.count] = kv;
-    *keyval_p = (int)kind * MF_KEYVAL_KIND_STEP + keyvals.count + 1;
-    keyvals.count++;
+    keyvals.slots[slot] = kv;
+    *keyval_p = (int)kind * MF_KEYVAL_KIND_STEP + slot + 1;
 out_unlock:
     pthread_mutex_unlock(&keyvals.lock);
     if (status != MF_OK)

@@ -3,12 +3,14 @@
  * Core layer: library start-up and shut-down. Init reads the tunables, joins the job through
  * PMI (or starts as a singleton), brings up the VCI pool, publishes the transport addresses and
  * fences once; connections to peers are made later, on first use. Finalize waits for all
- * processes (a PMI fence) so no peer still needs our endpoints, then tears everything down.
+ * processes (a barrier that makes progress, then a PMI fence) so no peer still needs our
+ * endpoints, then tears everything down.
  */
 #include "core.h"
 
 #include <unistd.h>
 
+#include "coll.h"
 #include "pmi.h"
 
 #include <stdlib.h>
@@ -85,8 +87,16 @@ err_pmi:
 
 mf_status_t mf_finalize(void (*quiesced)(void))
 {
-    /* Every process must be done communicating before endpoints close. */
-    mf_status_t status = mf_pmi_fence();
+    /* Sends the user can no longer wait for (buffered sends, requests freed while pending)
+     * may need this process's progress until their receivers have them (a rendezvous), and
+     * MPI_Finalize must complete them (MPI-4.1 section 11.2.2). Each receiver completes its
+     * receive before it finalizes, so a barrier that makes progress covers them, where the
+     * out-of-band fence alone left such a sender deaf. Then every process must be done
+     * communicating before endpoints close. */
+    mf_status_t status = mf_coll_barrier(&mf_comm_world);
+    mf_status_t fenced = mf_pmi_fence();
+    if (status == MF_OK)
+        status = fenced;
     if (quiesced != NULL)
         quiesced();
     atomic_store_explicit(&mf_global.state, MF_STATE_FINALIZED, memory_order_release);

@@ -646,30 +646,52 @@ static mf_comm_t *request_comm(MPI_Request r)
     return r != MPI_REQUEST_NULL && r->kind == MF_KIND_REQUEST ? r->comm : NULL;
 }
 
+mf_comm_t *mf_request_hold_failing_comm(MPI_Request r)
+{
+    /* Only a generalized request fails without an operation status, and its communicator is
+     * MPI_COMM_SELF, which is never destroyed: it is held after the completion. */
+    mf_comm_t *comm = request_comm(r);
+    if (comm == NULL || r->op.status == MF_OK)
+        return NULL;
+    mf_comm_hold(comm);
+    return comm;
+}
+
+void mf_request_note_failure(int err, mf_comm_t *comm, mf_comm_t *held, int *failed,
+                             mf_comm_t **failed_comm_p)
+{
+    if (err != MPI_SUCCESS && !*failed) {
+        *failed = 1;
+        if (held == NULL && comm != NULL)
+            mf_comm_hold(comm); /* a generalized request's MPI_COMM_SELF */
+        *failed_comm_p = held != NULL ? held : comm;
+    } else if (held != NULL) {
+        mf_comm_release(held);
+    }
+}
+
 int mf_request_complete_all(int count, MPI_Request reqs[], MPI_Status statuses[],
                             mf_comm_t **failed_comm_p)
 {
     int failed = 0;
     mf_vci_t *held = NULL;
+    *failed_comm_p = NULL;
     if (statuses == MPI_STATUSES_IGNORE) {
         for (int i = 0; i < count; i++) {
             if (MF_LIKELY(complete_fast(&reqs[i], MPI_STATUS_IGNORE, &held)))
                 continue;
             mf_comm_t *comm = request_comm(reqs[i]);
-            if (complete_any(&reqs[i], MPI_STATUS_IGNORE, &held) != MPI_SUCCESS && !failed) {
-                failed = 1;
-                *failed_comm_p = comm;
-            }
+            mf_comm_t *held_comm = mf_request_hold_failing_comm(reqs[i]);
+            int err = complete_any(&reqs[i], MPI_STATUS_IGNORE, &held);
+            mf_request_note_failure(err, comm, held_comm, &failed, failed_comm_p);
         }
     } else {
         for (int i = 0; i < count; i++) {
             mf_comm_t *comm = request_comm(reqs[i]);
+            mf_comm_t *held_comm = mf_request_hold_failing_comm(reqs[i]);
             int err = complete_any(&reqs[i], &statuses[i], &held);
             statuses[i].MPI_ERROR = err;
-            if (err != MPI_SUCCESS && !failed) {
-                failed = 1;
-                *failed_comm_p = comm;
-            }
+            mf_request_note_failure(err, comm, held_comm, &failed, failed_comm_p);
         }
     }
     if (held != NULL)

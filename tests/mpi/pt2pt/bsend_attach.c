@@ -226,6 +226,21 @@ int main(int argc, char **argv)
 
     MPI_Comm_free(&comm);
     MPI_Session_finalize(&session);
+
+    /* An iflush left pending across MPI_Session_finalize (erroneous) completes at the next
+     * test instead of locking the session's freed buffer, where it hung. */
+    MPI_Session late;
+    MPI_Request late_req = MPI_REQUEST_NULL;
+    int late_flag = 0;
+    MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &late);
+    MPI_Session_attach_buffer(late, session_buf, SMALL + MPI_BSEND_OVERHEAD);
+    MPI_Session_iflush_buffer(late, &late_req);
+    MPI_Session_detach_buffer(late, &back, &back_size);
+    MPI_Session_finalize(&late);
+    for (int i = 0; i < 1000 && !late_flag; i++)
+        MPI_Test(&late_req, &late_flag, MPI_STATUS_IGNORE);
+    MTEST_CHECK(late_flag && late_req == MPI_REQUEST_NULL,
+                "an iflush that outlived its session did not complete");
     free(session_buf);
     free(process_buf);
     free(comm_buf);
