@@ -5,8 +5,9 @@
  * communicators, files and windows).
  *
  * An error code is its class plus 64 times a slot number; the slot holds the detailed message.
- * Slots are reused round-robin (255 of them), so the message of a very old code may have been
- * replaced; the class of any code is always exact. All codes stay <= MPI_ERR_LASTCODE.
+ * Slots are reused round-robin (248 of them), so the message of a very old code may have been
+ * replaced; the class of any code is always exact. All codes stay <= MPI_ERR_LASTCODE. Slot 15
+ * is never used: the tool interface's classes (MPI_T_ERR_*, 1001-1018) lie in it.
  */
 #include "binding.h"
 
@@ -104,6 +105,44 @@ static const char *const class_strings[] = {
 
 #define NCLASSES ((int)(sizeof(class_strings) / sizeof(class_strings[0])))
 
+/* The tool interface's return codes, error classes of their own (MPI-4.1 section 15.3.10). */
+static const char *const t_class_strings[] = {
+    [MPI_T_ERR_CANNOT_INIT - MPI_T_ERR_CANNOT_INIT] = "the tool interface cannot be initialized",
+    [MPI_T_ERR_NOT_ACCESSIBLE - MPI_T_ERR_CANNOT_INIT] = "the tool interface is not accessible",
+    [MPI_T_ERR_NOT_INITIALIZED - MPI_T_ERR_CANNOT_INIT] = "the tool interface is not initialized",
+    [MPI_T_ERR_NOT_SUPPORTED - MPI_T_ERR_CANNOT_INIT] = "not supported by the tool interface",
+    [MPI_T_ERR_MEMORY - MPI_T_ERR_CANNOT_INIT] = "out of memory in the tool interface",
+    [MPI_T_ERR_INVALID - MPI_T_ERR_CANNOT_INIT] = "invalid use of the tool interface",
+    [MPI_T_ERR_INVALID_INDEX - MPI_T_ERR_CANNOT_INIT] =
+        "invalid variable, category or source index",
+    [MPI_T_ERR_INVALID_ITEM - MPI_T_ERR_CANNOT_INIT] = "invalid item index",
+    [MPI_T_ERR_INVALID_SESSION - MPI_T_ERR_CANNOT_INIT] = "invalid performance variable session",
+    [MPI_T_ERR_INVALID_HANDLE - MPI_T_ERR_CANNOT_INIT] = "invalid tool interface handle",
+    [MPI_T_ERR_INVALID_NAME - MPI_T_ERR_CANNOT_INIT] = "invalid variable or category name",
+    [MPI_T_ERR_OUT_OF_HANDLES - MPI_T_ERR_CANNOT_INIT] = "no more tool interface handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS - MPI_T_ERR_CANNOT_INIT] = "no more performance variable sessions",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW - MPI_T_ERR_CANNOT_INIT] = "the control variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER - MPI_T_ERR_CANNOT_INIT] = "the control variable can never be set",
+    [MPI_T_ERR_PVAR_NO_WRITE - MPI_T_ERR_CANNOT_INIT] =
+        "the performance variable cannot be written",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP - MPI_T_ERR_CANNOT_INIT] =
+        "the performance variable cannot be started or stopped",
+    [MPI_T_ERR_PVAR_NO_ATOMIC - MPI_T_ERR_CANNOT_INIT] =
+        "the performance variable cannot be read and reset atomically",
+};
+
+#define T_CLASS_SLOT (MPI_T_ERR_CANNOT_INIT >> ERR_CLASS_BITS)
+_Static_assert(MPI_T_ERR_PVAR_NO_ATOMIC >> ERR_CLASS_BITS == T_CLASS_SLOT,
+               "the tool interface's classes lie in one slot");
+_Static_assert(MPI_T_ERR_PVAR_NO_ATOMIC - MPI_T_ERR_CANNOT_INIT + 1 ==
+                   (int)(sizeof(t_class_strings) / sizeof(t_class_strings[0])),
+               "a string for each tool interface class");
+
+static int is_t_class(int code)
+{
+    return code >= MPI_T_ERR_CANNOT_INIT && code <= MPI_T_ERR_PVAR_NO_ATOMIC;
+}
+
 static int class_valid(int c)
 {
     return c >= 0 && c < NCLASSES && class_strings[c] != NULL;
@@ -123,6 +162,7 @@ int mf_err_code(int error_class, const char *func, const char *fmt, ...)
     if (err_ring < 0)
         err_ring = (int)(errs.rings_dealt++ % ERR_RINGS);
     unsigned slot = 1 + (unsigned)err_ring * ERR_PER_RING + errs.next[err_ring]++ % ERR_PER_RING;
+    slot += slot >= T_CLASS_SLOT; /* the tool interface's classes' */
     snprintf(errs.text[slot], MPI_MAX_ERROR_STRING, "%s: %s (%s)", func, reason,
              class_strings[error_class]);
     pthread_mutex_unlock(&errs.lock);
@@ -172,6 +212,8 @@ static int code_class(int code)
     }
     if (code < 0)
         return -1;
+    if (is_t_class(code))
+        return code;
     int c = code & ((1 << ERR_CLASS_BITS) - 1);
     return class_valid(c) ? c : -1;
 }
@@ -183,6 +225,10 @@ static void code_string(int code, char *out, size_t size)
         user_error_t *e = user_entry_locked(code);
         snprintf(out, size, "%s", e != NULL ? e->string : "");
         pthread_mutex_unlock(&user.lock);
+        return;
+    }
+    if (is_t_class(code)) {
+        snprintf(out, size, "%s", t_class_strings[code - MPI_T_ERR_CANNOT_INIT]);
         return;
     }
     int slot = code >> ERR_CLASS_BITS;

@@ -6,7 +6,10 @@
  * MPI_MAX_ERROR_STRING whose length is the returned resultlen. The MPI_LASTUSEDCODE attribute
  * of MPI_COMM_WORLD is at least MPI_ERR_LASTCODE. Codes returned by real errors map to the
  * expected class and have a message. Manifold only: the messages of different classes are
- * all different (MPICH 5.0.2 reports several MPI-4 classes as "Unknown error class").
+ * all different (MPICH 5.0.2 reports several MPI-4 classes as "Unknown error class"); the tool
+ * interface's return codes (MPI_T_ERR_*) are classes of their own with messages, and no code
+ * of a real error takes one of their values (Manifold gave them the classes of the codes that
+ * share their bits, and empty messages; MPICH 5.0.2's ABI build does too).
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +68,33 @@ static void check_lastusedcode(void)
                     MPI_ERR_LASTCODE);
 }
 
+static void check_t_classes(void)
+{
+    char strings[MPI_T_ERR_PVAR_NO_ATOMIC - MPI_T_ERR_CANNOT_INIT + 1][MPI_MAX_ERROR_STRING];
+    for (int c = MPI_T_ERR_CANNOT_INIT; c <= MPI_T_ERR_PVAR_NO_ATOMIC; c++) {
+        int got = -1, len = -1, rc = MPI_Error_class(c, &got);
+        MTEST_CHECK(rc == MPI_SUCCESS && got == c, "MPI_Error_class(%d) gives %d (rc %d)", c, got,
+                    rc);
+        char *text = strings[c - MPI_T_ERR_CANNOT_INIT];
+        rc = MPI_Error_string(c, text, &len);
+        MTEST_CHECK(rc == MPI_SUCCESS && len > 0 && (int)strlen(text) == len,
+                    "MPI_Error_string(%d): rc %d, length %d", c, rc, len);
+        for (int other = MPI_T_ERR_CANNOT_INIT; other < c; other++)
+            MTEST_CHECK(strcmp(strings[other - MPI_T_ERR_CANNOT_INIT], text) != 0,
+                        "MPI_T_ERR classes %d and %d have the same message", other, c);
+    }
+    /* Enough real errors to use every message slot: none takes a tool class's value. */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    for (int i = 0; i < 600; i++) {
+        int cls = -1, rc = MPI_Type_size(MPI_DATATYPE_NULL, &cls);
+        MTEST_CHECK(rc < MPI_T_ERR_CANNOT_INIT || rc > MPI_T_ERR_PVAR_NO_ATOMIC,
+                    "a real error's code %d is a tool interface class", rc);
+        MPI_Error_class(rc, &cls);
+        MTEST_CHECK(cls == MPI_ERR_TYPE, "code %d has class %d", rc, cls);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+
 /* Codes from real failures: their class is right and they have a message. */
 static void check_real_codes(void)
 {
@@ -90,8 +120,10 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     for (int c = 0; c < NUM_CLASSES; c++)
         check_class(c);
-    if (mtest_is_manifold())
+    if (mtest_is_manifold()) {
         check_distinct();
+        check_t_classes();
+    }
     check_lastusedcode();
     check_real_codes();
     return mtest_finalize(0);
