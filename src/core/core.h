@@ -213,6 +213,11 @@ struct MPI_ABI_Comm {
      * the communicator; the last release destroys it. */
     atomic_int refs;
     int rank, size;
+    /* The source rank this process's messages carry: `rank`, except on the group views that
+     * creations agree over (world_tags set), where messages carry world ranks and receives name
+     * their source by world rank: there one view rank means another process in the next
+     * creation with another group and the same tag, whose messages must not match. */
+    int tag_rank, world_tags;
     unsigned context_id; /* index < MF_CONTEXT_MAX; transport context = index*2 (+1 internal) */
     int *world_ranks;    /* world rank of each member; NULL means identity (world) */
     mf_vci_t *vci;       /* home VCI: collectives, and point-to-point unless spread */

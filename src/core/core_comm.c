@@ -44,6 +44,8 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->kind = MF_KIND_COMM;
     atomic_init(&comm->refs, 1);
     comm->rank = rank;
+    comm->tag_rank = rank;
+    comm->world_tags = 0;
     comm->size = size;
     comm->context_id = context_id;
     comm->world_ranks = world_ranks;
@@ -505,6 +507,8 @@ static mf_status_t create_group_on(mf_comm_t *parent, unsigned view_ctx, const m
                       .refs = 1,
                       .vci_spread = 1,
                       .rank = group->rank,
+                      .tag_rank = mf_global.world_rank,
+                      .world_tags = 1,
                       .size = group->size,
                       .context_id = view_ctx,
                       .world_ranks = group->world_ranks,
@@ -1264,6 +1268,8 @@ static mf_comm_t comm_view(mf_comm_t *comm)
                       .refs = 1,
                       .vci_spread = 1,
                       .rank = comm->rank,
+                      .tag_rank = mf_global.world_rank,
+                      .world_tags = 1,
                       .size = comm->size,
                       .context_id = comm->context_id + MF_CONTEXT_MAX,
                       .world_ranks = comm->world_ranks,

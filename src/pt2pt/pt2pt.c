@@ -204,10 +204,11 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
     int peer = mf_comm_peer_world_rank(comm, dest);
     if (req->streamed)
         return mf_vci_tag_send_packed_locked(req->vci, peer, &req->packer,
-                                             mf_pt2pt_tag_make(ctx, comm->rank, tag), synchronous,
-                                             waits, &req->op);
-    return mf_vci_tag_send_locked(req->vci, peer, buf, len, mf_pt2pt_tag_make(ctx, comm->rank, tag),
-                                  synchronous, &req->op);
+                                             mf_pt2pt_tag_make(ctx, comm->tag_rank, tag),
+                                             synchronous, waits, &req->op);
+    return mf_vci_tag_send_locked(req->vci, peer, buf, len,
+                                  mf_pt2pt_tag_make(ctx, comm->tag_rank, tag), synchronous,
+                                  &req->op);
 }
 
 /* A buffered send: copy the data, send the copy with a library-owned request, done. */
@@ -328,10 +329,12 @@ recv_post_locked(mf_request_t *req, void *buf, size_t len, int source, int tag, 
                  int placed, int (*done_cb)(mf_vci_op_t *))
 {
     uint64_t match, mask;
+    mf_comm_t *comm = req->comm;
+    if (MF_UNLIKELY(comm->world_tags) && source >= 0)
+        source = mf_comm_world_rank(comm, source);
     mf_pt2pt_match(ctx, source == MPI_ANY_SOURCE ? MF_PT2PT_ANY : source,
                    tag == MPI_ANY_TAG ? MF_PT2PT_ANY : tag, &match, &mask);
     req->buf_len = len;
-    mf_comm_t *comm = req->comm;
     if (mf_comm_unspread_locked(comm) && ctx == mf_comm_ctx_user(comm)) {
         comm->open_recvs++; /* home VCI lock held */
         req->counted = 1;

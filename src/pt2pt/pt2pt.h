@@ -179,7 +179,7 @@ mf_pt2pt_isend(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm, 
     void *pending;
     mf_status_t status =
         mf_vci_tag_send_try_locked(vci, mf_comm_peer_world_rank(comm, dest), buf, len,
-                                   mf_pt2pt_tag_make(ctx, comm->rank, tag), waits, &pending);
+                                   mf_pt2pt_tag_make(ctx, comm->tag_rank, tag), waits, &pending);
     if (MF_LIKELY(status == MF_OK)) {
         /* Messages on the home VCI (whose lock this is), for the hint agreement (hints_apply
          * in core_comm.c). A spread communicator's counter is not touched: its lock is another. */
