@@ -162,8 +162,8 @@ static MF_HOT_PATH int check_alias(const char *func, mf_comm_t *c, const void *s
     if (sbuf != rbuf || sbuf == MPI_IN_PLACE || sbuf == MPI_BOTTOM || bytes == 0)
         return MPI_SUCCESS;
     return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
-                                       "arguments sendbuf and recvbuf are the same buffer (use "
-                                       "MPI_IN_PLACE)"));
+                                       "arguments sendbuf and recvbuf are the same buffer%s",
+                                       mf_comm_is_inter(c) ? "" : " (use MPI_IN_PLACE)"));
 }
 
 static int in_place_forbidden(const char *func, mf_comm_t *c, const char *arg, const char *why)
@@ -858,8 +858,11 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
     }
     if (rc == MPI_SUCCESS && all_side)
         rc = move_all_layout(func, c, kind, a, &all);
+    if (rc == MPI_SUCCESS && kind == MOVE_ALLGATHER && all.total > 0)
+        rc = check_alias(func, c, a->one_buf, a->all_buf, one_bytes);
     if (rc != MPI_SUCCESS) {
         mf_cbuf_free(&one);
+        mf_cbuf_free(&all);
         return rc;
     }
     /* Scatters send the all side, the others the one side; the other side is unpacked after. */

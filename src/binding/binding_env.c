@@ -478,9 +478,9 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     static const char func[] = "MPI_Comm_compare";
     mf_comm_t *a = NULL, *b = NULL;
-    int rc = mf_check_init_comm(func, comm1, &a);
+    int rc = mf_check_init_comm_arg(func, "comm1", comm1, &a);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_comm(func, comm2, &b);
+        rc = mf_check_comm_arg(func, "comm2", comm2, &b);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, a, result, "result");
     if (rc != MPI_SUCCESS)

@@ -195,9 +195,9 @@ int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgro
     return rc;
 }
 
-/* Expands the (first, last, stride) triplets into group ranks, in order: every rank must be
- * valid and appear once (MPI_ERR_RANK), every stride non-zero and pointing from first towards
- * last (MPI_ERR_ARG). On success *list_p (caller frees) holds *count_p ranks. */
+/* Expands the (first, last, stride) triplets into group ranks, in order: every computed rank
+ * must be valid and appear once (MPI_ERR_RANK), every stride non-zero and pointing from first
+ * towards last (MPI_ERR_ARG). On success *list_p (caller frees) holds *count_p ranks. */
 static int expand_ranges(const char *func, mf_group_t *g, int n, int ranges[][3], int **list_p,
                          int *count_p)
 {
@@ -215,10 +215,12 @@ static int expand_ranges(const char *func, mf_group_t *g, int n, int ranges[][3]
     int count = 0, rc = MPI_SUCCESS;
     for (int i = 0; i < n && rc == MPI_SUCCESS; i++) {
         int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
-        if (first < 0 || first >= g->size || last < 0 || last >= g->size) {
+        /* Only the ranks the triplet computes must be in the group: (0, 3, 2) on a group of 3
+         * is {0, 2}, though 3 is not a rank. */
+        if (first < 0 || first >= g->size) {
             rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_RANK, func,
-                                                "argument ranges[%d]=(%d, %d, %d): first or "
-                                                "last is not a rank of the group (size %d)",
+                                                "argument ranges[%d]=(%d, %d, %d): first is not "
+                                                "a rank of the group (size %d)",
                                                 i, first, last, stride, g->size));
         } else if (stride == 0 || (last != first && (last < first) != (stride < 0))) {
             rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
@@ -229,6 +231,13 @@ static int expand_ranges(const char *func, mf_group_t *g, int n, int ranges[][3]
         /* 64-bit steps: first + stride may not fit in an int. */
         for (long long r = first; rc == MPI_SUCCESS && (stride > 0 ? r <= last : r >= last);
              r += stride) {
+            if (r < 0 || r >= g->size) {
+                rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_RANK, func,
+                                                    "argument ranges[%d]=(%d, %d, %d): computes "
+                                                    "rank %lld, not a rank of the group (size %d)",
+                                                    i, first, last, stride, r, g->size));
+                break;
+            }
             if (seen[r]) {
                 rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_RANK, func,
                                                     "argument ranges[%d]: rank %lld appears twice",

@@ -509,6 +509,21 @@ static void test_errors(MPI_Comm ic)
                         MPI_ERR_BUFFER, "MPI_Allgather");
         MTEST_CHECK_ERR(MPI_Alltoall(MPI_IN_PLACE, 1, MPI_INT, out, 1, MPI_INT, ic), MPI_ERR_BUFFER,
                         "MPI_Alltoall");
+        /* One buffer for both sides (accepted before, where Allreduce and Alltoall refused
+         * it), and no advice to use MPI_IN_PLACE, which intercommunicators refuse. */
+        int counts[4] = {1, 1, 1, 1}, displs[4] = {0, 1, 2, 3};
+        int rc = MPI_Allgather(buf, 1, MPI_INT, buf, 1, MPI_INT, ic);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allgather");
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        MTEST_CHECK(strstr(text, "MPI_IN_PLACE") == NULL, "the message advises MPI_IN_PLACE: %s",
+                    text);
+        if (rsize <= 4)
+            MTEST_CHECK_ERR(MPI_Allgatherv(buf, 1, MPI_INT, buf, counts, displs, MPI_INT, ic),
+                            MPI_ERR_BUFFER, "MPI_Allgatherv");
+        MTEST_CHECK_ERR(MPI_Iallgather(buf, 1, MPI_INT, buf, 1, MPI_INT, ic, &req), MPI_ERR_BUFFER,
+                        "MPI_Iallgather");
     }
     MTEST_CHECK_ERR(MPI_Scan(buf, out, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM, "MPI_Scan");
     MTEST_CHECK_ERR(MPI_Exscan(buf, out, 1, MPI_INT, MPI_SUM, ic), MPI_ERR_COMM, "MPI_Exscan");

@@ -11,6 +11,8 @@
  */
 #include <stdio.h>
 
+#include <string.h>
+
 #include "mtest.h"
 
 static void check_free_predefined(MPI_Comm predefined, const char *what)
@@ -39,6 +41,16 @@ static void check_null_comm(void)
     MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Comm_size");
     rc = MPI_Comm_compare(MPI_COMM_NULL, MPI_COMM_WORLD, &value);
     MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Comm_compare");
+    if (mtest_is_manifold()) { /* the message names the argument (it said "comm" for both) */
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        MTEST_CHECK(strstr(text, "comm1") != NULL, "message does not name comm1: %s", text);
+        rc = MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_NULL, &value);
+        MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Comm_compare");
+        MPI_Error_string(rc, text, &len);
+        MTEST_CHECK(strstr(text, "comm2") != NULL, "message does not name comm2: %s", text);
+    }
     MTEST_CHECK(out == MPI_COMM_NULL, "a failed call set the output communicator");
 }
 

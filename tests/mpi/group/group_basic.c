@@ -89,6 +89,21 @@ int main(int argc, char **argv)
                 rank_of(even));
     MTEST_CHECK(rank_of(odd) == (rank % 2 == 1 ? rank / 2 : MPI_UNDEFINED), "odd rank %d",
                 rank_of(odd));
+    /* `last` need not be a rank, only the ranks computed (it was refused): (first, size, 2)
+     * and (last, -1, -2), the first and last chosen so that neither size nor -1 is computed */
+    int up = size % 2 == 1 ? 0 : 1, down = size % 2 == 1 ? size - 1 : size - 2;
+    int past_end[1][3] = {{up, size, 2}}, past_start[1][3] = {{down, -1, -2}};
+    MPI_Group want = up == 0 ? even : odd;
+    int rc = MPI_Group_range_incl(world, 1, past_end, &tmp);
+    MTEST_CHECK(rc == MPI_SUCCESS && compare(tmp, want) == MPI_IDENT,
+                "range (%d, size, 2): rc %d, differs from incl", up, rc);
+    if (rc == MPI_SUCCESS)
+        MPI_Group_free(&tmp);
+    rc = MPI_Group_range_excl(world, 1, past_start, &tmp);
+    MTEST_CHECK(rc == MPI_SUCCESS && compare(tmp, odd) == MPI_IDENT,
+                "range_excl (%d, -1, -2): rc %d, differs from the odd ranks", down, rc);
+    if (rc == MPI_SUCCESS)
+        MPI_Group_free(&tmp);
 
     /* set operations */
     MPI_Group_union(odd, even, &tmp);
