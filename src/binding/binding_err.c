@@ -315,6 +315,9 @@ int mf_err_class_of(mf_status_t status)
 
 int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code)
 {
+    /* A user code or class says more than any message of ours: it goes on as it is. */
+    if (code >= USER_FIRST && code_class(code) > 0)
+        return mf_err_raise(comm, code);
     int cls = code_class(code);
     return mf_err_raise(comm, mf_err_code(cls > 0 ? cls : MPI_ERR_OTHER, func,
                                           "%s returned error code %d", what, code));

@@ -6,11 +6,12 @@
  * keyvals on Manifold only: MPICH 5.0.2 does not check them); MPI_COMM_NULL gives
  * MPI_ERR_COMM. An error returned by a copy callback is what MPI_Comm_dup returns (newcomm
  * untouched), one returned by a delete callback is what MPI_Comm_delete_attr and
- * MPI_Comm_free return (the communicator stays usable until its attribute can go).
+ * MPI_Comm_free return (the communicator stays usable until its attribute can go); a user
+ * error code from a callback comes back unchanged.
  */
 #include "mtest.h"
 
-static int fail_delete = 1;
+static int fail_delete = 1, user_code = MPI_SUCCESS;
 
 static int copy_fails(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
 {
@@ -20,7 +21,7 @@ static int copy_fails(MPI_Comm oldcomm, int keyval, void *extra, void *in, void 
 
 static int delete_may_fail(MPI_Comm comm, int keyval, void *value, void *extra)
 {
-    return fail_delete ? MPI_ERR_OTHER : MPI_SUCCESS;
+    return user_code != MPI_SUCCESS ? user_code : fail_delete ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 int main(int argc, char **argv)
@@ -89,6 +90,21 @@ int main(int argc, char **argv)
     fail_delete = 0;
     rc = MPI_Comm_free(&dup);
     MTEST_CHECK(rc == MPI_SUCCESS && dup == MPI_COMM_NULL, "MPI_Comm_free once deletable: %d", rc);
+    MPI_Comm_free_keyval(&k);
+
+    /* A user error code from a callback comes back as it is, with its string (it came back
+     * as its class, whose string says less). */
+    int user_class;
+    MPI_Add_error_class(&user_class);
+    MPI_Add_error_code(user_class, &user_code);
+    MPI_Add_error_string(user_code, "my library: resource busy");
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_may_fail, &k, NULL);
+    MPI_Comm_set_attr(MPI_COMM_WORLD, k, &flag);
+    rc = MPI_Comm_delete_attr(MPI_COMM_WORLD, k);
+    MTEST_CHECK(rc == user_code, "MPI_Comm_delete_attr returned %d, not the callback's %d", rc,
+                user_code);
+    user_code = MPI_SUCCESS;
+    MPI_Comm_delete_attr(MPI_COMM_WORLD, k);
     MPI_Comm_free_keyval(&k);
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
