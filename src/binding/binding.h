@@ -34,6 +34,8 @@ int mf_err_raise(mf_comm_t *comm, int code);
 /* Hand `code` to the session's error handler (MPI_ERRORS_ARE_FATAL until set). Returns the code
  * when the handler returns. */
 int mf_err_raise_session(mf_session_t *session, int code);
+/* Calls session error handler `eh` (predefined or with a session callback) for `handle`. */
+int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code);
 /* A user callback (`what`, e.g. "an attribute's delete callback") returned `code` during func:
  * raise an error of code's class (MPI_ERR_OTHER when code is none) that says so. */
 int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code);

@@ -448,7 +448,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (errhandler != MPI_ERRHANDLER_NULL &&
         (!mf_errhandler_valid(errhandler) ||
          (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)))
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                               "argument errhandler is not a communicator error "
                                               "handler"));
     mf_group_t *lg = NULL, *rg = NULL;

@@ -285,17 +285,22 @@ int mf_err_raise(mf_comm_t *comm, int code)
     return code;
 }
 
-int mf_err_raise_session(mf_session_t *session, int code)
+int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code)
 {
-    MPI_Errhandler eh = mf_errhandler_acquire(&session->errhandler);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->session_fn == NULL) {
         fatal(NULL, code);
         return code;
     }
-    MPI_Session handle = session;
     eh->session_fn(&handle, &code);
+    return code;
+}
+
+int mf_err_raise_session(mf_session_t *session, int code)
+{
+    MPI_Errhandler eh = mf_errhandler_acquire(&session->errhandler);
+    code = mf_err_raise_session_handler(eh, session, code);
     mf_errhandler_release(eh);
     return code;
 }

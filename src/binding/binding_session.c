@@ -123,17 +123,21 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     static const char func[] = "MPI_Session_init";
     if (!mf_errhandler_valid(errhandler) ||
         (!mf_handle_is_predefined(errhandler) && errhandler->session_fn == NULL)) {
+        /* No handler to call: the message goes to stderr too, for a program that ignores it. */
         fprintf(stderr, "manifold: %s: argument errhandler is not a session error handler\n", func);
-        return MPI_ERR_ARG;
+        return mf_err_code(MPI_ERR_ERRHANDLER, func,
+                           "argument errhandler is not a session error handler");
     }
-    if (session == NULL) {
-        fprintf(stderr, "manifold: %s: argument session is NULL\n", func);
-        return MPI_ERR_ARG;
-    }
-    if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL) {
-        fprintf(stderr, "manifold: %s: argument info is not a valid info object\n", func);
-        return MPI_ERR_INFO;
-    }
+    /* The errors of the other arguments go to the handler given (MPI-4.1 section 11.3.1),
+     * with no session yet. */
+    if (session == NULL)
+        return mf_err_raise_session_handler(
+            errhandler, MPI_SESSION_NULL,
+            mf_err_code(MPI_ERR_ARG, func, "argument session is NULL"));
+    if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL)
+        return mf_err_raise_session_handler(
+            errhandler, MPI_SESSION_NULL,
+            mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
     int provided;
     int rc = mf_binding_lib_acquire(func, 0, MPI_THREAD_MULTIPLE, &provided);
     if (rc != MPI_SUCCESS)
@@ -335,7 +339,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (errhandler != MPI_ERRHANDLER_NULL &&
         (!mf_errhandler_valid(errhandler) ||
          (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)))
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                               "argument errhandler is not a communicator error "
                                               "handler"));
     mf_group_t *g = mf_group_get(group);

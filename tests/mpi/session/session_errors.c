@@ -5,8 +5,9 @@
  * NULL arguments, a communicator handler given to MPI_Session_set_errhandler) and of
  * MPI_Session_call_errhandler. Invalid session handles (MPI_SESSION_NULL, a finalized one) are
  * MPI_ERR_SESSION on MPI_COMM_SELF's handler. MPI_Comm_create_from_group reports a bad group
- * or tag through the handler it is given. Runs with the world model up so MPI_COMM_SELF's
- * handler can be set to MPI_ERRORS_RETURN.
+ * or tag through the handler it is given, and MPI_Session_init those of its info and session arguments
+ * errors. A handler of the wrong kind is MPI_ERR_ERRHANDLER. Runs with the world model up so
+ * MPI_COMM_SELF's handler can be set to MPI_ERRORS_RETURN.
  */
 #include <stdlib.h>
 
@@ -104,6 +105,28 @@ int main(int argc, char **argv)
     rc = MPI_Comm_create_from_group(g, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
     CHECK_CLASS(rc, MPI_ERR_ARG, "Comm_create_from_group(stringtag NULL)");
     MPI_Group_free(&g);
+    if (mtest_manifold_session()) {
+        /* A handler of the wrong kind is MPI_ERR_ERRHANDLER wherever it is given (it was
+         * MPI_ERR_ARG here, MPI_ERR_ERRHANDLER in the set_errhandler calls). */
+        MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+        rc = MPI_Comm_create_from_group(g, "tag", MPI_INFO_NULL, seh, &c);
+        CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Comm_create_from_group(session handler)");
+        MPI_Group_free(&g);
+        MPI_Session other = MPI_SESSION_NULL;
+        rc = MPI_Session_init(MPI_INFO_NULL, ceh, &other);
+        CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Session_init(communicator handler)");
+        /* MPI_Session_init's other argument errors go to the handler it is given, with no
+         * session (they were returned without calling it). */
+        MPI_Info freed;
+        MPI_Info_create(&freed);
+        MPI_Info stale_info = freed;
+        MPI_Info_free(&freed);
+        calls = 0;
+        rc = MPI_Session_init(stale_info, seh, &other);
+        CHECK_HANDLED(rc, MPI_ERR_INFO, "Session_init(freed info)", MPI_SESSION_NULL);
+        rc = MPI_Session_init(MPI_INFO_NULL, seh, NULL);
+        CHECK_HANDLED(rc, MPI_ERR_ARG, "Session_init(session NULL)", MPI_SESSION_NULL);
+    }
 
     /* Invalid session handles. */
     MPI_Session stale = s;
