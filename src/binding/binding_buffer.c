@@ -262,13 +262,15 @@ static int iflush_release_comm(void *arg)
     return MPI_SUCCESS;
 }
 
-/* The buffer of communicator c, or else `pool`; NULL: nothing attached there, so nothing to
- * wait for. */
+/* The buffer of communicator c, or else of session s, or else `pool`; NULL: nothing attached
+ * there, so nothing to wait for. */
 static int flush(const char *func, mf_comm_t *c, mf_session_t *s, mf_bsend_pool_t *pool,
                  MPI_Request *request)
 {
     if (c != NULL)
         pool = atomic_load_explicit(&c->bsend_pool, memory_order_acquire);
+    else if (s != NULL)
+        pool = atomic_load_explicit(&s->bsend_pool, memory_order_acquire);
     if (request == NULL) {
         if (pool != NULL)
             mf_bsend_pool_flush(pool);
@@ -345,7 +347,7 @@ static int session_flush(const char *func, MPI_Session session, MPI_Request *req
         rc = mf_err_raise_session(s, mf_err_code(MPI_ERR_ARG, func, "argument request is NULL"));
     if (rc != MPI_SUCCESS)
         return rc;
-    return flush(func, NULL, s, atomic_load(&s->bsend_pool), request);
+    return flush(func, NULL, s, NULL, request);
 }
 
 #pragma weak MPI_Session_flush_buffer = PMPI_Session_flush_buffer

@@ -103,7 +103,7 @@ static int sched_end(const char *func, mf_comm_t *c, const nb_t *nb, mf_sched_t 
 /* MANIFOLD_COLL_CHECK compares calls across one group: intercommunicators are not checked. */
 static MF_HOT_PATH int coll_checking(const mf_comm_t *c)
 {
-    return mf_params.coll_check && !mf_comm_is_inter(c);
+    return MF_PARAM_LIVE(coll_check) && !mf_comm_is_inter(c);
 }
 
 static int check_root_slow(const char *func, mf_comm_t *c, int root)

@@ -525,7 +525,7 @@ int PMPI_Barrier(MPI_Comm comm)
     static const char func[] = "MPI_Barrier";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS && mf_params.coll_check && !mf_comm_is_inter(c))
+    if (rc == MPI_SUCCESS && MF_PARAM_LIVE(coll_check) && !mf_comm_is_inter(c))
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;

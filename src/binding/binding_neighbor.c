@@ -186,7 +186,7 @@ static int neighbor_common(const char *func, const nside_t *snd, const nside_t *
         rc = side_layout(func, c, rcv, 0, indeg, &rb);
     /* The checking mode compares the collective called; the per-neighbour signatures are
      * not exchanged. */
-    if (rc == MPI_SUCCESS && mf_params.coll_check)
+    if (rc == MPI_SUCCESS && MF_PARAM_LIVE(coll_check))
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc == MPI_SUCCESS)
         rc = run(func, c, nb, c->topo->type == MPI_CART, indeg, in, outdeg, out, &sb, &rb);

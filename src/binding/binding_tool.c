@@ -381,7 +381,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
         return tool_leave(MPI_T_ERR_INVALID);
     mf_param_info_t p;
     cvar_param(h->cvar, &p);
-    *(int *)buf = *p.value;
+    *(int *)buf = __atomic_load_n(p.value, __ATOMIC_RELAXED);
     return tool_leave(MPI_SUCCESS);
 }
 
@@ -406,7 +406,7 @@ int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
     int v = *(const int *)buf;
     if (v < p.min || v > p.max)
         return tool_leave(MPI_T_ERR_INVALID);
-    *p.value = v;
+    __atomic_store_n(p.value, v, __ATOMIC_RELAXED); /* read by MF_PARAM_LIVE */
     return tool_leave(MPI_SUCCESS);
 }
 

@@ -235,9 +235,10 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
 mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
-    if (!mf_params.coll_bcast && mf_coll_shm_pair_p2p_far(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
+    if (!MF_PARAM_LIVE(coll_bcast) &&
+        mf_coll_shm_pair_p2p_far(comm, len, PAIR_BCAST_MIN, PAIR_FLOW_MAX))
         return bcast_pair(comm, buf, len, root, TAG_BCAST);
-    if (!mf_params.coll_bcast && mf_coll_shm_usable(comm, MPI_OP_NULL))
+    if (!MF_PARAM_LIVE(coll_bcast) && mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_bcast(comm, buf, len, root);
     if (comm->size == 1 || len == 0)
         return MF_OK;
@@ -589,10 +590,11 @@ out_free:
 mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                            MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
-    if (!mf_params.coll_reduce &&
+    if (!MF_PARAM_LIVE(coll_reduce) &&
         mf_coll_shm_pair_p2p_far(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
         return reduce_pair(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
-    if (!mf_params.coll_reduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
+    if (!MF_PARAM_LIVE(coll_reduce) && extent <= MF_COLL_SHM_ITEM_MAX &&
+        mf_coll_shm_usable(comm, op))
         return mf_coll_shm_reduce(comm, sbuf, rbuf, count, dt, extent, op, root);
     int alg = mf_coll_select(MF_COLL_REDUCE, comm->size, count * extent);
     /* Rabenseifner needs a commutative operation and at least one item per piece. */
@@ -605,10 +607,11 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
 mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                               MPI_Datatype dt, size_t extent, MPI_Op op)
 {
-    if (!mf_params.coll_allreduce && mf_op_commutative(op) &&
+    if (!MF_PARAM_LIVE(coll_allreduce) && mf_op_commutative(op) &&
         mf_coll_shm_pair_p2p(comm, count * extent, PAIR_ALLREDUCE_MIN, SIZE_MAX))
         return allreduce_pair(comm, sbuf, rbuf, count, dt, extent, op, TAG_ALLREDUCE);
-    if (!mf_params.coll_allreduce && extent <= MF_COLL_SHM_ITEM_MAX && mf_coll_shm_usable(comm, op))
+    if (!MF_PARAM_LIVE(coll_allreduce) && extent <= MF_COLL_SHM_ITEM_MAX &&
+        mf_coll_shm_usable(comm, op))
         return mf_coll_shm_allreduce(comm, sbuf, rbuf, count, dt, extent, op);
     size_t len = count * extent;
     if (sbuf != rbuf)
@@ -735,23 +738,24 @@ mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *
     /* Ranks sharing cores, blocks from 2 KiB: the ring of units, one hand-over per sender and
      * piece of a quarter of the ring (4 ranks on 2 cores, medians at load 6: 8 KiB 9.2 us
      * against 10.7 in pieces, 16 KiB 18.5 against 21.6; see coll.md). */
-    if (!mf_params.coll_gather && mf_coll_shm_crowd_gather_ok(comm, len))
+    if (!MF_PARAM_LIVE(coll_gather) && mf_coll_shm_crowd_gather_ok(comm, len))
         return mf_coll_shm_crowd_gather(comm, sbuf, len, rbuf, root);
     /* Below that (or with the ring off): pieces up to 16 KiB blocks (4 ranks on 2 cores,
      * fastest launches: 4 KiB 1.0 us against 7.2 point-to-point, 8 KiB 2.0 against 4.6, 16 KiB
      * 5.0 against 26); the senders publish every piece without waiting for the root. */
-    if (!mf_params.coll_gather && mf_coll_shm_pieces(comm, len, 16384))
+    if (!MF_PARAM_LIVE(coll_gather) && mf_coll_shm_pieces(comm, len, 16384))
         return mf_coll_shm_gather(comm, sbuf, len, rbuf, root);
     /* Above the pieces (the ring off): every sender writes its block straight into the root's
      * buffer (process_vm_writev), one hand-over per sender instead of a stream of eager fragments,
      * the copies spread over the cores (see coll.md, "Gather of 32-128 KiB blocks"). */
-    if (!mf_params.coll_gather && mf_coll_shm_crowd_cma(comm, len, 16384 + 1))
+    if (!MF_PARAM_LIVE(coll_gather) && mf_coll_shm_crowd_cma(comm, len, 16384 + 1))
         return mf_coll_shm_cma_push_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && mf_coll_shm_cma(comm, len, mf_params.coll_cma_bytes))
+    if (!MF_PARAM_LIVE(coll_gather) && mf_coll_shm_cma(comm, len, MF_PARAM_LIVE(coll_cma_bytes)))
         return mf_coll_shm_cma_gather(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_gather && mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
+    if (!MF_PARAM_LIVE(coll_gather) &&
+        mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_FLOW_MAX))
         return gather_pair(comm, sbuf, len, rbuf, root, TAG_GATHER);
-    if (!mf_params.coll_gather && mf_coll_shm_medium(comm, len))
+    if (!MF_PARAM_LIVE(coll_gather) && mf_coll_shm_medium(comm, len))
         return mf_coll_shm_medium_gather(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_GATHER, comm->size, len);
     if (alg == MF_COLL_GATHER_BINOMIAL && comm->size > 1)
@@ -832,7 +836,7 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
 
 mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
-    if (!mf_params.coll_scatter &&
+    if (!MF_PARAM_LIVE(coll_scatter) &&
         mf_coll_shm_pair_p2p_far(comm, len, PAIR_SCATTER_MIN, PAIR_FLOW_MAX))
         return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
     /* Ranks sharing cores, blocks above 32 KiB: each rank copies its block straight from the
@@ -841,9 +845,9 @@ mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void 
      * the root's wait for every reader costs 30-50 us a call, so point-to-point stays. The
      * eager blocks of point-to-point win 64-128 KiB on a quiet machine in some launch modes
      * and lose 2-3x in others, where the single copy keeps its speed (coll.md). */
-    if (!mf_params.coll_scatter && mf_coll_shm_crowd_cma(comm, len, 32768 + 1))
+    if (!MF_PARAM_LIVE(coll_scatter) && mf_coll_shm_crowd_cma(comm, len, 32768 + 1))
         return mf_coll_shm_cma_scatter(comm, sbuf, len, rbuf, root);
-    if (!mf_params.coll_scatter && mf_coll_shm_scatter_ok(comm, len))
+    if (!MF_PARAM_LIVE(coll_scatter) && mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
     int alg = mf_coll_select(MF_COLL_SCATTER, comm->size, len);
     if (alg == MF_COLL_SCATTER_BINOMIAL && comm->size > 1)
@@ -962,21 +966,21 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
         total += rlens[i];
         most = rlens[i] > most ? rlens[i] : most;
     }
-    if (!mf_params.coll_allgather && mf_coll_shm_small(comm, most))
+    if (!MF_PARAM_LIVE(coll_allgather) && mf_coll_shm_small(comm, most))
         return mf_coll_shm_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_crowd_allgather_ok(comm, most))
+    if (!MF_PARAM_LIVE(coll_allgather) && mf_coll_shm_crowd_allgather_ok(comm, most))
         return mf_coll_shm_crowd_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_crowd_area_allgather_ok(comm, most))
+    if (!MF_PARAM_LIVE(coll_allgather) && mf_coll_shm_crowd_area_allgather_ok(comm, most))
         return mf_coll_shm_crowd_area_allgatherv(comm, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather &&
+    if (!MF_PARAM_LIVE(coll_allgather) &&
         mf_coll_shm_pair_p2p_far(comm, most, PAIR_P2P_MIN, PAIR_SWAP_MAX))
         return pair_sendrecv(own != NULL ? own : (char *)rbuf + rdispls[rank], rlens[rank],
                              (char *)rbuf + rdispls[rank ^ 1], rlens[rank ^ 1], TAG_ALLGATHER,
                              comm);
-    if (!mf_params.coll_allgather &&
-        mf_coll_shm_cma(comm, most, mf_params.coll_cma_allgather_bytes))
+    if (!MF_PARAM_LIVE(coll_allgather) &&
+        mf_coll_shm_cma(comm, most, MF_PARAM_LIVE(coll_cma_allgather_bytes)))
         return mf_coll_shm_cma_allgatherv(comm, own, rbuf, rlens, rdispls);
-    if (!mf_params.coll_allgather && mf_coll_shm_medium_allgather_ok(comm, most))
+    if (!MF_PARAM_LIVE(coll_allgather) && mf_coll_shm_medium_allgather_ok(comm, most))
         return mf_coll_shm_medium_allgatherv(comm, rbuf, rlens, rdispls);
     /* every member knows every length, so all select the same algorithm */
     int alg = mf_coll_select(MF_COLL_ALLGATHER, size, total / (size_t)size);
@@ -1064,23 +1068,23 @@ static mf_status_t alltoall_bruck(mf_comm_t *comm, const void *sbuf, size_t len,
 
 mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
 {
-    if (!mf_params.coll_alltoall && mf_coll_shm_small(comm, len * (size_t)comm->size))
+    if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
     /* Ranks sharing cores: every rank publishes its send buffer in pieces without waiting (4
      * ranks on 2 cores, fastest launches: 1 KiB blocks 3.7 us against 17 through Bruck, 4 KiB
      * 6.2 against 24 pairwise, 8 KiB 11.4 against 28; Open MPI 10.0, 8.7, 21.8). */
-    if (!mf_params.coll_alltoall && mf_coll_shm_crowd_area_alltoall_ok(comm, len))
+    if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_crowd_area_alltoall_ok(comm, len))
         return mf_coll_shm_crowd_area_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall && mf_coll_shm_crowd_alltoall_ok(comm, len))
+    if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_crowd_alltoall_ok(comm, len))
         return mf_coll_shm_crowd_alltoall(comm, sbuf, len, rbuf);
     /* Above those: every rank copies its block straight from each sender's buffer
      * (process_vm_readv), one hand-over per rank instead of a partner at every pairwise step. */
-    if (!mf_params.coll_alltoall && mf_coll_shm_crowd_cma(comm, len, 1))
+    if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_crowd_cma(comm, len, 1))
         return mf_coll_shm_cma_alltoall(comm, sbuf, len, rbuf);
-    if (!mf_params.coll_alltoall &&
+    if (!MF_PARAM_LIVE(coll_alltoall) &&
         mf_coll_shm_pair_p2p_far(comm, len, PAIR_P2P_MIN, PAIR_ALLTOALL_MAX))
         return alltoall_pair(comm, sbuf, len, rbuf, TAG_ALLTOALL);
-    if (!mf_params.coll_alltoall && mf_coll_shm_medium_alltoall_ok(comm, len))
+    if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_medium_alltoall_ok(comm, len))
         return mf_coll_shm_medium_alltoall(comm, sbuf, len, rbuf);
     int alg = mf_coll_select(MF_COLL_ALLTOALL, comm->size, len);
     if (alg == MF_COLL_ALLTOALL_BRUCK && comm->size > 1)
@@ -1230,21 +1234,21 @@ mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf
     size_t items = 0;
     for (int i = 0; i < size; i++)
         items += counts[i];
-    if (!mf_params.coll_reduce_scatter && mf_coll_shm_small(comm, items * extent))
+    if (!MF_PARAM_LIVE(coll_reduce_scatter) && mf_coll_shm_small(comm, items * extent))
         return mf_coll_shm_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf, counts,
                                           dt, extent, op);
-    if (!mf_params.coll_reduce_scatter &&
+    if (!MF_PARAM_LIVE(coll_reduce_scatter) &&
         mf_coll_shm_crowd_reduce_scatter_ok(comm, items * extent, extent))
         return mf_coll_shm_crowd_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
                                                 counts, dt, extent, op);
-    if (!mf_params.coll_reduce_scatter && mf_params.coll_shm_crowd_rs_reduce &&
+    if (!MF_PARAM_LIVE(coll_reduce_scatter) && MF_PARAM_LIVE(coll_shm_crowd_rs_reduce) &&
         mf_coll_shm_crowd_reduce_ring_ok(comm, items * extent / (size_t)size, extent, op))
         return mf_coll_shm_crowd_ring_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
                                                      counts, dt, extent, op);
-    if (!mf_params.coll_reduce_scatter && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
+    if (!MF_PARAM_LIVE(coll_reduce_scatter) && sbuf != MPI_IN_PLACE && mf_op_commutative(op) &&
         mf_coll_shm_pair_p2p(comm, items * extent, PAIR_REDUCE_SCATTER_MIN, 2 * PAIR_FLOW_MAX))
         return reduce_scatter_pair(comm, sbuf, rbuf, counts, dt, extent, op, TAG_REDUCE_SCATTER);
-    if (!mf_params.coll_reduce_scatter &&
+    if (!MF_PARAM_LIVE(coll_reduce_scatter) &&
         mf_coll_shm_pair_reduce_scatter_ok(comm, items * extent, extent, op))
         return mf_coll_shm_pair_reduce_scatter(comm, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rbuf,
                                                counts, dt, extent, op);
@@ -1395,12 +1399,12 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
                          MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
-    if (!mf_params.coll_scan &&
+    if (!MF_PARAM_LIVE(coll_scan) &&
         mf_coll_shm_pair_p2p_far(comm, count * extent, PAIR_SCAN_MIN, PAIR_FLOW_MAX))
         return scan_pair(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
-    if (!mf_params.coll_scan && mf_coll_shm_scan_ok(comm, count * extent, extent))
+    if (!MF_PARAM_LIVE(coll_scan) && mf_coll_shm_scan_ok(comm, count * extent, extent))
         return mf_coll_shm_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
-    if (!mf_params.coll_scan && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))
+    if (!MF_PARAM_LIVE(coll_scan) && mf_coll_shm_pair_scan_ok(comm, count * extent, extent))
         return mf_coll_shm_pair_scan(comm, sbuf, rbuf, count, dt, extent, op, exclusive);
     int alg = mf_coll_select(MF_COLL_SCAN, comm->size, count * extent);
     if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)

@@ -137,12 +137,12 @@ void mf_coll_copy_down(void *dst, const void *src, size_t len)
 {
     char *d = dst;
     const char *s = src;
-    if (!mf_params.coll_copy_down) {
+    if (!MF_PARAM_LIVE(coll_copy_down)) {
         memcpy(d, s, len);
         return;
     }
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (mf_params.coll_copy_down == 1 && __builtin_cpu_supports("avx2")) {
+    if (MF_PARAM_LIVE(coll_copy_down) == 1 && __builtin_cpu_supports("avx2")) {
         copy_down_avx2(d, s, len);
         return;
     }

@@ -482,7 +482,7 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     if (ok && (count < 2 || cma_works(sh, all, size, comm->rank)))
         word |= 2;
     /* bit 2: this rank would time the two-rank probe, which needs both ranks */
-    if (mf_params.coll_pair_whole == 0)
+    if (MF_PARAM_LIVE(coll_pair_whole) == 0)
         word |= 4;
     /* Everyone has mapped the segment (or failed to) once this agreement is done, so the name
      * can go: a job that crashes from now on leaves nothing behind in /dev/shm. */
@@ -517,16 +517,17 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
     }
     sh->enabled = 1;
     /* the same on every rank of a node, so all of them pick the same protocol */
-    sh->crowded = mf_params.coll_shm_crowded == 0 ? node_crowded(all, size, leader, sh->k)
-                                                  : mf_params.coll_shm_crowded == 2;
-    sh->roomy = mf_params.coll_shm_medium == 2 || (mf_params.coll_shm_medium == 0 && !sh->crowded);
+    sh->crowded = MF_PARAM_LIVE(coll_shm_crowded) == 0 ? node_crowded(all, size, leader, sh->k)
+                                                       : MF_PARAM_LIVE(coll_shm_crowded) == 2;
+    sh->roomy = MF_PARAM_LIVE(coll_shm_medium) == 2 ||
+                (MF_PARAM_LIVE(coll_shm_medium) == 0 && !sh->crowded);
     sh->spin_limit = sh->crowded ? SPIN_LIMIT_CROWD : SPIN_LIMIT;
     sh->slots = sh->crowded ? SMALL_SLOTS_CROWD : SMALL_SLOTS;
     if (sh->k > 1)
         mf_log(MF_LOG_DEBUG, "coll", "%d local ranks, %s: waits %s", sh->k,
                sh->crowded ? "crowded" : "a core each",
                sh->crowded ? "yield at once" : "spin first");
-    sh->pair_p2p = mf_params.coll_shm_medium != 2;
+    sh->pair_p2p = MF_PARAM_LIVE(coll_shm_medium) != 2;
     sh->cma = (word & 2) != 0 && sh->pid_of != NULL;
     sh->pair_probe = (word & 4) != 0 && sh->probe != NULL && !sh->crowded;
     if (sh->k > 1)
@@ -547,7 +548,7 @@ err_free:
 
 int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op)
 {
-    if (!mf_params.coll_shm || comm->size < 2 || mf_comm_is_inter(comm))
+    if (!MF_PARAM_LIVE(coll_shm) || comm->size < 2 || mf_comm_is_inter(comm))
         return 0;
     /* Rank order across nodes and inside them is not kept: non-commutative operations take
      * the point-to-point algorithms, which combine in rank order. */
@@ -655,7 +656,7 @@ static void small_bcast(mf_coll_shm_t *sh, mf_comm_t *comm, void *buf, size_t le
 static int crowd_call(const mf_coll_shm_t *sh, size_t len)
 {
     return sh->crowded && sh->nnodes == 1 && len > SMALL_PAYLOAD &&
-           len <= (size_t)mf_params.coll_shm_crowd_bytes;
+           len <= (size_t)MF_PARAM_LIVE(coll_shm_crowd_bytes);
 }
 
 static size_t piece_len(size_t len, size_t off, size_t piece)
@@ -676,7 +677,7 @@ static int cma_from(const mf_coll_shm_t *sh, size_t len, int min)
 
 static int cma_call(const mf_coll_shm_t *sh, size_t len)
 {
-    return cma_from(sh, len, mf_params.coll_cma_bytes);
+    return cma_from(sh, len, MF_PARAM_LIVE(coll_cma_bytes));
 }
 
 static void cma_publish(mf_coll_shm_t *sh, mf_comm_t *comm, const void *addr, uint64_t n)
@@ -929,7 +930,7 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
     }
     /* With the ring on, the pieces give way to crowd_bcast above one entry: one signal per
      * call instead of one small call per 1 KiB piece (4 ranks on 2 cores, see coll.md). */
-    if (crowd_call(sh, len) && !mf_params.coll_shm_crowd_ring) {
+    if (crowd_call(sh, len) && !MF_PARAM_LIVE(coll_shm_crowd_ring)) {
         for (size_t off = 0; off < len; off += SMALL_PAYLOAD)
             small_bcast(sh, comm, (char *)buf + off, piece_len(len, off, SMALL_PAYLOAD), root);
         return MF_OK;
@@ -937,9 +938,9 @@ mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
     /* Bcast has its own threshold, on by default: the segment's halves copy a message
      * twice, one after the other, where each reader's single copy runs on its own core. Only
      * with a core per rank: 4 ranks on 2 cores took 20 us at 32 KiB against 12. */
-    if (sh->roomy && cma_from(sh, len, mf_params.coll_cma_bcast_bytes))
+    if (sh->roomy && cma_from(sh, len, MF_PARAM_LIVE(coll_cma_bcast_bytes)))
         return cma_bcast(sh, comm, buf, len, root);
-    if (sh->crowded && sh->nnodes == 1 && mf_params.coll_shm_crowd_ring) {
+    if (sh->crowded && sh->nnodes == 1 && MF_PARAM_LIVE(coll_shm_crowd_ring)) {
         crowd_bcast(sh, comm, buf, len, sh->lrank_of[root]);
         return MF_OK;
     }
@@ -1015,7 +1016,7 @@ static int crowd_reduction(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf,
 {
     size_t per = SMALL_PAYLOAD / extent, len = count * extent;
     if (per == 0 || !sh->crowded || sh->nnodes != 1 || len <= SMALL_PAYLOAD ||
-        len > (size_t)mf_params.coll_shm_crowd_reduce_bytes)
+        len > (size_t)MF_PARAM_LIVE(coll_shm_crowd_reduce_bytes))
         return 0;
     int mine = root < 0 || root == comm->rank;
     for (size_t first = 0; first < count; first += per) {
@@ -1051,7 +1052,7 @@ static int crowd_reduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char *sbuf, ch
     size_t chunk = round_down(CROWD_CHUNK, extent), len = count * extent;
     size_t part = round_down(sh->data_len / (size_t)sh->k, CROWD_CHUNK);
     if (!sh->crowded || sh->nnodes != 1 || root < 0 || chunk == 0 || part == 0 ||
-        !mf_params.coll_shm_crowd_ring)
+        !MF_PARAM_LIVE(coll_shm_crowd_ring))
         return 0;
     unsigned nslots = (unsigned)(part / CROWD_CHUNK);
     if (nslots > CROWD_RING_MAX)
@@ -1431,7 +1432,7 @@ mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf,
         return MF_OK;
     }
 
-    size_t cma_min = (size_t)mf_params.coll_cma_bytes;
+    size_t cma_min = (size_t)MF_PARAM_LIVE(coll_cma_bytes);
     if (cma_min > CMA_ALLREDUCE_MIN)
         cma_min = CMA_ALLREDUCE_MIN;
     if (cma_call(sh, cma_min) && count * extent >= cma_min && count >= (size_t)sh->k)
@@ -1984,9 +1985,9 @@ int mf_coll_shm_crowd_reduce_ring_ok(mf_comm_t *comm, size_t len, size_t extent,
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->crowded && sh->nnodes == 1 && sh->k == comm->size && sh->k > 1 &&
-           mf_params.coll_shm_crowd_ring && len > (size_t)mf_params.coll_shm_crowd_reduce_bytes &&
-           !small_call(sh, len) && round_down(CROWD_CHUNK, extent) > 0 &&
-           sh->data_len / (size_t)sh->k / CROWD_CHUNK >= 2;
+           MF_PARAM_LIVE(coll_shm_crowd_ring) &&
+           len > (size_t)MF_PARAM_LIVE(coll_shm_crowd_reduce_bytes) && !small_call(sh, len) &&
+           round_down(CROWD_CHUNK, extent) > 0 && sh->data_len / (size_t)sh->k / CROWD_CHUNK >= 2;
 }
 
 /* Reduce_scatter above the pieces on a crowded node: one pass over crowd_reduce's ring, every
@@ -2172,7 +2173,7 @@ static int probe_far(mf_coll_shm_t *sh, mf_comm_t *comm)
     spins = 0;
     if (sh->lrank == 0) {
         wait_ge(comm, line, last, &spins, &polls);
-        far = best > (uint64_t)mf_params.coll_pair_far_ns;
+        far = best > (uint64_t)MF_PARAM_LIVE(coll_pair_far_ns);
         atomic_store_explicit(line, last + 1 + (uint64_t)far, memory_order_release);
         spins = 0;
         wait_ge(comm, line, last + 3, &spins, &polls);
@@ -2203,8 +2204,8 @@ int mf_coll_shm_pair_whole(mf_comm_t *comm, size_t bytes)
 {
     mf_coll_shm_t *sh = comm->shm;
     int far = sh->pair_probe && pair_far(sh, comm, bytes);
-    if (mf_params.coll_pair_whole != 0 || !sh->pair_probe)
-        return mf_params.coll_pair_whole == 2;
+    if (MF_PARAM_LIVE(coll_pair_whole) != 0 || !sh->pair_probe)
+        return MF_PARAM_LIVE(coll_pair_whole) == 2;
     return far;
 }
 
@@ -2454,7 +2455,7 @@ static void crowd_block_gather(mf_coll_shm_t *sh, mf_comm_t *comm, const void *s
 
 static int crowd_block_ok(const mf_coll_shm_t *sh, size_t len)
 {
-    return sh->crowded && mf_params.coll_shm_crowd_ring && len >= CROWD_BLOCK_MIN &&
+    return sh->crowded && MF_PARAM_LIVE(coll_shm_crowd_ring) && len >= CROWD_BLOCK_MIN &&
            len <= CROWD_BLOCK_MAX &&
            crowd_block_stride(len) * (size_t)(sh->k - 1) <= crowd_block_max(sh);
 }
@@ -2465,9 +2466,10 @@ int mf_coll_shm_scatter_ok(mf_comm_t *comm, size_t len)
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     size_t total = len * (size_t)sh->k;
-    int crowd = sh->crowded &&
-                (small_scatter_bytes(sh, len) <= SMALL_PAYLOAD || crowd_block_ok(sh, len) ||
-                 (total <= CROWD_SCATTER_MAX && total <= (size_t)mf_params.coll_shm_crowd_bytes));
+    int crowd =
+        sh->crowded &&
+        (small_scatter_bytes(sh, len) <= SMALL_PAYLOAD || crowd_block_ok(sh, len) ||
+         (total <= CROWD_SCATTER_MAX && total <= (size_t)MF_PARAM_LIVE(coll_shm_crowd_bytes)));
     return sh->nnodes == 1 && sh->k == comm->size && (sh->roomy || crowd);
 }
 
@@ -2483,7 +2485,7 @@ int mf_coll_shm_crowd_gather_ok(mf_comm_t *comm, size_t len)
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
     return sh->crowded && !sh->roomy && sh->nnodes == 1 && sh->k == comm->size && sh->k > 1 &&
-           mf_params.coll_shm_crowd_ring &&
+           MF_PARAM_LIVE(coll_shm_crowd_ring) &&
            crowd_block_stride(CROWD_GATHER_MIN) * (size_t)(sh->k - 1) <= crowd_block_max(sh);
 }
 
@@ -2628,7 +2630,7 @@ static size_t crowd_area_slot(const mf_coll_shm_t *sh)
 
 int mf_coll_shm_crowd_area_allgather_ok(mf_comm_t *comm, size_t most)
 {
-    if (most <= SMALL_PAYLOAD || most > (size_t)mf_params.coll_shm_crowd_allgather_bytes ||
+    if (most <= SMALL_PAYLOAD || most > (size_t)MF_PARAM_LIVE(coll_shm_crowd_allgather_bytes) ||
         !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;
@@ -2675,7 +2677,7 @@ mf_status_t mf_coll_shm_crowd_area_allgatherv(mf_comm_t *comm, void *rbuf, const
  * finish every other rank's small calls (k * len / 1 KiB of them). */
 int mf_coll_shm_crowd_area_alltoall_ok(mf_comm_t *comm, size_t len)
 {
-    if (len <= SMALL_PAYLOAD || len > (size_t)mf_params.coll_shm_crowd_alltoall_bytes ||
+    if (len <= SMALL_PAYLOAD || len > (size_t)MF_PARAM_LIVE(coll_shm_crowd_alltoall_bytes) ||
         !mf_coll_shm_usable(comm, MPI_OP_NULL))
         return 0;
     const mf_coll_shm_t *sh = comm->shm;

@@ -101,7 +101,7 @@ mf_status_t mf_finalize(void (*quiesced)(void))
         quiesced();
     atomic_store_explicit(&mf_global.state, MF_STATE_FINALIZED, memory_order_release);
     mf_comm_fini_builtin();
-    if (mf_params.vci_stats)
+    if (MF_PARAM_LIVE(vci_stats))
         mf_vci_stats_report(stderr, mf_global.world_rank);
     mf_vci_pool_fini();
     mf_request_pool_fini();

@@ -180,6 +180,11 @@ typedef struct mf_params {
 
 extern mf_params_t mf_params;
 
+/* A tunable that MPI_T_cvar_write may change while other threads run (the COLL_* ones and
+ * VCI_STATS, see cvar_scope in binding_tool.c): read with a relaxed atomic load, which costs a
+ * plain load, so the two never race. */
+#define MF_PARAM_LIVE(field) __atomic_load_n(&mf_params.field, __ATOMIC_RELAXED)
+
 mf_status_t mf_params_load(void);
 /* Print every tunable (name, value, default, description) to `out`. */
 void mf_params_print(FILE *out, int only_non_default);
