@@ -703,7 +703,10 @@ int PMPI_Cancel(MPI_Request *request)
         rc = mf_check_ptr(func, NULL, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (*request == MPI_REQUEST_NULL || mf_request_get(*request) == NULL)
+    if (*request == MPI_REQUEST_NULL)
+        return mf_err_raise(
+            NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is MPI_REQUEST_NULL"));
+    if (mf_request_get(*request) == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is not a valid request"));
     if ((*request)->type == MF_REQ_COLL)
