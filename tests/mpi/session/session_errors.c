@@ -5,9 +5,9 @@
  * NULL arguments, a communicator handler given to MPI_Session_set_errhandler) and of
  * MPI_Session_call_errhandler. Invalid session handles (MPI_SESSION_NULL, a finalized one) are
  * MPI_ERR_SESSION on MPI_COMM_SELF's handler. MPI_Comm_create_from_group reports a bad group
- * or tag through the handler it is given, and MPI_Session_init those of its info and session arguments
- * errors. A handler of the wrong kind is MPI_ERR_ERRHANDLER. Runs with the world model up so
- * MPI_COMM_SELF's handler can be set to MPI_ERRORS_RETURN.
+ * or tag through the handler it is given, and MPI_Session_init the errors of its info and
+ * session arguments. A handler of the wrong kind is MPI_ERR_ERRHANDLER. Runs with the world
+ * model up so MPI_COMM_SELF's handler can be set to MPI_ERRORS_RETURN.
  */
 #include <stdlib.h>
 
