@@ -53,7 +53,9 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
                 "manifold: %s: the library was shut down and cannot be started again "
                 "in this process\n",
                 func);
-        return MPI_ERR_OTHER;
+        return mf_err_code(MPI_ERR_OTHER, func,
+                           "the library was shut down (MPI_Finalize) and cannot be started "
+                           "again in this process");
     }
     if (state == MF_STATE_UNINIT) {
         int level;
@@ -81,16 +83,43 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
     return MPI_SUCCESS;
 }
 
+/* Shuts the library down; init_lock held. */
+static mf_status_t lib_shutdown_locked(void)
+{
+    mf_sched_finish_abandoned();
+    mf_part_fini();
+    return mf_finalize(mf_part_drop_setups);
+}
+
+/* A process that used sessions only keeps the library up when its last session ends: the
+ * transport and launcher connections cannot start twice, and sessions may begin again at any
+ * time (MPI-4.1 section 11.3), from any thread. It shuts down at exit, if no session is
+ * left then. */
+static void lib_shutdown_at_exit(void)
+{
+    pthread_mutex_lock(&init_lock);
+    mf_status_t status = MF_OK;
+    if (lib_users == 0 && atomic_load(&mf_global.state) == MF_STATE_READY)
+        status = lib_shutdown_locked();
+    pthread_mutex_unlock(&init_lock);
+    if (status != MF_OK)
+        fprintf(stderr, "manifold: shutting down at exit: %s\n", mf_status_str(status));
+}
+
 int mf_binding_lib_release(const char *func, int world)
 {
+    static int exit_hook;
     pthread_mutex_lock(&init_lock);
     mf_status_t status = MF_OK;
     if (world)
         atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
-    if (--lib_users == 0) {
-        mf_sched_finish_abandoned();
-        mf_part_fini();
-        status = mf_finalize(mf_part_drop_setups);
+    /* The world model ends the process's use of MPI (it cannot start again); with sessions
+     * only, the library stays up for the next one. */
+    if (--lib_users == 0 && atomic_load(&mf_global.world_state) == MF_STATE_FINALIZED) {
+        status = lib_shutdown_locked();
+    } else if (lib_users == 0 && !exit_hook) {
+        exit_hook = 1;
+        atexit(lib_shutdown_at_exit);
     }
     pthread_mutex_unlock(&init_lock);
     if (status != MF_OK) {

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int errs;
+static _Atomic int errs; /* threads of session_again count too */
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
