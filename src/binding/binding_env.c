@@ -83,12 +83,32 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
     return MPI_SUCCESS;
 }
 
-/* Shuts the library down; init_lock held. */
-static mf_status_t lib_shutdown_locked(void)
+/* For errors with no handler left to call. */
+static void print_error(int code)
 {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    PMPI_Error_string(code, text, &len);
+    fprintf(stderr, "manifold: %s\n", text);
+}
+
+/* Shuts the library down; init_lock held. Returns an error code, not raised. Another thread
+ * still waiting in a call that can never complete (an erroneous program) would poll the
+ * transport this destroys and crash: then the library stays up and the caller reports it. */
+static int lib_shutdown_locked(const char *func)
+{
+    int waiting = mf_request_other_waiters(20);
+    if (waiting > 0)
+        return mf_err_code(MPI_ERR_OTHER, func,
+                           "%d other thread(s) still wait in MPI calls, which could never "
+                           "complete; every thread must be done with MPI before it finalizes",
+                           waiting);
     mf_sched_finish_abandoned();
     mf_part_fini();
-    return mf_finalize(mf_part_drop_setups);
+    mf_status_t status = mf_finalize(mf_part_drop_setups);
+    return status == MF_OK ? MPI_SUCCESS
+                           : mf_err_code(MPI_ERR_OTHER, func, "shutting down failed: %s",
+                                         mf_status_str(status));
 }
 
 /* A process that used sessions only keeps the library up when its last session ends: the
@@ -98,35 +118,36 @@ static mf_status_t lib_shutdown_locked(void)
 static void lib_shutdown_at_exit(void)
 {
     pthread_mutex_lock(&init_lock);
-    mf_status_t status = MF_OK;
+    int rc = MPI_SUCCESS;
     if (lib_users == 0 && atomic_load(&mf_global.state) == MF_STATE_READY)
-        status = lib_shutdown_locked();
+        rc = lib_shutdown_locked("exit");
     pthread_mutex_unlock(&init_lock);
-    if (status != MF_OK)
-        fprintf(stderr, "manifold: shutting down at exit: %s\n", mf_status_str(status));
+    if (rc != MPI_SUCCESS)
+        print_error(rc);
 }
 
 int mf_binding_lib_release(const char *func, int world)
 {
     static int exit_hook;
     pthread_mutex_lock(&init_lock);
-    mf_status_t status = MF_OK;
+    int rc = MPI_SUCCESS;
     if (world)
         atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
     /* The world model ends the process's use of MPI (it cannot start again); with sessions
      * only, the library stays up for the next one. */
-    if (--lib_users == 0 && atomic_load(&mf_global.world_state) == MF_STATE_FINALIZED) {
-        status = lib_shutdown_locked();
-    } else if (lib_users == 0 && !exit_hook) {
+    if (--lib_users == 0 && atomic_load(&mf_global.world_state) == MF_STATE_FINALIZED)
+        rc = lib_shutdown_locked(func);
+    /* Still up with no user (sessions only, or a refused shutdown): down at exit. */
+    if (lib_users == 0 && mf_is_initialized() && !exit_hook) {
         exit_hook = 1;
         atexit(lib_shutdown_at_exit);
     }
     pthread_mutex_unlock(&init_lock);
-    if (status != MF_OK) {
-        fprintf(stderr, "manifold: %s: %s\n", func, mf_status_str(status));
-        return MPI_ERR_OTHER;
-    }
-    return MPI_SUCCESS;
+    if (rc != MPI_SUCCESS && mf_is_initialized()) /* still up: raised as any error */
+        return mf_err_raise(&mf_comm_world, rc);
+    if (rc != MPI_SUCCESS)
+        print_error(rc);
+    return rc;
 }
 
 static int init_common(const char *func, int required, int *provided)

@@ -651,6 +651,9 @@ int mf_request_is_complete(mf_request_t *req);
 void mf_request_pass_begin(void);
 void mf_request_pass_end(void);
 int mf_request_pass_first_poll(void);
+/* How many other threads went on waiting in MPI calls (polling with nothing to do) during the
+ * next watch_ms milliseconds: for MPI_Finalize, which must not destroy what they poll. */
+int mf_request_other_waiters(int watch_ms);
 void mf_request_wait_done(mf_request_t *req);
 /* Done with nothing left to drive (no poll hook): what a wait checks first, inline. */
 static inline int mf_request_done_now(mf_request_t *req)

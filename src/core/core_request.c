@@ -375,10 +375,58 @@ static __attribute__((noinline)) void yield_and_learn(void)
         doubt_changed(spin_doubt + ((DOUBT_MAX - spin_doubt) >> 5));
 }
 
+/* Threads that waited (reached idle_polls), each with a count of its idle rounds, so that
+ * MPI_Finalize can tell whether another thread is still waiting in a call that can never
+ * complete (an erroneous program): it would poll a transport that finalize destroys. Records
+ * are never freed; one per thread that ever waited. */
+typedef struct waiter {
+    atomic_uint rounds;
+    struct waiter *next;
+} waiter_t;
+static _Atomic(waiter_t *) waiters;
+static _Thread_local waiter_t *my_waiter;
+
+static void waiter_count(void)
+{
+    waiter_t *me = my_waiter;
+    if (MF_UNLIKELY(me == NULL)) {
+        me = mf_calloc(1, sizeof(*me), "waiter record");
+        if (me == NULL)
+            return;
+        me->next = atomic_load(&waiters);
+        while (!atomic_compare_exchange_weak(&waiters, &me->next, me))
+            ;
+        my_waiter = me;
+    }
+    atomic_fetch_add_explicit(&me->rounds, 1, memory_order_relaxed);
+}
+
+int mf_request_other_waiters(int watch_ms)
+{
+    enum { MAX_WATCHED = 256 };
+    waiter_t *seen[MAX_WATCHED];
+    unsigned before[MAX_WATCHED];
+    int n = 0, busy = 0;
+    for (waiter_t *w = atomic_load(&waiters); w != NULL && n < MAX_WATCHED; w = w->next) {
+        if (w == my_waiter)
+            continue;
+        seen[n] = w;
+        before[n++] = atomic_load_explicit(&w->rounds, memory_order_relaxed);
+    }
+    if (n == 0)
+        return 0;
+    struct timespec pause = {watch_ms / 1000, (long)(watch_ms % 1000) * 1000000L};
+    nanosleep(&pause, NULL);
+    for (int i = 0; i < n; i++)
+        busy += atomic_load_explicit(&seen[i]->rounds, memory_order_relaxed) != before[i];
+    return busy;
+}
+
 /* A run of empty polls reached a sweep point or the spin budget: sweep the other VCIs, and
  * yield at the budget. Out of line, so that an empty poll is a single test. */
 static __attribute__((noinline)) int idle_polls(mf_vci_t *vci, int polls)
 {
+    waiter_count();
     mf_vci_progress_others(vci);
     if (polls < spin_budget)
         return polls;
