@@ -27,6 +27,9 @@
  * threads; more share rings. */
 #define ERR_RINGS    8
 #define ERR_PER_RING (ERR_SLOTS / ERR_RINGS)
+/* The highest slot handed out (slot 15 is skipped, see T_CLASS_SLOT). */
+#define ERR_LAST_SLOT (ERR_RINGS * ERR_PER_RING + 1)
+_Static_assert(ERR_LAST_SLOT <= ERR_SLOTS, "every slot handed out has its text");
 
 static struct {
     pthread_mutex_t lock;
@@ -57,7 +60,7 @@ static const char *const class_strings[] = {
     [MPI_ERR_OTHER] = "other error",
     [MPI_ERR_INTERN] = "internal error",
     [MPI_ERR_PENDING] = "operation pending",
-    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_IN_STATUS] = "an operation failed: the MPI_ERROR field of its status has the error",
     [MPI_ERR_ACCESS] = "permission denied",
     [MPI_ERR_AMODE] = "invalid access mode",
     [MPI_ERR_ASSERT] = "invalid assert argument",
@@ -214,7 +217,10 @@ static int code_class(int code)
         return -1;
     if (is_t_class(code))
         return code;
-    int c = code & ((1 << ERR_CLASS_BITS) - 1);
+    int c = code & ((1 << ERR_CLASS_BITS) - 1), slot = code >> ERR_CLASS_BITS;
+    /* Slots never handed out, and a slot on MPI_SUCCESS, make no code. */
+    if (slot > 0 && (slot == T_CLASS_SLOT || slot > ERR_LAST_SLOT || c == MPI_SUCCESS))
+        return -1;
     return class_valid(c) ? c : -1;
 }
 
@@ -237,7 +243,10 @@ static void code_string(int code, char *out, size_t size)
         return;
     }
     pthread_mutex_lock(&errs.lock);
-    snprintf(out, size, "%s", errs.text[slot]);
+    /* a slot not used yet: a code nobody was given, but of a valid shape */
+    snprintf(out, size, "%s",
+             errs.text[slot][0] != '\0' ? errs.text[slot]
+                                        : class_strings[code & ((1 << ERR_CLASS_BITS) - 1)]);
     pthread_mutex_unlock(&errs.lock);
 }
 

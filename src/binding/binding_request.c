@@ -341,6 +341,8 @@ static int status_of(MPI_Request r, MPI_Status statuses[], int n)
  * carrying a message, so the statuses' MPI_ERROR fields are where the reasons are. */
 static int in_status_failed(mf_comm_t *comm)
 {
+    /* The class itself, as the standard says ("returns MPI_ERR_IN_STATUS") and programs test
+     * with ==; the statuses carry the errors. */
     return mf_err_raise(comm, MPI_ERR_IN_STATUS);
 }
 

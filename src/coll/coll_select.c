@@ -287,10 +287,13 @@ int mf_coll_select(mf_coll_kind_t kind, int nprocs, size_t bytes)
 {
     pthread_once(&select_once, select_init);
     MF_ASSERT(kind < MF_COLL_KINDS);
-    if (forced[kind] != NULL && *forced[kind] != MF_COLL_AUTO) {
+    /* One relaxed atomic load: MPI_T_cvar_write may change it meanwhile (MF_PARAM_LIVE). */
+    int chosen =
+        forced[kind] != NULL ? __atomic_load_n(forced[kind], __ATOMIC_RELAXED) : MF_COLL_AUTO;
+    if (chosen != MF_COLL_AUTO) {
         mf_log(MF_LOG_DEBUG, "coll", "%s on %d processes, %zu bytes: %s (forced)", kind_names[kind],
-               nprocs, bytes, mf_coll_alg_name(kind, *forced[kind]));
-        return *forced[kind];
+               nprocs, bytes, mf_coll_alg_name(kind, chosen));
+        return chosen;
     }
     /* A file's rules need not cover every case: the built-in ones catch the rest. */
     for (int pass = from_file[kind].n > 0 ? 0 : 1; pass < 2; pass++) {

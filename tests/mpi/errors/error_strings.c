@@ -92,6 +92,18 @@ static void check_t_classes(void)
         MPI_Error_class(rc, &cls);
         MTEST_CHECK(cls == MPI_ERR_TYPE, "code %d has class %d", rc, cls);
     }
+    /* Integers no call can have returned are refused, not given a class (MPI_SUCCESS for a
+     * non-zero one) and an empty string: the rest of the tool classes' slot, a slot on
+     * MPI_SUCCESS's bits, and slots past the last one used. */
+    const int impossible[] = {960, 961, 1000, 1019, 64, 16000, 16001};
+    for (int i = 0; i < (int)(sizeof(impossible) / sizeof(impossible[0])); i++) {
+        int cls = -1, len = -1;
+        char text[MPI_MAX_ERROR_STRING];
+        int rc = MPI_Error_class(impossible[i], &cls);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Error_class");
+        rc = MPI_Error_string(impossible[i], text, &len);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Error_string");
+    }
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
