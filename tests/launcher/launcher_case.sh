@@ -42,6 +42,24 @@ wait_for_probes() {
     done
 }
 
+# Waits for mpiexec (pid $1) to end within $2 tenths of a second and sets rc to its exit
+# status; past that, kills it and its ranks and fails with message $3.
+wait_mpiexec() {
+    tries=0
+    while kill -0 "$1" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ "$tries" -gt "$2" ]; then
+            kill -KILL "$1"
+            pkill -KILL -f -- "--token=$token"
+            rm -f "/dev/shm/ucx_shm_left_$token"
+            fail "$3"
+        fi
+        sleep 0.1
+    done
+    wait "$1"
+    rc=$?
+}
+
 kvs_case() { # launcher-args... -- expected-version
     run env "$@" "--token=$token"
     expect_rc 0
@@ -279,20 +297,7 @@ stalled_report)
             "$mpiexec" -n 2 --timeout 2 "$probe" shm "ucx_shm_left_$token" 2000 "--token=$token" \
                 >"$fifo" 2>&1 &
         fi
-        pid=$!
-        tries=0
-        while kill -0 "$pid" 2>/dev/null; do
-            tries=$((tries + 1))
-            if [ "$tries" -gt 150 ]; then
-                kill -KILL "$pid"
-                pkill -KILL -f -- "--token=$token"
-                rm -f "/dev/shm/ucx_shm_left_$token"
-                fail "mpiexec ($how) still runs after 15 s with a stalled reader"
-            fi
-            sleep 0.1
-        done
-        wait "$pid"
-        rc=$?
+        wait_mpiexec $! 150 "mpiexec ($how) still runs after 15 s with a stalled reader"
         expect_rc 124
         [ $(($(date +%s) - start)) -le 8 ] || fail "stopping ($how) took too long"
         [ ! -e "/dev/shm/ucx_shm_left_$token" ] || fail "the left-over segment was not removed"
@@ -322,18 +327,7 @@ stalled_stdout | stalled_sigint)
         sleep 1 # the pipes fill
         kill -INT "$pid"
     fi
-    tries=0
-    while kill -0 "$pid" 2>/dev/null; do
-        tries=$((tries + 1))
-        if [ "$tries" -gt 100 ]; then
-            kill -KILL "$pid"
-            pkill -KILL -f -- "--token=$token"
-            fail "mpiexec still runs after 10 s with a stalled stdout reader"
-        fi
-        sleep 0.1
-    done
-    wait "$pid"
-    rc=$?
+    wait_mpiexec "$pid" 100 "mpiexec still runs after 10 s with a stalled stdout reader"
     exec 3>&-
     rm -f "$fifo"
     if [ "$case_name" = stalled_stdout ]; then
