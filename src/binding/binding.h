@@ -130,6 +130,18 @@ static inline int mf_check_count(const char *func, mf_comm_t *comm, const char *
     return MF_LIKELY(count >= 0) ? MPI_SUCCESS : mf_check_count_fail(func, comm, arg, count);
 }
 
+/* *bytes_p = count * unit; nonzero when the product is negative or does not fit an MPI_Count
+ * (every length the library reports back, MPI_Get_count_c or MPI_Pack_size_c, is one), where
+ * a size_t product would let 2^63..2^64-1 through and turn negative there. */
+static inline int mf_bytes_overflow(MPI_Count count, size_t unit, size_t *bytes_p)
+{
+    int64_t bytes;
+    if (__builtin_mul_overflow((int64_t)count, (int64_t)unit, &bytes) || bytes < 0)
+        return 1;
+    *bytes_p = (size_t)bytes;
+    return 0;
+}
+
 /* Validates a committed datatype (predefined or derived) and computes the byte length of the
  * packed form of `count` items (count * size). */
 static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const char *arg,
@@ -137,7 +149,7 @@ static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const cha
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
     if (MF_LIKELY(info != NULL && info->size > 0 &&
-                  !__builtin_mul_overflow((size_t)count, (size_t)info->size, bytes_p)))
+                  !mf_bytes_overflow(count, (size_t)info->size, bytes_p)))
         return MPI_SUCCESS;
     return mf_check_datatype_slow(func, comm, arg, dt, count, bytes_p);
 }

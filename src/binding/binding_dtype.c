@@ -536,9 +536,14 @@ static int darray_common(const char *func, int large, int size, int rank, int nd
             why = "the blocks do not cover the dimension";
         if (why != NULL)
             rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "dimension %d: %s", i, why));
-        nprocs *= psizes[i];
+        if (nprocs <= size) /* beyond size the product only has to stay wrong, not overflow */
+            nprocs *= psizes[i];
     }
-    if (rc == MPI_SUCCESS && nprocs != size)
+    if (rc == MPI_SUCCESS && nprocs > size)
+        rc = mf_err_raise(NULL,
+                          mf_err_code(MPI_ERR_ARG, func,
+                                      "the process grid has more than size=%d processes", size));
+    else if (rc == MPI_SUCCESS && nprocs != size)
         rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
                                             "the process grid has %lld processes, size is %d",
                                             nprocs, size));
@@ -1182,7 +1187,12 @@ static int external_common(const char *func, int unpack, const char *datarep, co
         return rc;
     MPI_Count item, bytes;
     mf_dtype_external32_size(dt, &item);
-    bytes = item * count;
+    if (__builtin_mul_overflow(item, count, &bytes))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_COUNT, func,
+                                              "argument %s=%lld: %lld items of %lld bytes each "
+                                              "do not fit an MPI_Count",
+                                              unpack ? "outcount" : "incount", (long long)count,
+                                              (long long)count, (long long)item));
     if (*position < 0 || size < *position || bytes > size - *position)
         return mf_err_raise(NULL,
                             mf_err_code(unpack ? MPI_ERR_TRUNCATE : MPI_ERR_NO_SPACE, func,

@@ -10,6 +10,8 @@
 #include "part.h"
 #include "pt2pt.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +108,7 @@ static int lib_shutdown_locked(const char *func)
     mf_sched_finish_abandoned();
     mf_part_fini();
     mf_status_t status = mf_finalize(mf_part_drop_setups);
+    mf_part_release_all();
     return status == MF_OK ? MPI_SUCCESS
                            : mf_err_code(MPI_ERR_OTHER, func, "shutting down failed: %s",
                                          mf_status_str(status));
@@ -164,19 +167,20 @@ int PMPI_Init(int *argc, char ***argv)
 #pragma weak MPI_Init_thread = PMPI_Init_thread
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    static const char func[] = "MPI_Init_thread";
+    /* Before initialisation errors go to the initial handler, MPI_ERRORS_ARE_FATAL (MPI-4.1
+     * section 9.3): returning would leave a program that does not test the code to fail at
+     * its next call for a misleading reason. */
     if (required != MPI_THREAD_SINGLE && required != MPI_THREAD_FUNNELED &&
-        required != MPI_THREAD_SERIALIZED && required != MPI_THREAD_MULTIPLE) {
-        fprintf(stderr,
-                "manifold: MPI_Init_thread: argument required=%d is not a thread "
-                "level\n",
-                required);
-        return MPI_ERR_ARG;
-    }
-    if (provided == NULL) {
-        fprintf(stderr, "manifold: MPI_Init_thread: argument provided is NULL\n");
-        return MPI_ERR_ARG;
-    }
-    return init_common("MPI_Init_thread", required, provided);
+        required != MPI_THREAD_SERIALIZED && required != MPI_THREAD_MULTIPLE)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                              "argument required=%d is not a thread level "
+                                              "(MPI_THREAD_SINGLE, _FUNNELED, _SERIALIZED or "
+                                              "_MULTIPLE)",
+                                              required));
+    if (provided == NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument provided is NULL"));
+    return init_common(func, required, provided);
 }
 
 #pragma weak MPI_Finalize = PMPI_Finalize
@@ -255,6 +259,7 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
              mf_global.world_rank, errorcode);
     if (!mf_is_initialized()) {
         fprintf(stderr, "manifold: %s\n", msg);
+        mf_flush_program_output();
         _exit(errorcode & 0xff ? errorcode & 0xff : 1);
     }
     /* Aborting a sub-communicator ends the whole job, which the standard allows. */
@@ -326,6 +331,26 @@ int PMPI_Pcontrol(const int level, ...)
 
 /* Memory for communication buffers: nothing is registered ahead of time (UCX registers what a
  * transfer needs and caches it), so this is cache-line aligned heap memory. */
+/* The alignment MPI_Alloc_mem gives: a cache line, or more when the info asks for it with
+ * "mpi_minimum_memory_alignment" (MPI-4.1 section 9.2). A value that is not a power of two is
+ * a hint we may ignore, and is. */
+static size_t alloc_mem_alignment(MPI_Info info)
+{
+    struct MPI_ABI_Info *obj = info == MPI_INFO_NULL ? NULL : mf_info_get_obj(info);
+    char value[32], *end;
+    size_t len;
+    if (obj == NULL ||
+        !mf_info_get(obj, "mpi_minimum_memory_alignment", value, sizeof(value), &len) ||
+        len >= sizeof(value))
+        return MF_CACHE_LINE;
+    errno = 0;
+    unsigned long long align = strtoull(value, &end, 10);
+    if (errno != 0 || end == value || *end != '\0' || align <= MF_CACHE_LINE ||
+        (align & (align - 1)) != 0 || align > SIZE_MAX / 2)
+        return MF_CACHE_LINE;
+    return (size_t)align;
+}
+
 #pragma weak MPI_Alloc_mem = PMPI_Alloc_mem
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
@@ -341,7 +366,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL && info != MPI_INFO_ENV)
         return mf_err_raise(NULL,
                             mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info"));
-    void *p = mf_aligned_alloc(MF_CACHE_LINE, (size_t)size);
+    void *p = mf_aligned_alloc(alloc_mem_alignment(info), (size_t)size);
     if (p == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_NO_MEM, func, "cannot allocate %lld bytes", (long long)size));

@@ -267,7 +267,7 @@ static void fatal(mf_comm_t *comm, int code)
     else /* before the launcher said which rank this is */
         fprintf(stderr, "manifold (pid %d): fatal error on %s: %s\n", (int)getpid(), where, text);
     if (!mf_is_initialized()) {
-        fflush(stderr);
+        mf_flush_program_output();
         _exit(1);
     }
     mf_abort(code_class(code) > 0 ? code_class(code) : 1, text);
@@ -428,12 +428,12 @@ int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, M
     int committed = d != NULL && atomic_load_explicit(&d->committed, memory_order_acquire);
     if (committed || (info != NULL && info->size > 0)) {
         size_t unit = committed ? (size_t)d->psize : (size_t)info->size;
-        if (!__builtin_mul_overflow((size_t)count, unit, bytes_p))
+        if (!mf_bytes_overflow(count, unit, bytes_p))
             return MPI_SUCCESS;
-        /* a message whose length a size_t cannot hold would be sent shortened */
+        /* a message whose length does not fit would be sent shortened */
         return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func,
                                               "argument count=%lld of %zu-byte items of %s is "
-                                              "more bytes than the address space holds",
+                                              "more bytes than an MPI_Count holds",
                                               (long long)count, unit, arg));
     }
     if (d != NULL)

@@ -10,6 +10,9 @@
 
 #include "mpix.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+
 static int init_common(const char *func, int is_send, const void *buf, int partitions,
                        MPI_Count count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm,
                        MPI_Info info, MPI_Request *request)
@@ -28,10 +31,18 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
                                            "argument partitions=%d must be between 1 and %d",
                                            partitions, MF_PART_MAX_PARTS));
     rc = mf_check_count(func, c, "count", count);
+    if (rc == MPI_SUCCESS && count > INT64_MAX / partitions)
+        rc = mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func,
+                                         "argument count=%lld times partitions=%d does not fit "
+                                         "a count",
+                                         (long long)count, partitions));
+    /* The whole buffer, partitions x count items: its size must fit the address space. */
+    MPI_Count total = rc == MPI_SUCCESS ? count * (MPI_Count)partitions : 0;
     if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, c, "datatype", dt, count, &bytes);
-    if (rc == MPI_SUCCESS && mf_dtype_get(dt) == NULL)
-        rc = mf_check_buffer(func, c, "buf", buf, bytes * (size_t)partitions);
+        rc = mf_check_datatype(func, c, "datatype", dt, total, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_typed_buffer(func, c, "buf", buf, dt, total, bytes);
+    bytes /= (size_t)partitions; /* a partition's */
     if (rc == MPI_SUCCESS)
         rc = mf_check_dest(func, c, is_send ? "dest" : "source", peer);
     if (rc == MPI_SUCCESS)
@@ -44,7 +55,7 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
     MPI_Aint off = 0;
-    if (!mf_dtype_contiguous(dt, count * (MPI_Count)partitions, &off))
+    if (!mf_dtype_contiguous(dt, total, &off))
         return mf_err_raise(c, mf_err_code(MPI_ERR_TYPE, func,
                                            "argument datatype: partitioned communication needs "
                                            "a datatype whose items are contiguous in memory"));
@@ -94,7 +105,7 @@ static int check_part_request(const char *func, MPI_Request request, int want_se
 
 static int check_active(const char *func, mf_request_t *r)
 {
-    if (r->active)
+    if (__atomic_load_n(&r->active, __ATOMIC_RELAXED))
         return MPI_SUCCESS;
     return mf_err_raise(r->comm, mf_err_code(MPI_ERR_REQUEST, func,
                                              "argument request is not active (call MPI_Start "
@@ -168,13 +179,31 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
     if (length > 0)
         rc = mf_check_ptr(func, r->comm, array_of_partitions, "array_of_partitions");
     /* Check the whole list before marking anything, so a bad entry sends nothing. */
+    size_t npart = mf_part_npart(r);
+    unsigned char *seen = rc == MPI_SUCCESS && length > 0 ? calloc(npart / 8 + 1, 1) : NULL;
+    if (rc == MPI_SUCCESS && length > 0 && seen == NULL)
+        rc = mf_err_raise(r->comm, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     for (int i = 0; rc == MPI_SUCCESS && i < length; i++) {
-        if (array_of_partitions[i] < 0 || (size_t)array_of_partitions[i] >= mf_part_npart(r))
+        int p = array_of_partitions[i];
+        if (p < 0 || (size_t)p >= npart)
             rc = mf_err_raise(r->comm, mf_err_code(MPI_ERR_ARG, func,
                                                    "array_of_partitions[%d]=%d is out of range "
                                                    "(the request has %zu partitions)",
-                                                   i, array_of_partitions[i], mf_part_npart(r)));
+                                                   i, p, npart));
+        else if (seen[p / 8] & (1u << (p % 8)))
+            rc = mf_err_raise(r->comm, mf_err_code(MPI_ERR_ARG, func,
+                                                   "array_of_partitions[%d]=%d appears twice in "
+                                                   "the list",
+                                                   i, p));
+        else if (mf_part_marked(r, p))
+            rc = mf_err_raise(r->comm, mf_err_code(MPI_ERR_ARG, func,
+                                                   "array_of_partitions[%d]: partition %d is "
+                                                   "already marked ready in this iteration",
+                                                   i, p));
+        else
+            seen[p / 8] |= (unsigned char)(1u << (p % 8));
     }
+    free(seen);
     for (int i = 0; rc == MPI_SUCCESS && i < length; i++)
         rc = pready_one(func, r, array_of_partitions[i]);
     return rc;
@@ -208,7 +237,7 @@ int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 }
 
 /* MPIX_Pbuf_prepare(all): every entry an active partitioned request. */
-static int pbuf_prepare(const char *func, int count, MPI_Request requests[])
+static int pbuf_prepare(const char *func, int one, int count, MPI_Request requests[])
 {
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
@@ -221,13 +250,18 @@ static int pbuf_prepare(const char *func, int count, MPI_Request requests[])
                             mf_err_code(MPI_ERR_ARG, func, "argument array_of_requests is NULL"));
     for (int i = 0; i < count; i++) {
         mf_request_t *r = requests[i] == MPI_REQUEST_NULL ? NULL : mf_request_get(requests[i]);
+        char arg[48];
+        if (one)
+            snprintf(arg, sizeof(arg), "argument request");
+        else
+            snprintf(arg, sizeof(arg), "array_of_requests[%d]", i);
         if (r == NULL || !mf_part_is_part(r))
-            return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
-                                                  "request %d is not a partitioned request", i));
-        if (!r->active)
-            return mf_err_raise(r->comm,
-                                mf_err_code(MPI_ERR_REQUEST, func,
-                                            "request %d is not active (call MPI_Start first)", i));
+            return mf_err_raise(
+                NULL, mf_err_code(MPI_ERR_REQUEST, func, "%s is not a partitioned request", arg));
+        if (!__atomic_load_n(&r->active, __ATOMIC_RELAXED))
+            return mf_err_raise(
+                r->comm,
+                mf_err_code(MPI_ERR_REQUEST, func, "%s is not active (call MPI_Start first)", arg));
     }
     mf_status_t st = mf_part_pbuf_prepare((mf_request_t **)requests, count);
     if (st != MF_OK)
@@ -238,11 +272,11 @@ static int pbuf_prepare(const char *func, int count, MPI_Request requests[])
 #pragma weak MPIX_Pbuf_prepare = PMPIX_Pbuf_prepare
 int PMPIX_Pbuf_prepare(MPI_Request request)
 {
-    return pbuf_prepare("MPIX_Pbuf_prepare", 1, &request);
+    return pbuf_prepare("MPIX_Pbuf_prepare", 1, 1, &request);
 }
 
 #pragma weak MPIX_Pbuf_prepareall = PMPIX_Pbuf_prepareall
 int PMPIX_Pbuf_prepareall(int count, MPI_Request array_of_requests[])
 {
-    return pbuf_prepare("MPIX_Pbuf_prepareall", count, array_of_requests);
+    return pbuf_prepare("MPIX_Pbuf_prepareall", 0, count, array_of_requests);
 }

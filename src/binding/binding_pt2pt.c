@@ -96,8 +96,7 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
         return in_range ? ENV_CHECKED : ENV_DERIVED;
     }
     size_t bytes;
-    if (MF_UNLIKELY(count < 0 ||
-                    __builtin_mul_overflow((size_t)count, (size_t)info->direct, &bytes)))
+    if (MF_UNLIKELY(count < 0 || mf_bytes_overflow(count, (size_t)info->direct, &bytes)))
         return ENV_CHECKED;
     if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
         return ENV_CHECKED;
@@ -117,7 +116,7 @@ envelope_derived(const mf_comm_t *c, const void *buf, MPI_Count count, MPI_Datat
     mf_dtype_t *d = mf_dtype_get(dt);
     if (MF_UNLIKELY(c == NULL || d == NULL || count < 0 ||
                     !atomic_load_explicit(&d->committed, memory_order_acquire) ||
-                    __builtin_mul_overflow((size_t)count, (size_t)d->psize, bytes_p) ||
+                    mf_bytes_overflow(count, (size_t)d->psize, bytes_p) ||
                     (buf == NULL && *bytes_p > 0 && !mf_dtype_bottom_ok(d, count)) ||
                     !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;

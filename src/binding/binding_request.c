@@ -723,6 +723,11 @@ int PMPI_Cancel(MPI_Request *request)
                                                                    "the generalized request's "
                                                                    "cancel_fn failed"));
     }
+    if (mf_part_is_part(*request) && !req_inactive(*request))
+        return mf_err_raise((*request)->comm,
+                            mf_err_code(MPI_ERR_REQUEST, func,
+                                        "argument request is an active partitioned request, "
+                                        "which cannot be cancelled (MPI-4.1 section 4.2.2)"));
     if (!req_inactive(*request))
         mf_pt2pt_cancel(*request);
     return MPI_SUCCESS;

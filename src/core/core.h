@@ -587,7 +587,9 @@ struct MPI_ABI_Request {
         };
         uint64_t cold_flags;
     };
-    uint8_t active; /* persistent: started and not yet completed */
+    /* persistent: started and not yet completed. Cleared by the completing thread while a
+     * partitioned receive's MPI_Parrived may look from another: those two use __atomic. */
+    uint8_t active;
     uint8_t mode;
     uint8_t unpacked;
     /* Arguments kept by persistent requests (and buffered sends) for MPI_Start. */
@@ -792,8 +794,8 @@ static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
 
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p);
 /* The contents of MPI_INFO_ENV (command, argv, maxprocs, host, arch, wdir, thread_level), built
- * on the first call after initialisation and kept; never freed by the caller. NULL when out of
- * memory. */
+ * on the first call and completed by the first call after initialisation; never freed by the
+ * caller. NULL when out of memory. */
 struct MPI_ABI_Info *mf_info_env(void);
 /* A new info object with MPI_INFO_ENV's keys (maxprocs and thread_level only once initialised),
  * command and argv taken from argv when argc > 0. */

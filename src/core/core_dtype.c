@@ -286,12 +286,14 @@ static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_
     bd->tany = 1;
 }
 
-/* MF_ERR_OVERFLOW when the bounds or the extent do not fit an MPI_Aint. */
+/* MF_ERR_OVERFLOW when the bounds, the extent or the true extent do not fit an MPI_Aint. */
 static mf_status_t bounds_set(mf_dtype_t *d, const bounds_t *bd)
 {
+    MPI_Aint true_extent;
     if (!bd->any)
         return MF_OK; /* an empty type: everything 0 */
-    if (bd->overflow || __builtin_sub_overflow(bd->ub, bd->lb, &d->extent))
+    if (bd->overflow || __builtin_sub_overflow(bd->ub, bd->lb, &d->extent) ||
+        (bd->tany && __builtin_sub_overflow(bd->tub, bd->tlb, &true_extent)))
         return MF_ERR_OVERFLOW;
     d->lb = bd->lb;
     d->true_lb = bd->tany ? bd->tlb : 0;
@@ -434,6 +436,11 @@ static mf_status_t build_dims(int ndims, const MPI_Count *gsizes, const dim_patt
     MPI_Aint stride = cp.extent;
     for (int k = 0; k < ndims; k++) {
         int i = order == MPI_ORDER_C ? ndims - 1 - k : k;
+        /* A dimension of one element taken whole adds a level and nothing else; skipping it
+         * keeps the nesting shallow (at most 63 dimensions of 2 or more fit an MPI_Aint). */
+        if (k < ndims - 1 && gsizes[i] == 1 && pat[i].nblocks == 1 && pat[i].lens[0] == 1 &&
+            pat[i].offs[0] == 0)
+            continue;
         MPI_Aint span; /* the whole dimension: the offsets below are smaller */
         if (__builtin_mul_overflow(stride, (MPI_Aint)gsizes[i], &span)) {
             mf_dtype_release(t);
@@ -469,13 +476,20 @@ mf_status_t mf_dtype_create_subarray(int ndims, const MPI_Count *sizes, const MP
                                      const MPI_Count *starts, int order, MPI_Datatype child,
                                      mf_dtype_t **dt_p)
 {
-    dim_pattern_t pat[ndims > 0 ? ndims : 1];
-    MPI_Aint offs[ndims > 0 ? ndims : 1];
-    for (int i = 0; i < ndims; i++) {
-        offs[i] = (MPI_Aint)starts[i];
-        pat[i] = (dim_pattern_t){1, (MPI_Count *)&subsizes[i], &offs[i]};
+    /* On the heap: ndims has no bound but memory (a million dimensions of size 1 are valid). */
+    dim_pattern_t *pat = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof(*pat));
+    MPI_Aint *offs = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof(*offs));
+    mf_status_t st = MF_ERR_NO_MEMORY;
+    if (pat != NULL && offs != NULL) {
+        for (int i = 0; i < ndims; i++) {
+            offs[i] = (MPI_Aint)starts[i];
+            pat[i] = (dim_pattern_t){1, (MPI_Count *)&subsizes[i], &offs[i]};
+        }
+        st = build_dims(ndims, sizes, pat, order, child, MPI_COMBINER_SUBARRAY, dt_p);
     }
-    return build_dims(ndims, sizes, pat, order, child, MPI_COMBINER_SUBARRAY, dt_p);
+    free(pat);
+    free(offs);
+    return st;
 }
 
 mf_status_t mf_dtype_create_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
@@ -483,12 +497,16 @@ mf_status_t mf_dtype_create_darray(int size, int rank, int ndims, const MPI_Coun
                                    int order, MPI_Datatype child, mf_dtype_t **dt_p)
 {
     (void)size;
-    dim_pattern_t pat[ndims > 0 ? ndims : 1];
-    memset(pat, 0, sizeof(pat));
+    dim_pattern_t *pat = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof(*pat));
+    int *coords = calloc((size_t)(ndims > 0 ? ndims : 1), sizeof(*coords));
+    if (pat == NULL || coords == NULL) {
+        free(pat);
+        free(coords);
+        return MF_ERR_NO_MEMORY;
+    }
     mf_status_t st = MF_OK;
     /* The process grid is row-major whatever the array order (MPI-5.0 5.1.4). */
     int r = rank;
-    int coords[ndims > 0 ? ndims : 1];
     for (int i = ndims - 1; i >= 0; i--) {
         coords[i] = r % psizes[i];
         r /= psizes[i];
@@ -529,6 +547,8 @@ mf_status_t mf_dtype_create_darray(int size, int rank, int ndims, const MPI_Coun
         free(pat[i].lens);
         free(pat[i].offs);
     }
+    free(pat);
+    free(coords);
     return st;
 }
 
@@ -1831,6 +1851,11 @@ static MPI_Count x32_size(MPI_Datatype t)
         return s;
     }
     MPI_Count nblocks = d->node == MF_DT_NODE_RESIZED ? 1 : d->nblocks, s = 0;
+    if (d->node != MF_DT_NODE_LIST && nblocks > 0) { /* equal blocks: no walk over them */
+        MPI_Datatype c;
+        MPI_Count b = block_child(d, 0, &c);
+        return nblocks * b * x32_size(c);
+    }
     for (MPI_Count i = 0; i < nblocks; i++) {
         MPI_Datatype c;
         MPI_Count b = block_child(d, i, &c);

@@ -244,18 +244,23 @@ mf_status_t mf_info_create_env(int argc, char *argv[], struct MPI_ABI_Info **inf
 static struct {
     pthread_mutex_t lock;
     struct MPI_ABI_Info *info;
-} info_env = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    int started; /* -1: not built; 1: built after MPI_Init, with maxprocs and thread_level */
+} info_env = {.lock = PTHREAD_MUTEX_INITIALIZER, .started = -1};
 
 struct MPI_ABI_Info *mf_info_env(void)
 {
     pthread_mutex_lock(&info_env.lock);
     if (info_env.info == NULL) {
         struct MPI_ABI_Info *info;
-        if (mf_info_create(&info) == MF_OK) {
-            if (env_build(info) != MF_OK)
-                mf_log(MF_LOG_WARN, "info", "MPI_INFO_ENV is incomplete: out of memory");
+        if (mf_info_create(&info) == MF_OK)
             info_env.info = info;
-        }
+    }
+    /* The info functions work before MPI_Init: a look then must not keep the job's keys out. */
+    int started = mf_global.world_size > 0;
+    if (info_env.info != NULL && info_env.started != started) {
+        if (env_build(info_env.info) != MF_OK)
+            mf_log(MF_LOG_WARN, "info", "MPI_INFO_ENV is incomplete: out of memory");
+        info_env.started = started;
     }
     struct MPI_ABI_Info *info = info_env.info;
     pthread_mutex_unlock(&info_env.lock);

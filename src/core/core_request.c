@@ -643,7 +643,7 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);
     if (req->persistent) {
-        req->active = 0;
+        __atomic_store_n(&req->active, 0, __ATOMIC_RELAXED);
         return err;
     }
     if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {

@@ -53,7 +53,7 @@ typedef struct mf_part {
     uint32_t peer_channel;
     int peer_npart;
     size_t peer_part_bytes;
-    mf_status_t err; /* MF_ERR_TRUNCATE when the sender's data does not fit the receiver */
+    mf_status_t err; /* MF_ERR_TRUNCATE when the two buffers differ in size */
     part_setup_t out, in;
     /* setup messages, on the home VCI; tokens, on the request's VCI */
     mf_vci_t *home;
@@ -82,7 +82,25 @@ typedef struct mf_part {
     mf_request_t *req;
     struct mf_part *wait_next, *wait_prev;
     int waiting;
+    struct mf_part *all_next, *all_prev; /* every state not yet released (below) */
 } mf_part_t;
+
+/* Every partitioned state, so that what the program never freed (legal for an inactive
+ * request) is released when the library shuts down. */
+static struct {
+    pthread_mutex_t lock;
+    mf_part_t *head;
+} all_parts = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void all_parts_add(mf_part_t *pt)
+{
+    pthread_mutex_lock(&all_parts.lock);
+    pt->all_next = all_parts.head;
+    if (all_parts.head != NULL)
+        all_parts.head->all_prev = pt;
+    all_parts.head = pt;
+    pthread_mutex_unlock(&all_parts.lock);
+}
 
 /* Active requests that cannot move data until a control message arrives (the sender the
  * receiver's setup or re-arm token, the receiver the sender's setup), so that every progress
@@ -199,6 +217,7 @@ static int part_count_live(mf_comm_t *comm)
 
 static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt);
 static void dead_sweep(int cancel);
+static void part_state_free(mf_part_t *pt);
 
 mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
                          mf_comm_t *comm, mf_request_t **req_p)
@@ -212,14 +231,13 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     pt->part_bytes = part_bytes;
     pt->buf = buf;
     pt->channel = atomic_fetch_add(&next_channel, 1);
+    all_parts_add(pt);
     if (is_send) {
         pt->state = calloc((size_t)npart, sizeof(*pt->state));
         pt->ops = calloc((size_t)npart, sizeof(*pt->ops));
         pt->nops = npart;
         if (pt->state == NULL || pt->ops == NULL) {
-            free(pt->state);
-            free(pt->ops);
-            free(pt);
+            part_state_free(pt);
             return MF_ERR_NO_MEMORY;
         }
     }
@@ -235,9 +253,7 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
         mf_vci_lock(pt->home);
         comm->part_live--;
         mf_vci_unlock(pt->home);
-        free(pt->state);
-        free(pt->ops);
-        free(pt);
+        part_state_free(pt);
         return MF_ERR_NO_MEMORY;
     }
     req->persistent = 1;
@@ -379,6 +395,9 @@ mf_status_t mf_part_start(mf_request_t *req)
     mf_vci_op_reset(&req->op, NULL);
     req->active = 1;
     if (req->peer == MPI_PROC_NULL) {
+        /* nothing moves, but marking a partition twice is still an error */
+        for (int p = 0; pt->is_send && p < pt->npart; p++)
+            atomic_store_explicit(&pt->state[p], PART_IDLE, memory_order_relaxed);
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
         mf_vci_unlock(vci);
         return MF_OK;
@@ -424,7 +443,7 @@ static void sender_advance_locked(mf_request_t *req, mf_part_t *pt)
             return;
         mf_status_t st = setup_read(req, pt);
         if (st == MF_OK &&
-            (uint64_t)pt->npart * pt->part_bytes > (uint64_t)pt->peer_npart * pt->peer_part_bytes)
+            (uint64_t)pt->npart * pt->part_bytes != (uint64_t)pt->peer_npart * pt->peer_part_bytes)
             st = MF_ERR_TRUNCATE;
         if (st != MF_OK && pt->err == MF_OK)
             pt->err = st;
@@ -451,7 +470,7 @@ static void receiver_advance_locked(mf_request_t *req, mf_part_t *pt)
         return;
     mf_status_t st = setup_read(req, pt);
     if (st == MF_OK &&
-        (uint64_t)pt->peer_npart * pt->peer_part_bytes > (uint64_t)pt->npart * pt->part_bytes)
+        (uint64_t)pt->peer_npart * pt->peer_part_bytes != (uint64_t)pt->npart * pt->part_bytes)
         st = MF_ERR_TRUNCATE;
     if (st == MF_OK) {
         pt->ops = calloc((size_t)pt->peer_npart + 1, sizeof(*pt->ops));
@@ -578,18 +597,18 @@ static int part_advance(mf_request_t *req)
 
 static void part_poll(mf_request_t *req)
 {
-    if (req->active && !mf_vci_op_is_done(&req->op))
+    if (__atomic_load_n(&req->active, __ATOMIC_RELAXED) && !mf_vci_op_is_done(&req->op))
         part_advance(req);
 }
 
 mf_status_t mf_part_pready(mf_request_t *req, int p)
 {
     mf_part_t *pt = req->part;
-    if (req->peer == MPI_PROC_NULL)
-        return MF_OK;
     unsigned char expect = PART_IDLE;
     if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
         return MF_ERR_INVALID;
+    if (req->peer == MPI_PROC_NULL)
+        return MF_OK;
     if (atomic_load(&pt->armed)) {
         mf_vci_lock(req->vci);
         expect = PART_READY;
@@ -611,7 +630,7 @@ mf_status_t mf_part_pready(mf_request_t *req, int p)
 int mf_part_parrived(mf_request_t *req, int p)
 {
     mf_part_t *pt = req->part;
-    if (!req->active || req->peer == MPI_PROC_NULL)
+    if (!__atomic_load_n(&req->active, __ATOMIC_RELAXED) || req->peer == MPI_PROC_NULL)
         return 1;
     mf_progress_test(req->vci);
     part_poll(req);
@@ -631,6 +650,12 @@ int mf_part_parrived(mf_request_t *req, int p)
     return flag;
 }
 
+int mf_part_marked(mf_request_t *req, int p)
+{
+    mf_part_t *pt = req->part;
+    return atomic_load_explicit(&pt->state[p], memory_order_relaxed) != PART_IDLE;
+}
+
 size_t mf_part_npart(const mf_request_t *req)
 {
     const mf_part_t *pt = req->part;
@@ -639,6 +664,14 @@ size_t mf_part_npart(const mf_request_t *req)
 
 static void part_state_free(mf_part_t *pt)
 {
+    pthread_mutex_lock(&all_parts.lock);
+    if (pt->all_prev != NULL)
+        pt->all_prev->all_next = pt->all_next;
+    else
+        all_parts.head = pt->all_next;
+    if (pt->all_next != NULL)
+        pt->all_next->all_prev = pt->all_prev;
+    pthread_mutex_unlock(&all_parts.lock);
     free(pt->state);
     free(pt->ops);
     free(pt->head);
@@ -694,6 +727,15 @@ void mf_part_fini(void)
 {
     for (int round = 0; round < 100000 && dead.head != NULL; round++)
         dead_sweep(1);
+}
+
+void mf_part_release_all(void)
+{
+    while (all_parts.head != NULL)
+        part_state_free(all_parts.head);
+    dead.head = NULL;
+    waiting.head = NULL;
+    atomic_store(&mf_part_waiting, 0);
 }
 
 void mf_part_free(mf_request_t *req)

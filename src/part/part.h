@@ -29,6 +29,8 @@ int mf_part_parrived(mf_request_t *req, int p);
 mf_status_t mf_part_pbuf_prepare(mf_request_t **reqs, int n);
 /* The number of partitions of this side of the request. */
 size_t mf_part_npart(const mf_request_t *req);
+/* Send side: partition p is already marked ready in this iteration. */
+int mf_part_marked(mf_request_t *req, int p);
 /* Release an inactive partitioned request. */
 void mf_part_free(mf_request_t *req);
 /* At the library's finalize: withdraw the setups of requests freed before they paired. */
@@ -36,6 +38,9 @@ void mf_part_fini(void);
 /* After the finalize fence: drop setup messages of inits freed before a partner ever met them
  * (UCX would warn about them, unexpected, when the workers close). */
 void mf_part_drop_setups(void);
+/* After the transport is gone: release the state of the requests the program never freed
+ * (an inactive persistent request may be left at MPI_Finalize). */
+void mf_part_release_all(void);
 
 static inline int mf_part_is_part(const mf_request_t *req)
 {

@@ -613,6 +613,7 @@ void mf_pmi_abort(int exit_code, const char *msg)
     struct timespec deadline;
     if (msg == NULL)
         msg = "";
+    mf_flush_program_output();
     /* Another thread may sit in a fence holding the lock forever: wait a little, then send
      * anyway. That thread is blocked reading, so our bytes do not interleave with its own. */
     clock_gettime(CLOCK_REALTIME, &deadline);

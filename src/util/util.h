@@ -52,6 +52,10 @@ void mf_log_set_rank(int rank);
  * ranks' output, since a blocking write to a reader that stopped reading would hold it. */
 typedef void (*mf_log_writer_t)(void *ctx, const char *line, size_t len);
 void mf_log_redirect(mf_log_writer_t writer, void *ctx);
+/* Flushes the program's stdout and stderr before the process ends without exit(): what it
+ * printed just before an abort must reach the launcher. Streams another thread holds locked
+ * (it may be blocked writing them) are skipped rather than waited for. */
+void mf_flush_program_output(void);
 void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -74,6 +74,20 @@ void mf_log_redirect(mf_log_writer_t writer, void *ctx)
     log_writer_ctx = ctx;
 }
 
+static void flush_unless_busy(FILE *stream)
+{
+    if (ftrylockfile(stream) != 0)
+        return;
+    fflush(stream);
+    funlockfile(stream);
+}
+
+void mf_flush_program_output(void)
+{
+    flush_unless_busy(stdout);
+    flush_unless_busy(stderr);
+}
+
 void mf_log_emit(mf_log_level_t level, const char *category, const char *fmt, ...)
 {
     /* A category filter only restricts the chatty levels; errors and warnings always show. */

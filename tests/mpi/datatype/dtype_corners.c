@@ -9,11 +9,20 @@
  *   an empty type), and the true extent counted empty children that carry only bounds;
  * - MPI_Type_set_name refused a long name instead of cutting it to MPI_MAX_OBJECT_NAME - 1;
  * - MPI_Type_create_f90_integer had no kind for ranges 19..38 (MPI_INTEGER16);
- * - MPI_Type_get_name(MPI_LONG_LONG_INT) gave the synonym's name.
+ * - MPI_Type_get_name(MPI_LONG_LONG_INT) gave the synonym's name;
+ * - byte lengths of 2^63 and more (a size_t holds them, an MPI_Count does not) passed:
+ *   MPI_Pack_size_c returned a negative size, MPI_Pack_c/Unpack_c a negative position, and
+ *   MPI_Pack_external_c overflowed (a crash); all MPI_ERR_COUNT now;
+ * - a struct whose true extent does not fit an MPI_Aint was accepted and reported a negative
+ *   true extent; the constructor fails now (MPI_ERR_ARG);
+ * - MPI_Type_create_subarray/darray kept per-dimension arrays on the stack (a stack overflow
+ *   at 400000 dimensions of size 1), and darray multiplied the process grid past overflow;
+ * - MPI_Pack_external_size walked every block of a vector (seconds for 2^30 blocks).
  */
 #include "mtest.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void check_extents(MPI_Datatype t, MPI_Aint lb, MPI_Aint extent, MPI_Aint tlb,
@@ -99,6 +108,73 @@ static void overflows(void)
     rc = MPI_Pack_external_size_c("external32", 1000, MPI_INT, &size);
     MTEST_CHECK(rc == MPI_SUCCESS && size == 4000, "external32 size of 1000 ints: %lld",
                 (long long)size);
+
+    const MPI_Count just = ((MPI_Count)1 << 61) + 1; /* ints: 2^63 + 4 bytes */
+    int small[4];
+    MPI_Count pos = 0;
+    size = 0;
+    rc = MPI_Pack_size_c(just, MPI_INT, MPI_COMM_SELF, &size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Pack_size_c");
+    rc = MPI_Pack_c(small, just, MPI_INT, small, sizeof(small), &pos, MPI_COMM_SELF);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Pack_c");
+    rc = MPI_Unpack_c(small, sizeof(small), &pos, small, just, MPI_INT, MPI_COMM_SELF);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Unpack_c");
+    rc = MPI_Pack_external_c("external32", small, just, MPI_INT, small, sizeof(small), &pos);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Pack_external_c");
+    rc = MPI_Unpack_external_c("external32", small, sizeof(small), &pos, small, just, MPI_INT);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Unpack_external_c");
+    MTEST_CHECK(pos == 0, "a failed pack moved the position to %lld", (long long)pos);
+
+    /* Data at -2^62 and near 2^62, bounds resized to 4 bytes: two of them in a struct have an
+     * extent that fits and a true extent that does not. */
+    MPI_Datatype far, far4, pair = MPI_DATATYPE_NULL;
+    MPI_Count fbl[2] = {1, 1}, fdisp[2] = {-((MPI_Count)1 << 62), ((MPI_Count)1 << 62) - 8};
+    MPI_Type_create_hindexed_c(2, fbl, fdisp, MPI_INT, &far);
+    MPI_Type_create_resized_c(far, 0, 4, &far4);
+    MPI_Count sbl[2] = {1, 1}, sdisp[2] = {0, 16};
+    MPI_Datatype stypes[2] = {far4, far4};
+    rc = MPI_Type_create_struct_c(2, sbl, sdisp, stypes, &pair);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_struct_c");
+    MTEST_CHECK(pair == MPI_DATATYPE_NULL, "a failed MPI_Type_create_struct_c set newtype");
+    MPI_Type_free(&far4);
+    MPI_Type_free(&far);
+
+    int psizes[3] = {INT32_MAX, INT32_MAX, INT32_MAX}, gsizes[3] = {4, 4, 4};
+    int distribs[3] = {MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC, MPI_DISTRIBUTE_CYCLIC};
+    int dargs[3] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG};
+    rc = MPI_Type_create_darray(1, 0, 3, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_INT, &t);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_darray");
+}
+
+/* Many dimensions of size 1 are a valid subarray (the stack held them once), and so is a
+ * huge vector whose external32 size comes without a walk over its blocks. */
+static void big_descriptions(void)
+{
+    enum { NDIMS = 400000 };
+    int *ones = mtest_calloc(NDIMS, sizeof(int)), *zeros = mtest_calloc(NDIMS, sizeof(int));
+    for (int i = 0; i < NDIMS; i++)
+        ones[i] = 1;
+    MPI_Datatype t = MPI_DATATYPE_NULL;
+    int rc = MPI_Type_create_subarray(NDIMS, ones, ones, zeros, MPI_ORDER_C, MPI_INT, &t);
+    MTEST_CHECK(rc == MPI_SUCCESS, "a subarray of %d dimensions of 1: rc %d", NDIMS, rc);
+    if (rc == MPI_SUCCESS) {
+        MPI_Count size = 0;
+        MPI_Type_commit(&t);
+        MPI_Type_size_c(t, &size);
+        MTEST_CHECK(size == 4, "the subarray of %d dimensions of 1 has size %lld", NDIMS,
+                    (long long)size);
+        MPI_Type_free(&t);
+    }
+    free(ones);
+    free(zeros);
+
+    MPI_Datatype v;
+    MPI_Count size = 0;
+    MPI_Type_vector_c((MPI_Count)1 << 40, 1, 2, MPI_INT, &v);
+    rc = MPI_Pack_external_size_c("external32", 1, v, &size);
+    MTEST_CHECK(rc == MPI_SUCCESS && size == ((MPI_Count)1 << 42),
+                "external32 size of a vector of 2^40 ints: rc %d size %lld", rc, (long long)size);
+    MPI_Type_free(&v);
 }
 
 static void names_and_kinds(void)
@@ -142,6 +218,7 @@ int main(int argc, char **argv)
     struct_corners();
     empty_children();
     overflows();
+    big_descriptions();
     names_and_kinds();
     return mtest_finalize(0);
 }

@@ -7,7 +7,9 @@
  * them optional; MPICH 5.0.2 leaves most out), but a present key must be right. It can be read,
  * counted, walked and duplicated, never modified or freed (MPI_ERR_INFO). MPI_Init_thread
  * gets NULL argc/argv, so the library must find the command line itself. Run by hand with
- * arguments, "argv" must hold them.
+ * arguments, "argv" must hold them. With MTEST_INFO_ENV_EARLY=1 the program counts the keys
+ * before MPI_Init_thread (the info functions work then), which must not keep the job's keys
+ * (maxprocs, thread_level) out of the object afterwards.
  */
 #include "mtest.h"
 
@@ -31,6 +33,8 @@ int main(int argc, char **argv)
     MPI_Info dup;
     const char *prog = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
 
+    if (getenv("MTEST_INFO_ENV_EARLY") != NULL)
+        MPI_Info_get_nkeys(MPI_INFO_ENV, &nkeys);
     MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);

@@ -4,7 +4,9 @@
  * NPART partitions, and MTEST_NTHREADS threads fill and mark interleaved partitions in
  * reverse order, racing with the library's flush of partitions queued before the receiver's
  * setup arrived (first iteration) or its re-arm token (later ones). The receiving threads each
- * wait with MPI_Parrived on their own partitions and check the data.
+ * wait with MPI_Parrived on their own partitions and check the data. With
+ * MTEST_PART_WAIT_EARLY=1 the main thread waits for the request while its threads still mark
+ * or poll partitions (MPI_Parrived of a request another thread completed is flag true).
  */
 #include "mtest.h"
 
@@ -50,6 +52,7 @@ int main(int argc, char **argv)
 {
     int provided = mtest_init_thread(&argc, &argv, MPI_THREAD_MULTIPLE);
     const char *env = getenv("MTEST_NTHREADS");
+    int wait_early = getenv("MTEST_PART_WAIT_EARLY") != NULL;
     if (env != NULL && atoi(env) > 0)
         nthreads = atoi(env);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -65,9 +68,12 @@ int main(int argc, char **argv)
         MPI_Start(&req);
         for (int t = 0; t < nthreads; t++)
             pthread_create(&th[t], NULL, rank == 0 ? send_thread : recv_thread, (void *)(size_t)t);
+        if (wait_early)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
         for (int t = 0; t < nthreads; t++)
             pthread_join(th[t], NULL);
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        if (!wait_early)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
     MPI_Request_free(&req);
     free(th);

@@ -167,14 +167,20 @@ static void check_buffer_calls(char *bbuf, MPI_Count bsize)
                 (long long)dsize, (void *)bbuf, (long long)bsize);
 }
 
-/* Counts of more bytes than the address space: rejected before anything moves. */
+/* Counts of more bytes than an MPI_Count holds: rejected before anything moves. 2^61 + 1 ints
+ * are 2^63 + 4 bytes, which a size_t holds but an MPI_Count does not (it went out as a 4-byte
+ * message once). */
 static void check_overflow(int *buf)
 {
-    const MPI_Count huge = ((MPI_Count)1 << 62) + 1;
+    const MPI_Count huge = ((MPI_Count)1 << 62) + 1, just = ((MPI_Count)1 << 61) + 1;
     MPI_Request req;
     MPI_Datatype four_gib;
 
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MTEST_CHECK_ERR(MPI_Isend_c(buf, just, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD, &req),
+                    MPI_ERR_COUNT, "MPI_Isend_c");
+    MTEST_CHECK_ERR(MPI_Send_c(buf, just, MPI_INT, MPI_PROC_NULL, TAG_DATA, MPI_COMM_WORLD),
+                    MPI_ERR_COUNT, "MPI_Send_c");
     MTEST_CHECK_ERR(MPI_Send_c(buf, huge, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD), MPI_ERR_COUNT,
                     "MPI_Send_c");
     MTEST_CHECK_ERR(MPI_Isend_c(buf, huge, MPI_INT, peer, TAG_DATA, MPI_COMM_WORLD, &req),
