@@ -68,9 +68,9 @@ static MF_HOT_PATH int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 
 /* A new schedule for the checked collective about to be built (it takes the communicator's
  * next collective sequence number, so only call it once every argument has been checked). */
-static mf_sched_t *nb_begin(mf_comm_t *c)
+static mf_sched_t *nb_begin(mf_comm_t *c, const nb_t *nb)
 {
-    return mf_sched_create(c, mf_sched_next_tag(c));
+    return mf_sched_create(c, mf_sched_next_tag(c, nb != NULL && nb->persistent));
 }
 
 /* Turn the built schedule into the user's request (started unless persistent). */
@@ -217,9 +217,11 @@ static int layout(const char *func, mf_comm_t *c, const char *what, const char *
             rc =
                 mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func, "argument %s[%d]=%lld is negative",
                                             what, i, (long long)n));
-        else if (types != NULL)
-            rc = mf_check_datatype(func, c, what[0] == 's' ? "sendtypes[i]" : "recvtypes[i]",
-                                   types[i], n, &unused);
+        else if (types != NULL) {
+            char arg[32];
+            snprintf(arg, sizeof(arg), "%stypes[%d]", what[0] == 's' ? "send" : "recv", i);
+            rc = mf_check_datatype(func, c, arg, types[i], n, &unused);
+        }
         cb->counts[i] = n;
         cb->udispls[i] = types != NULL ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
     }
@@ -330,7 +332,7 @@ static int bcast_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         return rc;
     int is_root = inter ? root == MPI_ROOT : c->rank == root;
     /* Intercommunicators run a schedule in every form (sched_end waits in the blocking one). */
-    mf_sched_t *s = nb != NULL || inter ? nb_begin(c) : NULL;
+    mf_sched_t *s = nb != NULL || inter ? nb_begin(c, nb) : NULL;
     if (is_root)
         mf_cbuf_pack(&cb, s, -1);
     if (!inter && nb == NULL) {
@@ -413,7 +415,7 @@ static int reduce_inter(const char *func, red_kind_t kind, const void *sbuf, voi
         return rc;
     }
     /* Derived types: pack what goes out, reduce packed items, unpack the result. */
-    mf_sched_t *s = nb_begin(c);
+    mf_sched_t *s = nb_begin(c, nb);
     if (s != NULL) {
         size_t n = (size_t)count * mul;
         mf_cbuf_pack(&sb, s, -1);
@@ -491,7 +493,7 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
     size_t n = (size_t)count * mul;
     /* Exscan leaves rank 0's recvbuf alone. */
     int unpack = receives && !(kind == RED_EXSCAN && c->rank == 0);
-    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    mf_sched_t *s = nb != NULL ? nb_begin(c, nb) : NULL;
     mf_cbuf_pack(&sb, s, -1);
     if (in_place)
         mf_cbuf_pack(&rb, s, -1);
@@ -651,7 +653,7 @@ static int reduce_scatter_common(const char *func, const void *sbuf, void *rbuf,
         return rc;
     }
     int inter = mf_comm_is_inter(c);
-    mf_sched_t *s = nb != NULL || inter ? nb_begin(c) : NULL;
+    mf_sched_t *s = nb != NULL || inter ? nb_begin(c, nb) : NULL;
     mf_cbuf_pack(&sb, s, -1);
     if (in_place)
         mf_cbuf_pack(&rb, s, -1);
@@ -866,7 +868,7 @@ static int move_inter(const char *func, move_kind_t kind, const move_args_t *a, 
         return rc;
     }
     /* Scatters send the all side, the others the one side; the other side is unpacked after. */
-    mf_sched_t *s = nb_begin(c);
+    mf_sched_t *s = nb_begin(c, nb);
     if (s != NULL) {
         mf_cbuf_pack(kind == MOVE_SCATTER ? &all : &one, s, -1);
         if (kind == MOVE_GATHER)
@@ -1078,7 +1080,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
     const size_t *lens = all.lens, *displs = all.displs;
     /* Scatters send the all side; gathers send the one side, and in place the root's own
      * block already sits in the all side, where the packed copy must hold it too. */
-    mf_sched_t *s = nb != NULL ? nb_begin(c) : NULL;
+    mf_sched_t *s = nb != NULL ? nb_begin(c, nb) : NULL;
     mf_cbuf_pack(kind == MOVE_SCATTER ? &all : &one, s, -1);
     if (one_in_place && kind != MOVE_SCATTER)
         mf_cbuf_pack(&all, s, c->rank);
@@ -1366,7 +1368,7 @@ static int alltoall_common(const char *func, const a2a_side_t *snd, const a2a_si
     /* Intercommunicators run a schedule in every form (sched_end waits in the blocking one). */
     int use_sched = nb != NULL || mf_comm_is_inter(c);
     /* In place the receive blocks are also the input. */
-    mf_sched_t *s = rc == MPI_SUCCESS && use_sched ? nb_begin(c) : NULL;
+    mf_sched_t *s = rc == MPI_SUCCESS && use_sched ? nb_begin(c, nb) : NULL;
     if (rc == MPI_SUCCESS) {
         mf_cbuf_pack(&sb, s, -1);
         if (in_place)
@@ -1484,7 +1486,7 @@ static int barrier_nb(const char *func, MPI_Comm comm, const nb_t *nb)
         rc = mf_binding_coll_check(func, c, &(mf_check_t){.func = func, .root = -1});
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_sched_t *s = nb_begin(c);
+    mf_sched_t *s = nb_begin(c, nb);
     if (s != NULL && mf_comm_is_inter(c))
         mf_inter_barrier(s);
     else if (s != NULL)

@@ -606,7 +606,7 @@ int PMPI_Barrier(MPI_Comm comm)
         return rc;
     if (mf_comm_is_inter(c)) {
         /* Intercommunicator collectives are schedules (coll_inter.c): run one and wait. */
-        mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c));
+        mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c, 0));
         if (s == NULL)
             return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the schedule");
         mf_inter_barrier(s);

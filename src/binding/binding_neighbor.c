@@ -96,9 +96,11 @@ static int side_layout(const char *func, mf_comm_t *c, const nside_t *sd, int is
             rc =
                 mf_err_raise(c, mf_err_code(MPI_ERR_COUNT, func, "argument %s[%d]=%lld is negative",
                                             cname, k, (long long)cnt));
-        else if (sd->w) /* Alltoallw: byte displacements, a type per neighbour */
-            rc = mf_check_datatype(func, c, is_send ? "sendtypes[i]" : "recvtypes[i]", sd->types[k],
-                                   cnt, &unused);
+        else if (sd->w) { /* Alltoallw: byte displacements, a type per neighbour */
+            char arg[32];
+            snprintf(arg, sizeof(arg), "%stypes[%d]", is_send ? "send" : "recv", k);
+            rc = mf_check_datatype(func, c, arg, sd->types[k], cnt, &unused);
+        }
         cb->counts[k] = cnt;
         cb->udispls[k] = sd->w ? (MPI_Aint)d : (MPI_Aint)d * p.extent;
     }
@@ -132,7 +134,7 @@ static int check_nb(const char *func, mf_comm_t *c, const nb_t *nb)
 static int run(const char *func, mf_comm_t *c, const nb_t *nb, int cart, int indeg, const int *in,
                int outdeg, const int *out, mf_cbuf_t *sb, mf_cbuf_t *rb)
 {
-    mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c));
+    mf_sched_t *s = mf_sched_create(c, mf_sched_next_tag(c, nb != NULL && nb->persistent));
     if (s == NULL)
         return mf_err_from_status(c, MF_ERR_NO_MEMORY, func, "cannot allocate the schedule");
     /* Derived types: pack steps first, unpack steps after everything else. */

@@ -295,9 +295,11 @@ void mf_coll_shm_free(mf_comm_t *comm);
  * remembered and reported by mf_sched_request. */
 typedef struct mf_sched mf_sched_t;
 
-/* The internal tag of the next non-blocking or persistent collective on `comm` (bit 23 set,
- * a sequence number below it): every member computes the same one. */
-int mf_sched_next_tag(mf_comm_t *comm);
+/* The internal tag of the next non-blocking or (`persistent`) persistent collective on `comm`:
+ * bit 23 set, bit 22 for persistent ones, a sequence number of its kind below; every member
+ * computes the same one. The two kinds count apart, so the many one-shot operations of a long
+ * run never come round to the tag of a persistent one created at its start. */
+int mf_sched_next_tag(mf_comm_t *comm, int persistent);
 mf_sched_t *mf_sched_create(mf_comm_t *comm, int tag);
 /* The communicator whose ranks the next steps name: the schedule's own, unless mf_sched_on
  * switched it. The algorithms below size themselves by it. */

@@ -83,11 +83,12 @@ mf_sched_t *mf_sched_create(mf_comm_t *comm, int seq_tag)
     return s;
 }
 
-int mf_sched_next_tag(mf_comm_t *comm)
+int mf_sched_next_tag(mf_comm_t *comm, int persistent)
 {
     /* Bit 23 set keeps these tags apart from the blocking collectives' small ones. */
-    uint32_t seq = comm->nbc_seq++;
-    return (int)((1u << (MF_PT2PT_TAG_BITS - 1)) | (seq & ((1u << (MF_PT2PT_TAG_BITS - 1)) - 1)));
+    const uint32_t nbc = 1u << (MF_PT2PT_TAG_BITS - 1), kind = 1u << (MF_PT2PT_TAG_BITS - 2);
+    uint32_t seq = persistent ? comm->nbc_pseq++ : comm->nbc_seq++;
+    return (int)(nbc | (persistent ? kind : 0) | (seq & (kind - 1)));
 }
 
 static step_t *add_step(mf_sched_t *s, step_kind_t kind)

@@ -248,7 +248,8 @@ struct MPI_ABI_Comm {
     /* A pending MPI_Comm_idup whose call failed (a copy callback): the agreement, which the
      * other members take part in, runs on and then discards it (mf_comm_idup_abandon). */
     atomic_int idup_abandoned;
-    uint32_t nbc_seq; /* non-blocking/persistent collectives started so far: identical everywhere */
+    uint32_t nbc_seq;          /* non-blocking collectives started so far: identical everywhere */
+    uint32_t nbc_pseq;         /* persistent collectives created so far: the same */
     pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
     struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */

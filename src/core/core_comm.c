@@ -63,6 +63,7 @@ static void comm_setup(mf_comm_t *comm, unsigned context_id, int vci_index, int 
     comm->create_seq = 0;
     atomic_init(&comm->idup_abandoned, 0);
     comm->nbc_seq = 0;
+    comm->nbc_pseq = 0;
     comm->name[0] = '\0';
     comm->info = NULL;
     comm->attrs = NULL;
@@ -715,7 +716,7 @@ mf_status_t mf_comm_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_Info *
         return inter_idup(parent, with_info, info, comm_p, req_p);
     int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
     mf_comm_t *comm = comm_object_new();
-    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent));
+    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent, 0));
     idup_t *st = s != NULL ? mf_sched_tmp(s, sizeof(*st)) : NULL;
     if (ranks == NULL || comm == NULL || st == NULL) {
         free(ranks);
@@ -1497,7 +1498,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
     int *lranks = mf_malloc(sizeof(int) * (size_t)plc->size, "communicator ranks");
     int *rranks = mf_malloc(sizeof(int) * (size_t)parent->remote_size, "remote group ranks");
     mf_comm_t *comm = comm_object_new(), *lc = comm_object_new();
-    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent));
+    mf_sched_t *s = mf_sched_create(parent, mf_sched_next_tag(parent, 0));
     inter_idup_t *st = s != NULL ? mf_sched_tmp(s, sizeof(*st)) : NULL;
     struct MPI_ABI_Info *dinfo = NULL;
     mf_status_t status = MF_OK;

@@ -10,6 +10,9 @@
  */
 #include "mtest.h"
 
+#include <stdio.h>
+#include <string.h>
+
 int main(int argc, char **argv)
 {
     int rank, size, errs = 0, buf[4] = {1, 2, 3, 4}, out[4];
@@ -80,6 +83,16 @@ int main(int argc, char **argv)
         MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Alltoallv");
         rc = MPI_Alltoallw(buf, counts, displs, NULL, big, counts, displs, types, MPI_COMM_WORLD);
         MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Alltoallw");
+        /* a bad element is named by its index */
+        char text[MPI_MAX_ERROR_STRING], want[32];
+        int len = 0;
+        types[size - 1] = MPI_DATATYPE_NULL;
+        rc = MPI_Alltoallw(buf, counts, displs, types, big, counts, displs, types, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Alltoallw");
+        MPI_Error_string(rc, text, &len);
+        snprintf(want, sizeof(want), "sendtypes[%d]", size - 1);
+        MTEST_CHECK(!mtest_is_manifold() || strstr(text, want) != NULL,
+                    "the error does not name %s: %s", want, text);
     }
 
     /* Still works. */
