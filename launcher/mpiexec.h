@@ -52,6 +52,7 @@ typedef struct mf_sink {
     int broken; /* the reader is gone (EPIPE ...): what comes is dropped */
     char *buf;
     size_t off, len, cap;
+    struct mf_output *open_line; /* whose last piece did not end its line, or NULL */
 } mf_sink_t;
 
 void mf_sink_init(mf_sink_t *sink, int fd);

@@ -42,7 +42,7 @@ void mf_sink_drop(mf_sink_t *sink)
     sink->off = sink->len = sink->cap = 0;
 }
 
-void mf_sink_put(mf_sink_t *sink, const char *data, size_t len)
+static void sink_append(mf_sink_t *sink, const char *data, size_t len)
 {
     if (sink->broken)
         return;
@@ -66,6 +66,23 @@ void mf_sink_put(mf_sink_t *sink, const char *data, size_t len)
     }
     memcpy(sink->buf + sink->len, data, len);
     sink->len += len;
+}
+
+/* Another writer comes while a rank's long line is open (a piece without its end): the piece
+ * ends its own line, and the rank's next piece starts a new one (tagged again). */
+static void sink_end_open_line(mf_sink_t *sink, const mf_output_t *writer)
+{
+    if (sink->open_line == NULL || sink->open_line == writer)
+        return;
+    sink_append(sink, "\n", 1);
+    sink->open_line->at_line_start = 1;
+    sink->open_line = NULL;
+}
+
+void mf_sink_put(mf_sink_t *sink, const char *data, size_t len)
+{
+    sink_end_open_line(sink, NULL);
+    sink_append(sink, data, len);
 }
 
 void mf_sink_printf(mf_sink_t *sink, const char *fmt, ...)
@@ -131,12 +148,14 @@ static void emit(mf_output_t *out, const char *data, size_t len)
 {
     char line[MF_OUTPUT_LINE_MAX + 32];
     size_t used = 0;
+    sink_end_open_line(out->dest, out);
     if (out->tag && out->at_line_start)
         used = (size_t)snprintf(line, sizeof(line), "[%d] ", out->rank);
     memcpy(line + used, data, len);
     used += len;
     out->at_line_start = data[len - 1] == '\n';
-    mf_sink_put(out->dest, line, used);
+    sink_append(out->dest, line, used);
+    out->dest->open_line = out->at_line_start ? NULL : out;
 }
 
 static void emit_lines(mf_output_t *out, int at_eof)

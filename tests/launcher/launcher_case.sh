@@ -193,6 +193,17 @@ tag_output)
     run "$mpiexec" -n 3 --tag-output "$probe" hello "--token=$token"
     expect_rc 0
     for r in 0 1 2; do expect_out "^\[$r\] hello from $r$"; done ;;
+longline)
+    # A long line goes out in pieces; another rank's line between two pieces must not land
+    # inside it: each output line is one rank's, and rank 0's 10000 characters all arrive.
+    run "$mpiexec" -n 2 --tag-output "$probe" longline "--token=$token"
+    expect_rc 0
+    expect_out "^\[1\] short from 1$"
+    if grep -v -E '^\[0\] a+$|^\[1\] short from 1$' "$out" >>"$err"; then
+        fail "a line mixes the output of two ranks"
+    fi
+    n=$(grep -E '^\[0\] a+$' "$out" | tr -cd a | wc -c)
+    [ "$n" -eq 10000 ] || fail "rank 0 printed 10000 characters, $n arrived" ;;
 env)
     run "$mpiexec" -n 2 --env FOO=bar -genv BAZ "q u x" -env EMPTY "" "$probe" env FOO BAZ EMPTY \
         PMI_SIZE MPI_LOCALNRANKS "--token=$token"

@@ -205,6 +205,23 @@ static int mode_orphan(int code)
     return 1;
 }
 
+/* Rank 0 writes a line of 10000 'a' in two halves 0.3 s apart (mpiexec forwards a line longer
+ * than its 4 KiB buffer in pieces); rank 1 writes a short line in between. */
+static int mode_longline(void)
+{
+    const char *rank = getenv("PMI_RANK");
+    if (rank == NULL || strcmp(rank, "0") != 0) {
+        usleep(100000);
+        return printf("short from %s\n", rank != NULL ? rank : "?") < 0;
+    }
+    char half[5000];
+    memset(half, 'a', sizeof(half));
+    if (write(1, half, sizeof(half)) != (ssize_t)sizeof(half))
+        return 1;
+    usleep(300000);
+    return write(1, half, sizeof(half)) != (ssize_t)sizeof(half) || write(1, "\n", 1) != 1;
+}
+
 static int mode_stdin(void)
 {
     char line[256];
@@ -385,6 +402,8 @@ int main(int argc, char **argv)
         return mode_stdin();
     if (strcmp(mode, "hello") == 0)
         return printf("hello from %s\n", getenv("PMI_RANK")) < 0;
+    if (strcmp(mode, "longline") == 0)
+        return mode_longline();
     if (strcmp(mode, "env") == 0)
         return mode_env(nargs - 1, argv + 2);
     if (strcmp(mode, "nofinalize") == 0)
