@@ -36,7 +36,7 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
                                          "argument count=%lld times partitions=%d does not fit "
                                          "a count",
                                          (long long)count, partitions));
-    /* The whole buffer, partitions x count items: its size must fit the address space. */
+    /* The whole buffer, partitions x count items: its size in bytes must fit an MPI_Count. */
     MPI_Count total = rc == MPI_SUCCESS ? count * (MPI_Count)partitions : 0;
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, c, "datatype", dt, total, &bytes);
