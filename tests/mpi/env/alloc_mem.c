@@ -57,7 +57,8 @@ int main(int argc, char **argv)
         MPI_Info_create(&info);
         MPI_Info_set(info, "mpi_minimum_memory_alignment", ignored[i]);
         snprintf(what, sizeof(what), "mpi_minimum_memory_alignment='%s'", ignored[i]);
-        alloc_and_check(1000, info, sizeof(double), what);
+        /* Manifold keeps its default alignment; MPICH 5.0.2 honours "100" as it can */
+        alloc_and_check(1000, info, mtest_is_manifold() ? sizeof(double) : 1, what);
         MPI_Info_free(&info);
     }
     MTEST_CHECK_ERR(MPI_Alloc_mem(-1, MPI_INFO_NULL, &p), MPI_ERR_ARG, "MPI_Alloc_mem");

@@ -6,15 +6,19 @@
  * partition layouts may differ when the sizes agree, so a matched exchange on the same tag
  * works afterwards. Its requests are left unfreed at MPI_Finalize, which is legal for inactive
  * persistent requests and must leave nothing behind (LeakSanitizer checks under ASan).
+ * Another MPI only has to fail the receive of a mismatched pair (MPICH 5.0.2 fails it with
+ * MPI_ERR_OTHER, lets the send succeed and fills what fits).
  */
 #include "mtest.h"
 
-static void check_wait(int rc, int expect)
+static void check_wait(int rc, int expect, int is_recv)
 {
     if (expect == MPI_SUCCESS)
         MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Wait of a matched pair failed: %d", rc);
-    else
+    else if (mtest_is_manifold())
         MTEST_CHECK_ERR(rc, expect, "MPI_Wait");
+    else if (is_recv)
+        MTEST_CHECK(rc != MPI_SUCCESS, "the receive of a mismatched pair succeeded");
 }
 
 static void exchange(int rank, int sparts, int scount, int rparts, int rcount, int expect)
@@ -28,12 +32,13 @@ static void exchange(int rank, int sparts, int scount, int rparts, int rcount, i
         MPI_Psend_init(buf, sparts, scount, MPI_INT, 1, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
         MPI_Start(&req);
         MPI_Pready_range(0, sparts - 1, req);
-        check_wait(MPI_Wait(&req, &st), expect);
+        check_wait(MPI_Wait(&req, &st), expect, 0);
     } else {
         MPI_Precv_init(buf, rparts, rcount, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
         MPI_Start(&req);
-        check_wait(MPI_Wait(&req, &st), expect);
-        for (int i = 0; i < rparts * rcount; i++) {
+        check_wait(MPI_Wait(&req, &st), expect, 1);
+        for (int i = 0; (expect == MPI_SUCCESS || mtest_is_manifold()) && i < rparts * rcount;
+             i++) {
             int want = expect == MPI_SUCCESS ? i + 1 : -1;
             MTEST_CHECK(buf[i] == want, "%dx%d into %dx%d: item %d is %d, expected %d", sparts,
                         scount, rparts, rcount, i, buf[i], want);
