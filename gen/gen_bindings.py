@@ -129,7 +129,16 @@ def find_hand_written(sources, abi_names):
 def handle_argument(record):
     """(scope, C expression) of the object whose error handler reports the failure: the first
     communicator, window, file or session passed by value, else the first passed through a
-    single pointer (MPI_Comm_free ...), else none."""
+    single pointer (MPI_Comm_free ...), else none. A file operation without a file
+    (MPI_File_open, MPI_File_delete) reports through MPI_FILE_NULL's handler (MPI-4.1 section
+    14.7), which a NULL file handle stands for."""
+    scope, handle = first_handle_argument(record)
+    if record["name"].startswith("MPI_File_") and scope != "MF_ERRH_FILE":
+        return "MF_ERRH_FILE", "NULL"
+    return scope, handle
+
+
+def first_handle_argument(record):
     by_pointer = None
     for param in record["params"]:
         scope = ERRH_SCOPES.get(param["kind"])

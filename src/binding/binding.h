@@ -25,6 +25,8 @@ typedef enum {
 /* The body of every generated stub: reports MPI_ERR_UNSUPPORTED_OPERATION naming `func`. */
 int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle);
 
+/* Whether `value` is an MPI error code or class (predefined or added by the user). */
+int mf_err_is_code(int value);
 /* A new error code of `error_class` whose string is "<func>: <formatted reason>". */
 int mf_err_code(int error_class, const char *func, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -36,6 +38,11 @@ int mf_err_raise(mf_comm_t *comm, int code);
 int mf_err_raise_session(mf_session_t *session, int code);
 /* Calls session error handler `eh` (predefined or with a session callback) for `handle`. */
 int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code);
+/* Errors of a call that is given the error handler of the object it creates, before that object
+ * exists (MPI_Session_init, MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups: MPI-4.1
+ * sections 11.3.1 and 7.4.2, "also invoked if the function encounters an error"): the handler
+ * runs with the null handle of its kind; MPI_ERRHANDLER_NULL leaves it to MPI_COMM_SELF's. */
+int mf_err_raise_with(MPI_Errhandler eh, int code);
 /* A user callback (`what`, e.g. "an attribute's delete callback") returned `code` during func:
  * raise an error of code's class (MPI_ERR_OTHER when code is none) that says so. */
 int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code);

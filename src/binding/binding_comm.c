@@ -400,23 +400,16 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     return MPI_SUCCESS;
 }
 
-/* MPI_Intercomm_create_from_groups reports on its errhandler argument when that returns,
- * otherwise on MPI_COMM_SELF's handler (no communicator exists yet). */
-static int raise_on(MPI_Errhandler eh, int code)
-{
-    return eh == MPI_ERRORS_RETURN ? code : mf_err_raise(NULL, code);
-}
-
 static int check_group_on(const char *func, MPI_Errhandler eh, MPI_Group handle, const char *arg,
                           mf_group_t **group_p)
 {
     *group_p = mf_group_get(handle);
     if (*group_p != NULL)
         return MPI_SUCCESS;
-    return raise_on(eh, mf_err_code(MPI_ERR_GROUP, func, "argument %s: %s", arg,
-                                    handle == MPI_GROUP_NULL
-                                        ? "MPI_GROUP_NULL is not a group"
-                                        : "not a valid group (freed or never created)"));
+    return mf_err_raise_with(eh, mf_err_code(MPI_ERR_GROUP, func, "argument %s: %s", arg,
+                                             handle == MPI_GROUP_NULL
+                                                 ? "MPI_GROUP_NULL is not a group"
+                                                 : "not a valid group (freed or never created)"));
 }
 
 /* The integer tag of a string tag (FNV-1a into the tag range): equal strings agree. */
@@ -458,39 +451,45 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (rc != MPI_SUCCESS)
         return rc;
     if (stringtag == NULL || newintercomm == NULL)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
-                                                stringtag == NULL ? "stringtag" : "newintercomm"));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                             stringtag == NULL ? "stringtag" : "newintercomm"));
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_ARG, func,
-                                                "argument stringtag is longer than "
-                                                "MPI_MAX_STRINGTAG_LEN-1 (%d) characters",
-                                                MPI_MAX_STRINGTAG_LEN - 1));
+        return mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_ARG, func,
+                                                         "argument stringtag is longer than "
+                                                         "MPI_MAX_STRINGTAG_LEN-1 (%d) characters",
+                                                         MPI_MAX_STRINGTAG_LEN - 1));
     struct MPI_ABI_Info *in = mf_info_get_obj(info);
     if (in == NULL && info != MPI_INFO_NULL && info != MPI_INFO_ENV)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_INFO, func,
-                                                "argument info is not a valid info object"));
+        return mf_err_raise_with(
+            errhandler,
+            mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
     if (local_leader < 0 || local_leader >= lg->size)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_RANK, func,
-                                                "argument local_leader=%d is not a rank of "
-                                                "local_group (size %d)",
-                                                local_leader, lg->size));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_RANK, func,
+                                             "argument local_leader=%d is not a rank of "
+                                             "local_group (size %d)",
+                                             local_leader, lg->size));
     if (remote_leader < 0 || remote_leader >= rg->size)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_RANK, func,
-                                                "argument remote_leader=%d is not a rank of "
-                                                "remote_group (size %d)",
-                                                remote_leader, rg->size));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_RANK, func,
+                                             "argument remote_leader=%d is not a rank of "
+                                             "remote_group (size %d)",
+                                             remote_leader, rg->size));
     if (lg->rank == MPI_UNDEFINED)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_GROUP, func,
-                                                "argument local_group does not contain the "
-                                                "calling process"));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_GROUP, func,
+                                             "argument local_group does not contain the "
+                                             "calling process"));
     int overlap = -1;
     if (groups_overlap(rg, lg, &overlap) != 0)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+        return mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
     if (overlap >= 0)
-        return raise_on(errhandler, mf_err_code(MPI_ERR_GROUP, func,
-                                                "rank %d of remote_group is also in local_group "
-                                                "(the groups must be disjoint)",
-                                                overlap));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_GROUP, func,
+                                             "rank %d of remote_group is also in local_group "
+                                             "(the groups must be disjoint)",
+                                             overlap));
     int err_class = 0;
     mf_comm_t *out = NULL;
     mf_status_t status = mf_comm_intercomm_from_groups(
@@ -500,9 +499,10 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (status != MF_OK) {
         if (out != NULL)
             mf_comm_free(out);
-        return raise_on(errhandler, mf_err_code(err_class != 0 ? err_class : MPI_ERR_OTHER, func,
-                                                "cannot create the intercommunicator: %s",
-                                                mf_status_str(status)));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(err_class != 0 ? err_class : MPI_ERR_OTHER, func,
+                                             "cannot create the intercommunicator: %s",
+                                             mf_status_str(status)));
     }
     MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     mf_errhandler_retain(eh);

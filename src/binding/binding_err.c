@@ -151,16 +151,25 @@ static int class_valid(int c)
     return c >= 0 && c < NCLASSES && class_strings[c] != NULL;
 }
 
+static int code_class(int code);
+
 int mf_err_code(int error_class, const char *func, const char *fmt, ...)
 {
     /* A code already (a user callback's, a user class): passed on as it is. */
-    if (!class_valid(error_class))
+    if (!class_valid(error_class) && code_class(error_class) >= 0)
         return error_class;
     char reason[MPI_MAX_ERROR_STRING / 2];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
+    /* A callback's value that is no code at all: MPI_ERR_OTHER, naming the value. */
+    if (!class_valid(error_class)) {
+        size_t len = strlen(reason);
+        snprintf(reason + len, sizeof(reason) - len, " (%d, which is not an MPI error code)",
+                 error_class);
+        error_class = MPI_ERR_OTHER;
+    }
     pthread_mutex_lock(&errs.lock);
     if (err_ring < 0)
         err_ring = (int)(errs.rings_dealt++ % ERR_RINGS);
@@ -178,7 +187,7 @@ int mf_err_code(int error_class, const char *func, const char *fmt, ...)
 
 typedef struct user_error {
     int in_use, is_class, error_class;
-    char string[MPI_MAX_ERROR_STRING];
+    char string[MPI_MAX_ERROR_STRING + 1];
 } user_error_t;
 
 static struct {
@@ -186,6 +195,8 @@ static struct {
     user_error_t entries[USER_MAX];
     int count; /* entries ever handed out: values USER_FIRST .. USER_FIRST + count - 1 */
 } user = {.lock = PTHREAD_MUTEX_INITIALIZER};
+/* A removed value is handed out again (the lowest first), so a library that adds its classes
+ * at every initialisation and removes them at every finalisation never runs out. */
 
 /* MPI_LASTUSEDCODE's value; rewritten under user.lock whenever a class or code is added. */
 static int last_used_code = MPI_ERR_LASTCODE;
@@ -215,7 +226,8 @@ static int code_class(int code)
     }
     if (code < 0)
         return -1;
-    if (is_t_class(code))
+    /* listed with the error classes (MPI-4.1 section 9.4), so a class and a code */
+    if (is_t_class(code) || code == MPI_ERR_LASTCODE)
         return code;
     int c = code & ((1 << ERR_CLASS_BITS) - 1), slot = code >> ERR_CLASS_BITS;
     /* Slots never handed out, and a slot on MPI_SUCCESS, make no code. */
@@ -224,8 +236,23 @@ static int code_class(int code)
     return class_valid(c) ? c : -1;
 }
 
+int mf_err_is_code(int value)
+{
+    return code_class(value) >= 0;
+}
+
 static void code_string(int code, char *out, size_t size)
 {
+    /* A value that is no code reaches here through a fatal handler (a user callback's, or
+     * MPI_Comm_call_errhandler's): it indexes nothing. */
+    if (code_class(code) < 0) {
+        snprintf(out, size, "error code %d (not an MPI error code)", code);
+        return;
+    }
+    if (code == MPI_ERR_LASTCODE) {
+        snprintf(out, size, "the last predefined error code");
+        return;
+    }
     if (code >= USER_FIRST) {
         pthread_mutex_lock(&user.lock);
         user_error_t *e = user_entry_locked(code);
@@ -306,6 +333,28 @@ int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code
     return code;
 }
 
+int mf_err_raise_with(MPI_Errhandler eh, int code)
+{
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh == MPI_ERRHANDLER_NULL || !mf_errhandler_valid(eh))
+        return mf_err_raise(NULL, code);
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT) {
+        fatal(NULL, code);
+        return code;
+    }
+    if (eh->comm_fn != NULL) {
+        MPI_Comm handle = MPI_COMM_NULL;
+        eh->comm_fn(&handle, &code);
+    } else if (eh->session_fn != NULL) {
+        MPI_Session handle = MPI_SESSION_NULL;
+        eh->session_fn(&handle, &code);
+    } else {
+        return mf_err_raise(NULL, code);
+    }
+    return code;
+}
+
 int mf_err_raise_session(mf_session_t *session, int code)
 {
     MPI_Errhandler eh = mf_errhandler_acquire(&session->errhandler);
@@ -351,19 +400,30 @@ void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char 
                  "(%zu bytes)",
                  mf_pt2pt_tag_source(r->op.sender_tag), mf_pt2pt_tag_tag(r->op.sender_tag),
                  r->buf_len);
+    else if (r->type == MF_REQ_COLL && r->op.status == MF_ERR_TRUNCATE)
+        snprintf(buf, len,
+                 "the collective operation received a message longer than its receive buffer "
+                 "(the processes passed counts or datatypes whose type signatures differ)");
     else if (r->op.status != MF_OK)
         snprintf(buf, len, "%s: %s", generic, mf_status_str(r->op.status));
     else
         snprintf(buf, len, "%s", generic);
 }
 
+static int raise_file(int code);
+
 int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle)
 {
+    int code =
+        mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func, "this function is not implemented yet");
+    /* No file can be opened, so a file operation's handler is MPI_FILE_NULL's
+     * (MPI_ERRORS_RETURN unless the program set one): a program may probe for MPI-IO. */
+    if (scope == MF_ERRH_FILE)
+        return raise_file(code);
     mf_comm_t *comm = NULL;
     if (scope == MF_ERRH_COMM && mf_is_initialized())
         comm = mf_comm_get((MPI_Comm)(uintptr_t)handle);
-    return mf_err_raise(comm, mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func,
-                                          "this function is not implemented yet"));
+    return mf_err_raise(comm, code);
 }
 
 /* ---- checks ------------------------------------------------------------------------------ */
@@ -687,15 +747,22 @@ static int user_add(const char *func, int is_class, int error_class, int *value_
     if (rc != MPI_SUCCESS)
         return rc;
     pthread_mutex_lock(&user.lock);
-    if (user.count == USER_MAX) {
+    int i = 0;
+    while (i < user.count && user.entries[i].in_use)
+        i++;
+    if (i == USER_MAX) {
         pthread_mutex_unlock(&user.lock);
-        return mf_err_raise(NULL,
-                            mf_err_code(MPI_ERR_OTHER, func,
-                                        "at most %d user error classes and codes exist", USER_MAX));
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_OTHER, func,
+                                              "at most %d user error classes and codes exist at "
+                                              "once",
+                                              USER_MAX));
     }
-    int value = USER_FIRST + user.count;
-    user_error_t *e = &user.entries[user.count++];
-    last_used_code = value;
+    if (i == user.count)
+        user.count++;
+    int value = USER_FIRST + i;
+    user_error_t *e = &user.entries[i];
+    if (value > last_used_code)
+        last_used_code = value;
     e->in_use = 1;
     e->is_class = is_class;
     e->error_class = is_class ? value : error_class;
@@ -720,7 +787,7 @@ static int is_class(int c)
         pthread_mutex_unlock(&user.lock);
         return ok;
     }
-    return class_valid(c);
+    return class_valid(c) || c == MPI_ERR_LASTCODE;
 }
 
 #pragma weak MPI_Add_error_code = PMPI_Add_error_code
@@ -742,10 +809,14 @@ int PMPI_Add_error_string(int errorcode, const char *string)
         rc = mf_check_ptr(func, NULL, string, "string");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (strlen(string) >= MPI_MAX_ERROR_STRING)
+    /* MPI-4.1 section 9.5: at most MPI_MAX_ERROR_STRING characters, the terminator not
+     * counted. MPI_Error_string's buffer has room for one fewer, so it returns the first
+     * MPI_MAX_ERROR_STRING - 1 of them. */
+    if (strlen(string) > MPI_MAX_ERROR_STRING)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                              "argument string is longer than %d characters",
-                                              MPI_MAX_ERROR_STRING - 1));
+                                              "argument string is longer than "
+                                              "MPI_MAX_ERROR_STRING (%d) characters",
+                                              MPI_MAX_ERROR_STRING));
     pthread_mutex_lock(&user.lock);
     user_error_t *e = user_entry_locked(errorcode);
     if (e != NULL)
@@ -759,6 +830,15 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     return MPI_SUCCESS;
 }
 
+/* MPI_LASTUSEDCODE: the highest value in use (MPI_ERR_LASTCODE when none is); user.lock held. */
+static void update_last_used_locked(void)
+{
+    int i = user.count;
+    while (i > 0 && !user.entries[i - 1].in_use)
+        i--;
+    last_used_code = MPI_ERR_LASTCODE + i;
+}
+
 static int user_remove(const char *func, int value, int want_class, int string_only)
 {
     int rc = mf_check_initialized(func);
@@ -768,7 +848,9 @@ static int user_remove(const char *func, int value, int want_class, int string_o
     pthread_mutex_lock(&user.lock);
     user_error_t *e = user_entry_locked(value);
     if (e == NULL || (!string_only && e->is_class != want_class)) {
-        why = want_class ? "is not a user-defined error class" : "is not a user-defined error code";
+        why = string_only  ? "is not a user-defined error class or code"
+              : want_class ? "is not a user-defined error class"
+                           : "is not a user-defined error code";
     } else if (string_only) {
         e->string[0] = '\0';
     } else if (e->string[0] != '\0') {
@@ -780,12 +862,15 @@ static int user_remove(const char *func, int value, int want_class, int string_o
             if (o->in_use && !o->is_class && o->error_class == value)
                 why = "still has error codes";
         }
-        if (why == NULL)
+        if (why == NULL) {
             e->in_use = 0;
+            update_last_used_locked();
+        }
     }
     pthread_mutex_unlock(&user.lock);
     if (why != NULL)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %d %s", value, why));
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s=%d %s",
+                                              want_class ? "errorclass" : "errorcode", value, why));
     return MPI_SUCCESS;
 }
 

@@ -461,16 +461,22 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 
 /* Complete every request of the array (all done or inactive). Fills statuses (MPI_ERROR
  * included) and returns MPI_ERR_IN_STATUS when any operation failed. */
-/* A completion's error for element i of the array: MPI_ERR_REQUEST alone means the request
- * was freed since the call checked its arguments, by an earlier element naming the same
- * request (complete_any in core_request.c). */
+/* A completion's error for element i of the array, as an MPI error code: the request was freed
+ * since the call checked its arguments, by an earlier element naming the same request
+ * (complete_any in core_request.c), or a generalized request's callback returned a value that
+ * is no error code. */
 static int element_error(const char *func, int i, int err)
 {
-    if (err != MPI_ERR_REQUEST)
+    if (err == MF_REQUEST_FREED_EARLIER)
+        return mf_err_code(MPI_ERR_REQUEST, func,
+                           "array_of_requests[%d] names a request that an earlier element of "
+                           "the array already completed and freed (the same request twice)",
+                           i);
+    if (mf_err_is_code(err))
         return err;
-    return mf_err_code(MPI_ERR_REQUEST, func,
-                       "array_of_requests[%d] names a request that an earlier element of the "
-                       "array already completed and freed (the same request twice)",
+    return mf_err_code(err, func,
+                       "array_of_requests[%d]: the generalized request's query_fn or free_fn "
+                       "returned an error",
                        i);
 }
 
@@ -718,10 +724,9 @@ int PMPI_Cancel(MPI_Request *request)
                                         "cannot be cancelled"));
     if ((*request)->type == MF_REQ_GREQ) {
         int err = mf_greq_cancel(*request); /* the user's cancel_fn decides */
-        return err == MPI_SUCCESS ? MPI_SUCCESS
-                                  : mf_err_raise(NULL, mf_err_code(err, func,
-                                                                   "the generalized request's "
-                                                                   "cancel_fn failed"));
+        return err == MPI_SUCCESS
+                   ? MPI_SUCCESS
+                   : mf_err_callback(NULL, func, "the generalized request's cancel_fn", err);
     }
     if (mf_part_is_part(*request) && !req_inactive(*request))
         return mf_err_raise((*request)->comm,

@@ -50,15 +50,6 @@ static void session_recycle(mf_session_t *s)
     pthread_mutex_unlock(&sessions.lock);
 }
 
-/* Errors of calls that have no session (yet): MPI_ERRORS_RETURN given by the caller returns the
- * code, anything else goes to MPI_COMM_SELF's handler (fatal when the library is not up). */
-static int raise_with(MPI_Errhandler eh, int code)
-{
-    if (eh == MPI_ERRORS_RETURN)
-        return code;
-    return mf_err_raise(NULL, code);
-}
-
 /* Which process set `name` is (an index into pset_names), or -1. URIs compare case-blind. */
 static int pset_find(const char *name)
 {
@@ -104,7 +95,7 @@ static int check_info(const char *func, mf_session_t *s, MPI_Errhandler eh, MPI_
         return MPI_SUCCESS;
     int code = mf_err_code(MPI_ERR_INFO, func,
                            "argument info is not a valid info object (freed or never created)");
-    return s != NULL ? mf_err_raise_session(s, code) : raise_with(eh, code);
+    return s != NULL ? mf_err_raise_session(s, code) : mf_err_raise_with(eh, code);
 }
 
 static const char *thread_level_name(int level)
@@ -150,7 +141,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     if (s == NULL || status != MF_OK) {
         if (s != NULL)
             session_recycle(s);
-        rc = raise_with(errhandler, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+        rc = mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
         mf_binding_lib_release(func, 0);
         return rc;
     }
@@ -344,19 +335,20 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
                                               "handler"));
     mf_group_t *g = mf_group_get(group);
     if (g == NULL)
-        return raise_with(errhandler,
-                          mf_err_code(MPI_ERR_GROUP, func, "argument group: %s",
-                                      group == MPI_GROUP_NULL ? "MPI_GROUP_NULL is not a group"
-                                                              : "not a valid group (freed or never "
-                                                                "created)"));
+        return mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_GROUP, func, "argument group: %s",
+                                                         group == MPI_GROUP_NULL
+                                                             ? "MPI_GROUP_NULL is not a group"
+                                                             : "not a valid group (freed or never "
+                                                               "created)"));
     if (stringtag == NULL || newcomm == NULL)
-        return raise_with(errhandler, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
-                                                  stringtag == NULL ? "stringtag" : "newcomm"));
+        return mf_err_raise_with(errhandler,
+                                 mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                             stringtag == NULL ? "stringtag" : "newcomm"));
     if (strnlen(stringtag, MPI_MAX_STRINGTAG_LEN) >= MPI_MAX_STRINGTAG_LEN)
-        return raise_with(errhandler, mf_err_code(MPI_ERR_ARG, func,
-                                                  "argument stringtag is longer than "
-                                                  "MPI_MAX_STRINGTAG_LEN-1 (%d) characters",
-                                                  MPI_MAX_STRINGTAG_LEN - 1));
+        return mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_ARG, func,
+                                                         "argument stringtag is longer than "
+                                                         "MPI_MAX_STRINGTAG_LEN-1 (%d) characters",
+                                                         MPI_MAX_STRINGTAG_LEN - 1));
     struct MPI_ABI_Info *in = NULL;
     rc = check_info(func, NULL, errhandler, info, &in);
     if (rc != MPI_SUCCESS)
@@ -376,9 +368,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (status != MF_OK) {
         if (out != NULL)
             mf_comm_free(out);
-        return raise_with(errhandler,
-                          mf_err_code(mf_err_class_of(status), func,
-                                      "cannot create the communicator: %s", mf_status_str(status)));
+        return mf_err_raise_with(errhandler, mf_err_code(mf_err_class_of(status), func,
+                                                         "cannot create the communicator: %s",
+                                                         mf_status_str(status)));
     }
     MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
     mf_errhandler_retain(eh);

@@ -664,6 +664,11 @@ static inline int mf_request_done_now(mf_request_t *req)
     return req->poll == NULL && mf_vci_op_is_done(&req->op);
 }
 int mf_request_complete(MPI_Request *handle_p, MPI_Status *status);
+/* What completing an array element returns for a request an earlier element of the same array
+ * already completed and freed (the same request twice): no MPI error code (code slot 255 holds
+ * none but MPI_ERR_LASTCODE), so nothing a generalized request's callback returns reads as it,
+ * short of this very value. */
+#define MF_REQUEST_FREED_EARLIER (MPI_ERR_REQUEST | (255 << 6))
 /* The communicator of a done request whose completion will report an error, held
  * (mf_comm_hold): completing the request may drop the last reference of a communicator the
  * user freed while it was pending, and the error is raised on it afterwards. NULL when the

@@ -625,7 +625,7 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
          * array and completed there (binding_request.c, element_error, names it). */
         mf_status_set_empty(status);
         *handle_p = MPI_REQUEST_NULL;
-        return MPI_ERR_REQUEST;
+        return MF_REQUEST_FREED_EARLIER;
     }
     if (req->type == MF_REQ_RECV && req->dtype != NULL &&
         (req->cold_flags | (uintptr_t)req->poll) == 0)

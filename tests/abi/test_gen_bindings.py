@@ -112,6 +112,8 @@ class GenBindingsTest(unittest.TestCase):
         self.assertIn('mf_binding_unsupported("MPI_Send", MF_ERRH_COMM, (const void *)comm)', text)
         self.assertIn('("MPI_Win_fence", MF_ERRH_WIN, (const void *)win)', text)
         self.assertIn('("MPI_File_sync", MF_ERRH_FILE, (const void *)fh)', text)
+        self.assertIn('("MPI_File_open", MF_ERRH_FILE, NULL)', text)
+        self.assertIn('("MPI_File_delete", MF_ERRH_FILE, NULL)', text)
         self.assertIn('("MPI_Session_finalize", MF_ERRH_SESSION,', text)
         self.assertIn('("MPI_Init", MF_ERRH_NONE, NULL)', text)
         self.assertIn("return MPI_COMM_NULL;", text)  # MPI_Comm_fromint

@@ -7,13 +7,17 @@
  * return without initialising and without an error (a program that does not test the code,
  * the usual case under the fatal initial handler, would fail later for a misleading reason).
  * Manifold raises it through the initial handler (fatal, naming MPI_Init_thread); MPICH 5.0.2
- * initialises at MPI_THREAD_SINGLE, which is also accepted elsewhere.
+ * initialises at MPI_THREAD_SINGLE, which is also accepted elsewhere. And a fatal handler given
+ * a value that is no error code (MPI_Comm_call_errhandler's, or a generalized request's
+ * query_fn's): the job ends with a message saying so (the library once indexed its string
+ * tables with the value: garbage text, or a crash for INT_MIN).
  *
  * Rank 0 runs this program again as a singleton child per case, with stdout and stderr on a
  * pipe, and checks what came through and how the child ended.
  */
 #include "mtest.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,26 @@
 #include <unistd.h>
 
 #define MARK "printed just before the end"
+
+static int query_garbage(void *extra_state, MPI_Status *status)
+{
+    (void)extra_state;
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    return -1;
+}
+
+static int free_nothing(void *extra_state)
+{
+    (void)extra_state;
+    return MPI_SUCCESS;
+}
+
+static int cancel_nothing(void *extra_state, int complete)
+{
+    (void)extra_state, (void)complete;
+    return MPI_SUCCESS;
+}
 
 static int child(const char *mode)
 {
@@ -38,6 +62,15 @@ static int child(const char *mode)
     printf("%s\n", MARK);
     if (strcmp(mode, "abort") == 0)
         MPI_Abort(MPI_COMM_WORLD, 3);
+    if (strncmp(mode, "callerr:", 8) == 0)
+        MPI_Comm_call_errhandler(MPI_COMM_WORLD, atoi(mode + 8));
+    if (strcmp(mode, "greq") == 0) {
+        MPI_Request req;
+        MPI_Grequest_start(query_garbage, free_nothing, cancel_nothing, NULL, &req);
+        MPI_Grequest_complete(req);
+        MPI_Wait(&req, MPI_STATUS_IGNORE); /* fatal: query_fn failed */
+        return 0;
+    }
     int rank;
     MPI_Comm_rank(MPI_COMM_NULL, &rank); /* fatal under the default handler */
     return 0;
@@ -87,14 +120,20 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-        const char *modes[] = {"abort", "fatal"};
-        for (int i = 0; i < 2; i++) {
+        char int_min[32];
+        snprintf(int_min, sizeof(int_min), "callerr:%d", INT_MIN);
+        const char *modes[] = {"abort", "fatal", "callerr:-1", "callerr:63", int_min, "greq"};
+        for (int i = 0; i < 6; i++) {
             int status = run_child(argv[0], modes[i], out, sizeof(out));
             MTEST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0,
                         "%s: the child did not fail (status %#x)", modes[i], status);
             MTEST_CHECK(strstr(out, MARK) != NULL,
                         "%s: the line printed before the end was lost; the child said: %s",
                         modes[i], out);
+            if (i >= 2 && mtest_is_manifold())
+                MTEST_CHECK(strstr(out, "not an MPI error code") != NULL,
+                            "%s: the fatal error does not say the value is no error code: %s",
+                            modes[i], out);
         }
         int status = run_child(argv[0], "init_thread", out, sizeof(out));
         int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;

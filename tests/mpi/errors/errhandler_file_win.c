@@ -5,7 +5,10 @@
  * MPI_File_call_errhandler(MPI_FILE_NULL, code) calls it with the handle and the code. Kinds
  * are checked: a file handler on a communicator, or a communicator handler on MPI_FILE_NULL,
  * is MPI_ERR_ERRHANDLER (checked on Manifold only), as is MPI_ERRHANDLER_NULL where a handler is
- * expected. Window handlers can be created and freed; MPI_WIN_NULL is MPI_ERR_WIN.
+ * expected. Window handlers can be created and freed; MPI_WIN_NULL is MPI_ERR_WIN. File
+ * operations without a file (MPI_File_open, MPI_File_delete) report on MPI_FILE_NULL's handler
+ * (section 14.7): with every handler at its default, a failing MPI_File_open returns its error
+ * and the program goes on (Manifold has no MPI-IO yet and once aborted the job there).
  */
 #include "mtest.h"
 
@@ -34,6 +37,12 @@ int main(int argc, char **argv)
     int rc;
 
     mtest_init(&argc, &argv);
+    MPI_File file;
+    rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/file", MPI_MODE_RDONLY, MPI_INFO_NULL,
+                       &file);
+    MTEST_CHECK(rc != MPI_SUCCESS, "MPI_File_open of a file in a missing directory succeeded");
+    rc = MPI_File_delete("/nonexistent-dir/file", MPI_INFO_NULL);
+    MTEST_CHECK(rc != MPI_SUCCESS, "MPI_File_delete of a file in a missing directory succeeded");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
@@ -57,6 +66,11 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS && file_calls == 1 && file_code == MPI_ERR_AMODE &&
                     file_seen == MPI_FILE_NULL,
                 "file handler: rc %d, called %d times with code %d", rc, file_calls, file_code);
+    rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/file", MPI_MODE_RDONLY, MPI_INFO_NULL,
+                       &file);
+    MTEST_CHECK(rc != MPI_SUCCESS && file_calls == 2,
+                "MPI_File_open: rc %d, MPI_FILE_NULL's handler called %d times (want 2)", rc,
+                file_calls);
 
     /* kinds: a file handler is not for communicators, a communicator one not for files
      * (MPICH 5.0.2 does not check the kinds) */

@@ -4,7 +4,11 @@
  * beyond the predefined ones and not above MPI_LASTUSEDCODE, MPI_Add_error_code gives
  * distinct codes of that class, MPI_Add_error_string attaches messages that MPI_Error_string
  * returns verbatim, and MPI_Comm_call_errhandler passes such a code unchanged to a user
- * handler. The MPI-4.1 MPI_Remove_error_string/code/class calls undo it all.
+ * handler. The MPI-4.1 MPI_Remove_error_string/code/class calls undo it all, as often as a
+ * library that adds its class at every initialisation and removes it at every finalisation
+ * does (values once never came back: the 513th cycle failed). A string of exactly
+ * MPI_MAX_ERROR_STRING characters is allowed (the terminator not counted), and
+ * MPI_ERR_LASTCODE, listed with the classes, is a class and a code.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,14 +47,73 @@ static void check_lastused_covers(int error_class)
                 "MPI_LASTUSEDCODE does not cover the new class %d", error_class);
 }
 
-static void check_remove_refused(const char *what, int rc)
+/* Refused with MPI_ERR_ARG; Manifold's message names the argument (arg). */
+static void check_remove_refused(const char *what, const char *arg, int rc)
 {
-    int cls = -1;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int cls = -1, len;
 
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
         MPI_Error_class(rc, &cls);
+        MPI_Error_string(rc, text, &len);
+    }
     MTEST_CHECK(cls == MPI_ERR_ARG, "%s succeeded or gave class %d, expected MPI_ERR_ARG", what,
                 cls);
+    if (cls == MPI_ERR_ARG && mtest_is_manifold())
+        MTEST_CHECK(strstr(text, arg) != NULL, "%s: the message does not name %s: %s", what, arg,
+                    text);
+}
+
+/* Add and remove a class, a code and a string `cycles` times. */
+static void check_reuse(int cycles)
+{
+    int i, rc = MPI_SUCCESS;
+
+    for (i = 0; i < cycles && rc == MPI_SUCCESS; i++) {
+        int cls = -1, code = -1;
+        rc = MPI_Add_error_class(&cls);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Add_error_code(cls, &code);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Add_error_string(code, "a library's error");
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Remove_error_string(code);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Remove_error_code(code);
+        if (rc == MPI_SUCCESS)
+            rc = MPI_Remove_error_class(cls);
+    }
+    MTEST_CHECK(rc == MPI_SUCCESS, "add/remove cycle %d of %d failed (%d)", i, cycles, rc);
+}
+
+/* A string of MPI_MAX_ERROR_STRING characters is accepted; MPI_Error_string gives what fits. */
+static void check_longest_string(void)
+{
+    static char longest[MPI_MAX_ERROR_STRING + 1], text[MPI_MAX_ERROR_STRING];
+    int cls = -1, len = -1;
+
+    memset(longest, 'x', MPI_MAX_ERROR_STRING);
+    MPI_Add_error_class(&cls);
+    int rc = MPI_Add_error_string(cls, longest);
+    MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Add_error_string of %d characters returned %d",
+                MPI_MAX_ERROR_STRING, rc);
+    rc = MPI_Error_string(cls, text, &len);
+    MTEST_CHECK(rc == MPI_SUCCESS && len >= 0 && len < MPI_MAX_ERROR_STRING &&
+                    (int)strlen(text) == len && strncmp(text, longest, (size_t)len) == 0,
+                "MPI_Error_string of the longest string: rc %d, len %d", rc, len);
+    MPI_Remove_error_string(cls);
+    MPI_Remove_error_class(cls);
+}
+
+static void check_lastcode(void)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int cls = -1, len = -1;
+    int rc = MPI_Error_class(MPI_ERR_LASTCODE, &cls);
+    MTEST_CHECK(rc == MPI_SUCCESS && cls == MPI_ERR_LASTCODE,
+                "MPI_Error_class(MPI_ERR_LASTCODE): rc %d, class %d", rc, cls);
+    rc = MPI_Error_string(MPI_ERR_LASTCODE, text, &len);
+    MTEST_CHECK(rc == MPI_SUCCESS && len > 0, "MPI_Error_string(MPI_ERR_LASTCODE): rc %d", rc);
 }
 
 int main(int argc, char **argv)
@@ -110,8 +173,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&comm);
 
     /* MPI-4.1 section 9.5: a code or class with a string, or a class with codes, stays. */
-    check_remove_refused("MPI_Remove_error_code", MPI_Remove_error_code(code1));
-    check_remove_refused("MPI_Remove_error_class", MPI_Remove_error_class(new_class));
+    check_remove_refused("MPI_Remove_error_code", "errorcode", MPI_Remove_error_code(code1));
+    check_remove_refused("MPI_Remove_error_class", "errorclass", MPI_Remove_error_class(new_class));
 
     rc = MPI_Remove_error_string(code1);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_string returned %d", rc);
@@ -119,13 +182,20 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_string of the class returned %d", rc);
     rc = MPI_Remove_error_code(code1);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_code returned %d", rc);
-    check_remove_refused("MPI_Remove_error_class with a code left",
+    check_remove_refused("MPI_Remove_error_class with a code left", "errorclass",
                          MPI_Remove_error_class(new_class));
     rc = MPI_Remove_error_code(code2);
     MTEST_CHECK(rc == MPI_SUCCESS, "second MPI_Remove_error_code returned %d", rc);
-    check_remove_refused("MPI_Remove_error_code of a removed code", MPI_Remove_error_code(code2));
+    check_remove_refused("MPI_Remove_error_code of a removed code", "errorcode",
+                         MPI_Remove_error_code(code2));
+    check_remove_refused("MPI_Remove_error_string of a removed code", "errorcode",
+                         MPI_Remove_error_string(code2));
     rc = MPI_Remove_error_class(new_class);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_class returned %d", rc);
+
+    check_reuse(2000);
+    check_longest_string();
+    check_lastcode();
 
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     return mtest_finalize(0);

@@ -9,9 +9,12 @@
  * MPI_Request_get_status and its array forms return (MPI_ERR_IN_STATUS for _all, with the
  * statuses ignored too), free_fn's what MPI_Request_free returns. Errors:
  * MPI_Grequest_complete on a request that is not generalized or completed twice is
- * MPI_ERR_REQUEST.
+ * MPI_ERR_REQUEST. In an array's status, query_fn's MPI_ERR_REQUEST is its own error (it once
+ * read as "the same request twice"), and a value that is no error code becomes one of class
+ * MPI_ERR_OTHER (Manifold; it was passed on raw, a code MPI_Error_class refuses).
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "mtest.h"
 
@@ -103,6 +106,29 @@ int main(int argc, char **argv)
                     sts[1].MPI_ERROR == MPI_SUCCESS && buf == 1 && s2.frees == 1,
                 "waitall: rc %d errors %d %d buf %d frees %d", rc, sts[0].MPI_ERROR,
                 sts[1].MPI_ERROR, buf, s2.frees);
+
+    /* query_fn's MPI_ERR_REQUEST, then a value that is no code, through an array */
+    int codes[2] = {MPI_ERR_REQUEST, -1};
+    for (int k = 0; k < 2; k++) {
+        state_t s4 = {0};
+        s4.code = codes[k];
+        MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s4, &reqs[0]);
+        MPI_Grequest_complete(reqs[0]);
+        rc = MPI_Waitall(1, reqs, sts);
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int len, ecls = -1;
+        int crc = MPI_Error_class(sts[0].MPI_ERROR, &ecls);
+        MPI_Error_string(sts[0].MPI_ERROR, text, &len);
+        MTEST_CHECK(rc == MPI_ERR_IN_STATUS && s4.frees == 1, "waitall, query_fn gives %d: rc %d",
+                    codes[k], rc);
+        if (k == 0)
+            MTEST_CHECK(ecls == MPI_ERR_REQUEST && strstr(text, "earlier element") == NULL,
+                        "query_fn's MPI_ERR_REQUEST: class %d, text %s", ecls, text);
+        else if (mtest_is_manifold())
+            MTEST_CHECK(crc == MPI_SUCCESS && ecls == MPI_ERR_OTHER,
+                        "query_fn's -1: status error %d, class %d (rc %d)", sts[0].MPI_ERROR, ecls,
+                        crc);
+    }
 
     /* Request_free before the completion: free_fn runs at the completion. */
     state_t s3 = {0};

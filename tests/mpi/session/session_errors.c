@@ -5,7 +5,9 @@
  * NULL arguments, a communicator handler given to MPI_Session_set_errhandler) and of
  * MPI_Session_call_errhandler. Invalid session handles (MPI_SESSION_NULL, a finalized one) are
  * MPI_ERR_SESSION on MPI_COMM_SELF's handler. MPI_Comm_create_from_group reports a bad group
- * or tag through the handler it is given, and MPI_Session_init the errors of its info and
+ * or tag through the handler it is given (a user handler too, with MPI_COMM_NULL; MPICH 5.0.2
+ * calls MPI_COMM_SELF's instead, as Manifold once did), as does
+ * MPI_Intercomm_create_from_groups, and MPI_Session_init the errors of its info and
  * session arguments. A handler of the wrong kind is MPI_ERR_ERRHANDLER. Runs with the world
  * model up so MPI_COMM_SELF's handler can be set to MPI_ERRORS_RETURN.
  */
@@ -23,10 +25,14 @@ static void on_session_error(MPI_Session *session, int *code, ...)
     last_session = *session;
 }
 
+static int comm_calls, comm_code;
+static MPI_Comm comm_seen;
+
 static void on_comm_error(MPI_Comm *comm, int *code, ...)
 {
-    (void)comm;
-    (void)code;
+    comm_calls++;
+    comm_code = *code;
+    comm_seen = *comm;
 }
 
 /* The error went through the session's handler exactly once with class `cls`. Manifold also
@@ -104,6 +110,17 @@ int main(int argc, char **argv)
     MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
     rc = MPI_Comm_create_from_group(g, NULL, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
     CHECK_CLASS(rc, MPI_ERR_ARG, "Comm_create_from_group(stringtag NULL)");
+    if (mtest_manifold_session()) {
+        rc = MPI_Comm_create_from_group(MPI_GROUP_NULL, "tag", MPI_INFO_NULL, ceh, &c);
+        CHECK_CLASS(rc, MPI_ERR_GROUP, "Comm_create_from_group(MPI_GROUP_NULL, user handler)");
+        CHECK(comm_calls == 1 && comm_code == rc && comm_seen == MPI_COMM_NULL,
+              "Comm_create_from_group: the handler given ran %d times", comm_calls);
+        rc = MPI_Intercomm_create_from_groups(g, 0, MPI_GROUP_NULL, 0, "tag2", MPI_INFO_NULL, ceh,
+                                              &c);
+        CHECK_CLASS(rc, MPI_ERR_GROUP, "Intercomm_create_from_groups(MPI_GROUP_NULL)");
+        CHECK(comm_calls == 2 && comm_code == rc,
+              "Intercomm_create_from_groups: the handler given ran %d times", comm_calls - 1);
+    }
     MPI_Group_free(&g);
     if (mtest_manifold_session()) {
         /* A handler of the wrong kind is MPI_ERR_ERRHANDLER wherever it is given (it was
