@@ -224,7 +224,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
         rc = check_info_arg(func, c, info, 0, &obj);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_status_t status = mf_comm_set_info(c, obj, 1);
+    mf_status_t status = mf_comm_update_info(c, obj);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot keep the hints");
     return MPI_SUCCESS;
@@ -245,12 +245,25 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     pthread_mutex_lock(&c->name_lock);
     mf_status_t status = c->info != NULL ? mf_info_dup(c->info, &out) : mf_info_create(&out);
     pthread_mutex_unlock(&c->name_lock);
-    /* Traffic spread by source or tag cannot go back to one VCI: a later MPI_Comm_set_info
-     * of "false" leaves those assertions in effect, and the info says so. */
-    if (status == MF_OK && (c->spread_by & MF_HINT_NO_ANY_SOURCE))
-        status = mf_info_set(out, "mpi_assert_no_any_source", "true");
-    if (status == MF_OK && (c->spread_by & MF_HINT_NO_ANY_TAG))
-        status = mf_info_set(out, "mpi_assert_no_any_tag", "true");
+    /* The assertions are reported as they are in effect (MPI-4.1 section 7.4.4: with the
+     * defaults of those supported): what every member asserted, plus those the traffic was
+     * spread by, which a later MPI_Comm_set_info of "false" cannot lift. Intercommunicators
+     * keep the hints given but use none: there only the defaults are added. */
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } assertions[] = {{"mpi_assert_no_any_source", MF_HINT_NO_ANY_SOURCE},
+                      {"mpi_assert_no_any_tag", MF_HINT_NO_ANY_TAG},
+                      {"mpi_assert_allow_overtaking", MF_HINT_ALLOW_OVERTAKING},
+                      {"mpi_assert_exact_length", MF_HINT_EXACT_LENGTH}};
+    unsigned in_effect = c->hints | c->spread_by;
+    for (size_t i = 0; i < sizeof(assertions) / sizeof(assertions[0]) && status == MF_OK; i++) {
+        size_t len;
+        if (mf_comm_is_inter(c) && mf_info_get(out, assertions[i].key, NULL, 0, &len))
+            continue;
+        status = mf_info_set(out, assertions[i].key,
+                             in_effect & assertions[i].bit ? "true" : "false");
+    }
     if (status != MF_OK) {
         if (out != NULL)
             mf_info_free(out);

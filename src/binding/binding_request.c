@@ -599,6 +599,24 @@ static int start_check(const char *func, MPI_Request r, const char *arg)
     if (r->active)
         return mf_err_raise(
             r->comm, mf_err_code(MPI_ERR_REQUEST, func, "argument %s is already active", arg));
+    /* A wildcard receive made before MPI_Comm_set_info asserted that none is used: posted on
+     * a spread communicator it would wait on a VCI no sender uses, so it is refused as
+     * MPI_Irecv would be now. */
+    if (r->type == MF_REQ_RECV && !mf_part_is_part(r)) {
+        unsigned hints = r->comm->hints | r->comm->spread_by;
+        if (r->peer == MPI_ANY_SOURCE && (hints & MF_HINT_NO_ANY_SOURCE))
+            return mf_err_raise(r->comm, mf_err_code(MPI_ERR_RANK, func,
+                                                     "argument %s receives from MPI_ANY_SOURCE, "
+                                                     "but the communicator now asserts "
+                                                     "mpi_assert_no_any_source",
+                                                     arg));
+        if (r->tag == MPI_ANY_TAG && (hints & MF_HINT_NO_ANY_TAG))
+            return mf_err_raise(r->comm, mf_err_code(MPI_ERR_TAG, func,
+                                                     "argument %s receives with MPI_ANY_TAG, but "
+                                                     "the communicator now asserts "
+                                                     "mpi_assert_no_any_tag",
+                                                     arg));
+    }
     return MPI_SUCCESS;
 }
 

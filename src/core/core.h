@@ -194,10 +194,6 @@ static inline mf_session_t *mf_session_get(MPI_Session handle)
 #define MF_CONTEXT_MAX   4096 /* live communicators per process */
 #define MF_CONTEXT_WORLD 0
 #define MF_CONTEXT_SELF  1
-/* Never a communicator: its group view carries the creations named by a string tag
- * (MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups), so that no integer tag of
- * MPI_Comm_create_group on a real communicator can meet them. */
-#define MF_CONTEXT_STRINGTAG 2
 
 /* The MPI-4 info assertions a communicator's members agreed on (mf_comm_set_info). */
 enum {
@@ -394,8 +390,9 @@ mf_status_t mf_comm_split(mf_comm_t *parent, int color, int key, mf_comm_t **com
 mf_status_t mf_comm_create_group(mf_comm_t *parent, const struct MPI_ABI_Group *group, int tag,
                                  mf_comm_t **comm_p);
 /* The same over MPI_COMM_WORLD's processes for a string tag (sessions): the agreement runs on
- * MF_CONTEXT_STRINGTAG's view with the tag hashed to 24 bits. Two different strings with one
- * hash, used at the same time by overlapping groups, can still meet (as in MPICH). */
+ * a view of the world above every communicator's context, the view and the tag picked by 38
+ * bits of the string's hash. Two different strings with those bits equal, used at the same
+ * time by overlapping groups, can still meet (MPICH hashes to fewer bits). */
 mf_status_t mf_comm_create_from_stringtag(const struct MPI_ABI_Group *group, const char *stringtag,
                                           mf_comm_t **comm_p);
 /* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
@@ -439,6 +436,9 @@ void mf_comm_vci_mapping(const mf_comm_t *comm, int *home_p, int *spread_p);
  * refused). `live`: the communicator is the user's already (MPI_Comm_set_info), so other
  * threads may be sending or receiving on it meanwhile; 0 for one being made. */
 mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info, int live);
+/* MPI_Comm_set_info: mf_comm_set_info (live) with the communicator's hints updated by the keys
+ * of `info`; the others stay as they were (MPI-4.1 section 7.4.4). */
+mf_status_t mf_comm_update_info(mf_comm_t *comm, struct MPI_ABI_Info *info);
 
 /* ---- groups ------------------------------------------------------------------------------ */
 
@@ -815,5 +815,7 @@ int mf_info_get(struct MPI_ABI_Info *info, const char *key, char *value, size_t 
 int mf_info_nkeys(struct MPI_ABI_Info *info);
 int mf_info_nthkey(struct MPI_ABI_Info *info, int n, char *key, size_t size);
 mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p);
+/* Every key of src set in dst (another object), replacing the value dst had. */
+mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src);
 
 #endif /* MF_CORE_H */

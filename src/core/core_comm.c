@@ -79,8 +79,7 @@ mf_status_t mf_comm_init_builtin(void)
 {
     memset(comms.used, 0, sizeof(comms.used));
     memset(comms.vci_users, 0, sizeof(comms.vci_users));
-    comms.used[0] |=
-        (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF) | (1ull << MF_CONTEXT_STRINGTAG);
+    comms.used[0] |= (1ull << MF_CONTEXT_WORLD) | (1ull << MF_CONTEXT_SELF);
     comm_setup(&mf_comm_world, MF_CONTEXT_WORLD, 0, mf_global.world_rank, mf_global.world_size,
                NULL);
     snprintf(mf_comm_world.name, sizeof(mf_comm_world.name), "MPI_COMM_WORLD");
@@ -294,6 +293,9 @@ static int lowest_bit(uint64_t mask)
  * rounds (lengths, then data); it runs on the internal context with the caller's tag, so it is
  * usable over a group view. Used for the rare address exchanges only. `blobs_p` gets
  * over->size slots of *slot_p bytes each (caller frees); lens_p (caller frees) their lengths. */
+/* More than any process's addresses: every VCI's UCX worker address, a few hundred bytes each. */
+#define BLOB_MAX ((uint64_t)1 << 24)
+
 static mf_status_t blob_allgather(mf_comm_t *over, int tag, const void *mine, size_t len,
                                   unsigned char **blobs_p, size_t *slot_p, uint64_t **lens_p)
 {
@@ -309,8 +311,19 @@ static mf_status_t blob_allgather(mf_comm_t *over, int tag, const void *mine, si
         free(lens);
         return status;
     }
+    /* The AND leaves this process's own length in its slot unless messages of another
+     * exchange came in (two string tags of the same hash, created at once): then the slots
+     * would not hold what is copied into them. */
     size_t slot = 8;
     for (int i = 0; i < n; i++) {
+        if (lens[i] > BLOB_MAX || (i == over->rank && lens[i] != len)) {
+            mf_log(MF_LOG_ERROR, "comm",
+                   "address exchange: rank %d's length reads %llu; another exchange's messages "
+                   "came in (string tags of one hash created at the same time?)",
+                   mf_comm_world_rank(over, i), (unsigned long long)lens[i]);
+            free(lens);
+            return MF_ERR_PROTOCOL;
+        }
         if (lens[i] > slot)
             slot = (size_t)lens[i];
     }
@@ -530,20 +543,36 @@ mf_status_t mf_comm_create_group(mf_comm_t *parent, const mf_group_t *group, int
     return create_group_on(parent, parent->context_id + MF_CONTEXT_MAX, group, tag, comm_p);
 }
 
-/* A string tag as a point-to-point tag (FNV-1a folded to the tag's bits). */
-static int stringtag_tag(const char *stringtag)
+/* The creations named by a string tag run on group views of the world's processes whose
+ * contexts lie above those of every communicator and every integer tag's view (from
+ * 2 x MF_CONTEXT_MAX): a 64-bit FNV-1a hash of the string picks one of STRINGTAG_VIEWS views
+ * and the tag in it, so two strings created at the same time meet only when 38 bits of their
+ * hashes agree (24 did once: a deliberate pair broke both creations). */
+#define STRINGTAG_VIEWS 16384
+_Static_assert((2 * MF_CONTEXT_MAX + STRINGTAG_VIEWS) * 2 <= (1 << MF_PT2PT_CTX_BITS),
+               "the string tags' views have transport contexts");
+
+typedef struct stringtag_link {
+    unsigned context_id; /* of the view */
+    int tag;
+} stringtag_link_t;
+
+static stringtag_link_t stringtag_link(const char *stringtag)
 {
-    uint32_t h = 2166136261u;
+    uint64_t h = 14695981039346656037ull;
     for (const unsigned char *p = (const unsigned char *)stringtag; *p != '\0'; p++)
-        h = (h ^ *p) * 16777619u;
-    return (int)(h % ((uint32_t)MF_PT2PT_TAG_UB + 1));
+        h = (h ^ *p) * 1099511628211ull;
+    stringtag_link_t link = {
+        2 * MF_CONTEXT_MAX + (unsigned)((h >> MF_PT2PT_TAG_BITS) % STRINGTAG_VIEWS),
+        (int)(h % ((uint64_t)MF_PT2PT_TAG_UB + 1))};
+    return link;
 }
 
 mf_status_t mf_comm_create_from_stringtag(const mf_group_t *group, const char *stringtag,
                                           mf_comm_t **comm_p)
 {
-    return create_group_on(&mf_comm_world, MF_CONTEXT_STRINGTAG + MF_CONTEXT_MAX, group,
-                           stringtag_tag(stringtag), comm_p);
+    stringtag_link_t link = stringtag_link(stringtag);
+    return create_group_on(&mf_comm_world, link.context_id, group, link.tag, comm_p);
 }
 
 static mf_status_t hints_apply(mf_comm_t *comm, int live);
@@ -829,6 +858,7 @@ mf_vci_t *mf_comm_vci_lock_spread(const mf_comm_t *comm, int rank, int tag)
 typedef struct hint_vote {
     int64_t unmatched, open_recvs;
     uint64_t hints, ready;
+    int64_t pool; /* VCI pool size: the default follows the node's cores, so nodes differ */
 } hint_vote_t;
 
 /* Whether a message of the communicator is in flight, taken on every member while its traffic
@@ -896,6 +926,7 @@ static mf_status_t hints_apply(mf_comm_t *comm, int live)
     mine.open_recvs = comm->open_recvs;
     mf_vci_unlock(comm->vci);
     mine.ready = vci_ready_mask(comm);
+    mine.pool = mf_vci_pool_size();
 
     unsigned char *blobs;
     size_t slot;
@@ -904,7 +935,7 @@ static mf_status_t hints_apply(mf_comm_t *comm, int live)
         blob_allgather(comm, CTX_AGREE_TAG, &mine, sizeof(mine), &blobs, &slot, &lens);
     if (status != MF_OK)
         return status;
-    hint_vote_t all = {0, 0, ~(uint64_t)0, ~(uint64_t)0};
+    hint_vote_t all = {0, 0, ~(uint64_t)0, ~(uint64_t)0, mine.pool};
     for (int r = 0; r < comm->size; r++) {
         hint_vote_t v;
         memcpy(&v, blobs + slot * (size_t)r, sizeof(v));
@@ -912,13 +943,16 @@ static mf_status_t hints_apply(mf_comm_t *comm, int live)
         all.open_recvs += v.open_recvs;
         all.hints &= v.hints;
         all.ready &= v.ready;
+        if (v.pool < all.pool)
+            all.pool = v.pool;
     }
     free(blobs);
     free(lens);
 
     comm->hints = (unsigned)all.hints;
     unsigned spread_by = (unsigned)all.hints & (MF_HINT_NO_ANY_SOURCE | MF_HINT_NO_ANY_TAG);
-    int pool_size = mf_vci_pool_size();
+    /* Every member maps (source, tag) to a VCI index below the smallest pool. */
+    int pool_size = (int)all.pool;
     if (comm->vci_spread > 1 || spread_by == 0 || pool_size == 1 || comm->size == 1)
         return MF_OK;
     if (all.unmatched != 0 || all.open_recvs != 0) {
@@ -939,6 +973,22 @@ static mf_status_t hints_apply(mf_comm_t *comm, int live)
     comm->spread_by = spread_by;
     atomic_store_explicit(&comm->vci_spread, pool_size, memory_order_release);
     return MF_OK;
+}
+
+mf_status_t mf_comm_update_info(mf_comm_t *comm, struct MPI_ABI_Info *info)
+{
+    struct MPI_ABI_Info *merged = NULL;
+    pthread_mutex_lock(&comm->name_lock);
+    mf_status_t status =
+        comm->info != NULL ? mf_info_dup(comm->info, &merged) : mf_info_create(&merged);
+    pthread_mutex_unlock(&comm->name_lock);
+    if (status == MF_OK && info != NULL)
+        status = mf_info_update(merged, info);
+    if (status == MF_OK)
+        status = mf_comm_set_info(comm, merged, 1);
+    if (merged != NULL)
+        mf_info_free(merged);
+    return status;
 }
 
 mf_status_t mf_comm_set_info(mf_comm_t *comm, struct MPI_ABI_Info *info, int live)
@@ -1320,10 +1370,10 @@ mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_lea
         return status;
     /* Groups name processes by world rank: the leaders talk over the world's processes, on the
      * user context of the string tags' view. */
+    stringtag_link_t st = stringtag_link(stringtag);
     mf_comm_t view = comm_view(&mf_comm_world);
-    view.context_id = MF_CONTEXT_STRINGTAG + MF_CONTEXT_MAX;
-    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world,
-                         stringtag_tag(stringtag)};
+    view.context_id = st.context_id;
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, st.tag};
     return inter_connect(lc, local_leader, &link, MPI_ERRORS_ARE_FATAL, err_class_p, comm_p);
 }
 

@@ -130,16 +130,23 @@ int mf_info_nthkey(struct MPI_ABI_Info *info, int n, char *key, size_t size)
     return ok;
 }
 
+mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src)
+{
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&src->lock);
+    for (int i = 0; i < src->nkeys && status == MF_OK; i++)
+        status = mf_info_set(dst, src->keys[i], src->values[i]);
+    pthread_mutex_unlock(&src->lock);
+    return status;
+}
+
 mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p)
 {
     struct MPI_ABI_Info *out;
     mf_status_t status = mf_info_create(&out);
     if (status != MF_OK)
         return status;
-    pthread_mutex_lock(&info->lock);
-    for (int i = 0; i < info->nkeys && status == MF_OK; i++)
-        status = mf_info_set(out, info->keys[i], info->values[i]);
-    pthread_mutex_unlock(&info->lock);
+    status = mf_info_update(out, info);
     if (status != MF_OK) {
         mf_info_free(out);
         return status;

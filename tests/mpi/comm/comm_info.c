@@ -4,7 +4,9 @@
  * keeps a hint (a key of our own: an implementation reports the values it uses for the
  * standard's assertions) that MPI_Comm_get_info returns (in a new info object the caller frees),
  * MPI_Comm_dup keeps the parent's hints, MPI_Comm_dup_with_info replaces them with its own
- * (and behaves like a dup: messages work), a later set_info replaces earlier hints.
+ * (and behaves like a dup: messages work), a later set_info replaces the values it names and
+ * keeps the others (MPI-4.1 section 7.4.4; it once dropped them). The standard's four
+ * assertions are reported with their defaults ("false") on a communicator that set none.
  * MPI_Comm_test_inter is false on MPI_COMM_WORLD and a dup; MPI_Comm_remote_size and
  * MPI_Comm_remote_group give MPI_ERR_COMM on an intracommunicator (Manifold only: MPICH
  * 5.0.2 answers them); MPI_Comm_set_info with MPI_INFO_NULL gives MPI_ERR_INFO (Manifold
@@ -78,6 +80,24 @@ int main(int argc, char **argv)
     hint(dup, "mf_test_hint", value, sizeof(value));
     MTEST_CHECK(!manifold || strcmp(value, "false") == 0, "second set_info read back as '%s'",
                 value);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mf_test_third_hint", "1");
+    MPI_Comm_set_info(dup, info);
+    MPI_Info_free(&info);
+    hint(dup, "mf_test_hint", value, sizeof(value));
+    MTEST_CHECK(!manifold || strcmp(value, "false") == 0,
+                "a set_info of another key dropped the hint: '%s'", value);
+
+    static const char *const assertions[] = {"mpi_assert_no_any_source", "mpi_assert_no_any_tag",
+                                             "mpi_assert_allow_overtaking",
+                                             "mpi_assert_exact_length"};
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+    for (int i = 0; i < 4; i++) {
+        hint(dup2, assertions[i], value, sizeof(value));
+        MTEST_CHECK(strcmp(value, "false") == 0, "%s of a new communicator reads '%s'",
+                    assertions[i], value);
+    }
+    MPI_Comm_free(&dup2);
 
     MPI_Comm_test_inter(MPI_COMM_WORLD, &flag);
     MTEST_CHECK(flag == 0, "MPI_COMM_WORLD is an intercommunicator?");

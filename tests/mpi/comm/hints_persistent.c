@@ -6,6 +6,9 @@
  * to keep the channel of the communicator as it was at init (the send then went where the
  * receive never looked: a hang); it now takes it at each start. A partitioned pair failed
  * with a protocol error; a communicator with partitioned requests alive is now not spread.
+ * A persistent MPI_ANY_SOURCE (or MPI_ANY_TAG) receive made before set_info asserted that none
+ * is used is refused at MPI_Start (MPI_ERR_RANK / MPI_ERR_TAG, as MPI_Irecv would be; Manifold
+ * only): it was posted where no sender looks and hung. Elsewhere it may work.
  */
 #include "mtest.h"
 
@@ -65,6 +68,34 @@ static void check_pair(int rank, int partitioned, int sender_early, int receiver
     MPI_Comm_free(&comm);
 }
 
+/* Rank 1's wildcard receive, made before set_info, started after it; rank 0 sends. */
+static void check_wildcard(int rank, int any_tag)
+{
+    MPI_Comm comm;
+    MPI_Request req = MPI_REQUEST_NULL;
+    int data = -1, out = 42;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (rank == 1)
+        MPI_Recv_init(&data, 1, MPI_INT, any_tag ? 0 : MPI_ANY_SOURCE, any_tag ? MPI_ANY_TAG : 5,
+                      comm, &req);
+    spread_comm(comm);
+    if (rank == 0)
+        MPI_Send(&out, 1, MPI_INT, 1, 5, comm);
+    if (rank == 1) {
+        int rc = MPI_Start(&req);
+        if (mtest_is_manifold())
+            MTEST_CHECK_ERR(rc, any_tag ? MPI_ERR_TAG : MPI_ERR_RANK, "MPI_Start");
+        if (rc == MPI_SUCCESS)
+            MPI_Wait(&req, MPI_STATUS_IGNORE);
+        else
+            MPI_Recv(&data, 1, MPI_INT, 0, 5, comm, MPI_STATUS_IGNORE);
+        MTEST_CHECK(data == out, "wildcard %s: received %d", any_tag ? "tag" : "source", data);
+        MPI_Request_free(&req);
+    }
+    MPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -75,5 +106,8 @@ int main(int argc, char **argv)
         for (int partitioned = 0; partitioned < 2; partitioned++)
             for (int early = 0; early < 4; early++)
                 check_pair(rank, partitioned, early & 1, early >> 1);
+    if (size >= 2)
+        for (int any_tag = 0; any_tag < 2; any_tag++)
+            check_wildcard(rank, any_tag);
     return mtest_finalize(0);
 }

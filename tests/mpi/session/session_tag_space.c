@@ -3,9 +3,9 @@
  * A string tag and an integer tag with the same 24-bit value, used at the same time: one thread
  * calls MPI_Comm_create_from_group with the string, another MPI_Comm_create_group on
  * MPI_COMM_WORLD with the integer, in opposite orders on even and odd ranks. The two creations
- * must not meet: each communicator talks to its own counterpart. (Manifold hashes string tags
- * with FNV-1a into 24 bits; the integer below is that hash. Before string tags had a context of
- * their own, the two agreements crossed.)
+ * must not meet: each communicator talks to its own counterpart. (The integer below is the
+ * string's 32-bit FNV-1a hash folded into 24 bits, the tag Manifold once used for it. Before
+ * string tags had contexts of their own, the two agreements crossed.)
  */
 #include <pthread.h>
 #include <stdint.h>
