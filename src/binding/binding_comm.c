@@ -261,9 +261,11 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         size_t len;
         if (mf_comm_is_inter(c) && mf_info_get(out, assertions[i].key, NULL, 0, &len))
             continue;
-        status = mf_info_set(out, assertions[i].key,
-                             in_effect & assertions[i].bit ? "true" : "false");
+        status =
+            mf_info_set(out, assertions[i].key, in_effect & assertions[i].bit ? "true" : "false");
     }
+    if (status == MF_OK)
+        status = mf_info_memory_kinds(out);
     if (status != MF_OK) {
         if (out != NULL)
             mf_info_free(out);

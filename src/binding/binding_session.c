@@ -281,6 +281,8 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     mf_status_t status = s->info != NULL ? mf_info_dup(s->info, &out) : mf_info_create(&out);
     if (status == MF_OK)
         status = mf_info_set(out, "thread_level", thread_level_name(s->thread_level));
+    if (status == MF_OK)
+        status = mf_info_memory_kinds(out);
     if (status != MF_OK) {
         if (out != NULL)
             mf_info_free(out);

@@ -18,6 +18,10 @@
 #include <string.h>
 
 mf_status_t mf_coll_barrier(mf_comm_t *comm);
+/* MPI_Finalize's barrier over MPI_COMM_WORLD's processes, on a tag of its own: a process that
+ * finalizes while another waits in MPI_Barrier(MPI_COMM_WORLD) must not let that barrier
+ * return. Point-to-point, so its waits make progress. */
+mf_status_t mf_coll_finalize_barrier(void);
 /* Bitwise AND of `nwords` 64-bit words across the communicator, result everywhere. */
 mf_status_t mf_coll_allreduce_band(mf_comm_t *comm, uint64_t *words, int nwords);
 /* The same with the caller's tag (0..MF_PT2PT_TAG_UB) on the internal context, for agreements

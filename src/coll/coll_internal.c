@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { TAG_BARRIER = 1, TAG_ALLREDUCE = 2, TAG_ALLGATHER = 3 };
+enum { TAG_BARRIER = 1, TAG_ALLREDUCE = 2, TAG_ALLGATHER = 3, TAG_FINALIZE = 14 };
 
 mf_status_t mf_coll_barrier(mf_comm_t *comm)
 {
@@ -27,6 +27,12 @@ mf_status_t mf_coll_barrier(mf_comm_t *comm)
             return status;
     }
     return MF_OK;
+}
+
+mf_status_t mf_coll_finalize_barrier(void)
+{
+    uint64_t word = ~(uint64_t)0;
+    return mf_coll_allreduce_band_tag(&mf_comm_world, TAG_FINALIZE, &word, 1);
 }
 
 static void band(uint64_t *acc, const uint64_t *in, int nwords)

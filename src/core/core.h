@@ -815,6 +815,10 @@ int mf_info_get(struct MPI_ABI_Info *info, const char *key, char *value, size_t 
 int mf_info_nkeys(struct MPI_ABI_Info *info);
 int mf_info_nthkey(struct MPI_ABI_Info *info, int n, char *key, size_t size);
 mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p);
+/* What an info returned to the user says of mpi_memory_alloc_kinds (MPI-4.1 section 11.4.3):
+ * the requested kinds this library supports (host memory: "mpi" and "system", with their
+ * restrictors), none of them the key removed, no request the default "mpi,system". */
+mf_status_t mf_info_memory_kinds(struct MPI_ABI_Info *info);
 /* Every key of src set in dst (another object), replacing the value dst had. */
 mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src);
 

@@ -562,9 +562,9 @@ static stringtag_link_t stringtag_link(const char *stringtag)
     uint64_t h = 14695981039346656037ull;
     for (const unsigned char *p = (const unsigned char *)stringtag; *p != '\0'; p++)
         h = (h ^ *p) * 1099511628211ull;
-    stringtag_link_t link = {
-        2 * MF_CONTEXT_MAX + (unsigned)((h >> MF_PT2PT_TAG_BITS) % STRINGTAG_VIEWS),
-        (int)(h % ((uint64_t)MF_PT2PT_TAG_UB + 1))};
+    stringtag_link_t link = {2 * MF_CONTEXT_MAX +
+                                 (unsigned)((h >> MF_PT2PT_TAG_BITS) % STRINGTAG_VIEWS),
+                             (int)(h % ((uint64_t)MF_PT2PT_TAG_UB + 1))};
     return link;
 }
 

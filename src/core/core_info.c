@@ -140,6 +140,26 @@ mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src)
     return status;
 }
 
+mf_status_t mf_info_memory_kinds(struct MPI_ABI_Info *info)
+{
+    static const char key[] = "mpi_memory_alloc_kinds";
+    char requested[MPI_MAX_INFO_VAL + 1], kept[MPI_MAX_INFO_VAL + 1] = "";
+    size_t len, used = 0;
+    if (!mf_info_get(info, key, requested, sizeof(requested), &len))
+        return mf_info_set(info, key, "mpi,system");
+    /* Comma-separated kinds, each "kind" or "kind:restrictor": host memory only here. */
+    char *save = NULL;
+    for (char *item = strtok_r(requested, ",", &save); item != NULL;
+         item = strtok_r(NULL, ",", &save)) {
+        size_t kind = strcspn(item, ":");
+        if ((kind == 3 && strncmp(item, "mpi", 3) == 0) ||
+            (kind == 6 && strncmp(item, "system", 6) == 0))
+            used +=
+                (size_t)snprintf(kept + used, sizeof(kept) - used, "%s%s", used ? "," : "", item);
+    }
+    return used > 0 ? mf_info_set(info, key, kept) : mf_info_delete(info, key);
+}
+
 mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p)
 {
     struct MPI_ABI_Info *out;

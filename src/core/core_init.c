@@ -92,8 +92,9 @@ mf_status_t mf_finalize(void (*quiesced)(void))
      * MPI_Finalize must complete them (MPI-4.1 section 11.2.2). Each receiver completes its
      * receive before it finalizes, so a barrier that makes progress covers them, where the
      * out-of-band fence alone left such a sender deaf. Then every process must be done
-     * communicating before endpoints close. */
-    mf_status_t status = mf_coll_barrier(&mf_comm_world);
+     * communicating before endpoints close. The barrier has a channel of its own: on the
+     * user's, a process that finalizes early completed another's MPI_Barrier. */
+    mf_status_t status = mf_coll_finalize_barrier();
     mf_status_t fenced = mf_pmi_fence();
     if (status == MF_OK)
         status = fenced;

@@ -6,7 +6,10 @@
  * MPI_Comm_dup keeps the parent's hints, MPI_Comm_dup_with_info replaces them with its own
  * (and behaves like a dup: messages work), a later set_info replaces the values it names and
  * keeps the others (MPI-4.1 section 7.4.4; it once dropped them). The standard's four
- * assertions are reported with their defaults ("false") on a communicator that set none.
+ * assertions are reported with their defaults ("false") on a communicator that set none, and
+ * mpi_memory_alloc_kinds with its default "mpi,system", or of the kinds asked for only those
+ * supported (MPI-4.1 section 11.4.3: a program decides from it whether to pass device memory;
+ * the kinds were echoed as given).
  * MPI_Comm_test_inter is false on MPI_COMM_WORLD and a dup; MPI_Comm_remote_size and
  * MPI_Comm_remote_group give MPI_ERR_COMM on an intracommunicator (Manifold only: MPICH
  * 5.0.2 answers them); MPI_Comm_set_info with MPI_INFO_NULL gives MPI_ERR_INFO (Manifold
@@ -97,6 +100,16 @@ int main(int argc, char **argv)
         MTEST_CHECK(strcmp(value, "false") == 0, "%s of a new communicator reads '%s'",
                     assertions[i], value);
     }
+    hint(dup2, "mpi_memory_alloc_kinds", value, sizeof(value));
+    MTEST_CHECK(strcmp(value, "mpi,system") == 0, "mpi_memory_alloc_kinds reads '%s'", value);
+    MPI_Comm_free(&dup2);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_memory_alloc_kinds", "system,cuda:device");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &dup2);
+    MPI_Info_free(&info);
+    hint(dup2, "mpi_memory_alloc_kinds", value, sizeof(value));
+    MTEST_CHECK(strstr(value, "cuda") == NULL && (!manifold || strcmp(value, "system") == 0),
+                "mpi_memory_alloc_kinds after asking for system,cuda:device reads '%s'", value);
     MPI_Comm_free(&dup2);
 
     MPI_Comm_test_inter(MPI_COMM_WORLD, &flag);

@@ -4,8 +4,8 @@
  * mpi://SELF (names through MPI_Session_get_nth_pset with the length query, sizes through
  * MPI_Session_get_pset_info), groups made from them, communicators made from the groups
  * (point-to-point and collectives work on them, MPI_TAG_UB is attached), the hints of
- * MPI_Session_get_info, and that MPI_Initialized/MPI_Finalized keep saying the world model was
- * never used.
+ * MPI_Session_get_info (mpi_memory_alloc_kinds among them), and that MPI_Initialized and
+ * MPI_Finalized keep saying the world model was never used.
  */
 #include <stdlib.h>
 
@@ -111,6 +111,11 @@ int main(void)
     /* Manifold always provides MPI_THREAD_MULTIPLE; others may give what was asked for. */
     CHECK(flag && (!mtest_manifold_session() || strcmp(level, "MPI_THREAD_MULTIPLE") == 0),
           "thread_level is \"%s\"", level);
+    /* MPI-4.1 section 11.4.3: the memory kinds supported, by default "mpi,system" */
+    flag = 0;
+    MPI_Info_get(used, "mpi_memory_alloc_kinds", sizeof(level) - 1, level, &flag);
+    CHECK(flag && strcmp(level, "mpi,system") == 0, "mpi_memory_alloc_kinds is \"%s\"",
+          flag ? level : "(not set)");
     MPI_Info_free(&used);
 
     int status = report(world);
