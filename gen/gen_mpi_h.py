@@ -22,8 +22,22 @@ def fail(message):
     sys.exit("gen_mpi_h: " + message)
 
 
+# Parameters that take a special pointer constant (MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are
+# ((int *)10) and ((int *)11)) are declared as pointers, not arrays: for an array parameter
+# gcc's -Wstringop-overread and -Wstringop-overflow (on with -Wall from -O2) take such a
+# constant for an object of size 0 and reject correct programs built with -Werror. Statuses
+# and datarep follow MPICH 5.0.2's mpi_abi.h, which declares these the same way.
+POINTER_PARAMS = {"weights", "sourceweights", "destweights", "array_of_statuses", "datarep"}
+
+
+def param_decl(param):
+    if param["name"] in POINTER_PARAMS and param["decl"].endswith("[]"):
+        return "%s%s" % (param["type"], "" if param["type"].endswith("*") else " ") + param["name"]
+    return param["decl"]
+
+
 def param_decls(record):
-    return [p["decl"] for p in record["params"]] or ["void"]
+    return [param_decl(p) for p in record["params"]] or ["void"]
 
 
 def prototype(record, prefix):
