@@ -1058,6 +1058,35 @@ MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 /* ---- MPI_Pack / MPI_Unpack ---------------------------------------------------------------- */
 
 /* The packed form is the one point-to-point sends: the engine's packed bytes of each item. */
+/* The buffers and sizes of a pack or unpack (inbuf and outbuf as the caller named them, the
+ * packed side `packed` bytes of a buffer of `size` from *position, the typed side `native`
+ * bytes of count items of dt, which may be MPI_BOTTOM); MPI_ERR_ARG, MPI_ERR_BUFFER, or the
+ * class of a packed buffer too small. */
+static int pack_args_check(const char *func, mf_comm_t *c, int unpack, const void *inbuf,
+                           const void *outbuf, MPI_Datatype dt, MPI_Count count, size_t native,
+                           MPI_Count packed, MPI_Count size, MPI_Count position)
+{
+    const char *size_arg = unpack ? "insize" : "outsize";
+    if (position < 0)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func, "argument position=%lld is negative",
+                                           (long long)position));
+    if (size < 0)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func, "argument %s=%lld is negative",
+                                           size_arg, (long long)size));
+    int rc = unpack ? mf_check_buffer(func, c, "inbuf", inbuf, (size_t)packed)
+                    : mf_check_typed_buffer(func, c, "inbuf", inbuf, dt, count, native);
+    if (rc == MPI_SUCCESS)
+        rc = unpack ? mf_check_typed_buffer(func, c, "outbuf", outbuf, dt, count, native)
+                    : mf_check_buffer(func, c, "outbuf", outbuf, (size_t)packed);
+    if (rc == MPI_SUCCESS && (size < position || packed > size - position))
+        rc = mf_err_raise(c, mf_err_code(unpack ? MPI_ERR_TRUNCATE : MPI_ERR_NO_SPACE, func,
+                                         "%lld packed bytes from argument position=%lld do not "
+                                         "fit in argument %s=%lld",
+                                         (long long)packed, (long long)position, size_arg,
+                                         (long long)size));
+    return rc;
+}
+
 static int pack_common(const char *func, int unpack, const void *inbuf, MPI_Count count,
                        MPI_Datatype dt, void *buf, MPI_Count size, MPI_Count *position,
                        MPI_Comm comm)
@@ -1071,14 +1100,11 @@ static int pack_common(const char *func, int unpack, const void *inbuf, MPI_Coun
         rc = mf_check_datatype(func, c, "datatype", dt, count, &bytes);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, position, "position");
+    if (rc == MPI_SUCCESS)
+        rc = pack_args_check(func, c, unpack, inbuf, buf, dt, count, bytes, (MPI_Count)bytes, size,
+                             *position);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (*position < 0 || size < *position || (MPI_Count)bytes > size - *position)
-        return mf_err_raise(c,
-                            mf_err_code(unpack ? MPI_ERR_TRUNCATE : MPI_ERR_NO_SPACE, func,
-                                        "%lld bytes from position %lld do not fit in a "
-                                        "buffer of %lld bytes",
-                                        (long long)bytes, (long long)*position, (long long)size));
     char *at = (char *)(uintptr_t)((uintptr_t)(unpack ? inbuf : buf) + (uintptr_t)*position);
     if (unpack)
         mf_dtype_unpack(dt, count, buf, at, 0, (MPI_Count)bytes);
@@ -1173,14 +1199,14 @@ static int external_common(const char *func, int unpack, const char *datarep, co
                            MPI_Count count, MPI_Datatype dt, void *buf, MPI_Count size,
                            MPI_Count *position)
 {
-    size_t unused;
+    size_t native;
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_datarep(func, datarep);
     if (rc == MPI_SUCCESS)
         rc = mf_check_count(func, NULL, unpack ? "outcount" : "incount", count);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, NULL, "datatype", dt, count, &unused);
+        rc = mf_check_datatype(func, NULL, "datatype", dt, count, &native);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, position, "position");
     if (rc != MPI_SUCCESS)
@@ -1193,12 +1219,9 @@ static int external_common(const char *func, int unpack, const char *datarep, co
                                               "do not fit an MPI_Count",
                                               unpack ? "outcount" : "incount", (long long)count,
                                               (long long)count, (long long)item));
-    if (*position < 0 || size < *position || bytes > size - *position)
-        return mf_err_raise(NULL,
-                            mf_err_code(unpack ? MPI_ERR_TRUNCATE : MPI_ERR_NO_SPACE, func,
-                                        "%lld bytes from position %lld do not fit in a "
-                                        "buffer of %lld bytes",
-                                        (long long)bytes, (long long)*position, (long long)size));
+    rc = pack_args_check(func, NULL, unpack, inbuf, buf, dt, count, native, bytes, size, *position);
+    if (rc != MPI_SUCCESS)
+        return rc;
     char *at = (char *)(uintptr_t)((uintptr_t)(unpack ? inbuf : buf) + (uintptr_t)*position);
     mf_status_t st = unpack ? mf_dtype_external32_unpack(dt, count, buf, at)
                             : mf_dtype_external32_pack(dt, count, inbuf, at);

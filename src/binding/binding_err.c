@@ -492,8 +492,9 @@ int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, M
             return MPI_SUCCESS;
         /* a message whose length does not fit would be sent shortened */
         return mf_err_raise(comm, mf_err_code(MPI_ERR_COUNT, func,
-                                              "argument count=%lld of %zu-byte items of %s is "
-                                              "more bytes than an MPI_Count holds",
+                                              "the count argument's %lld items of %zu bytes "
+                                              "(argument %s) are more bytes than an MPI_Count "
+                                              "holds",
                                               (long long)count, unit, arg));
     }
     if (d != NULL)

@@ -8,6 +8,8 @@
 
 #include "coll.h"
 
+#include <stdlib.h>
+
 int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt)
 {
     /* A predefined reduction operation defined on dt: every correct call, one table look-up. */
@@ -112,8 +114,10 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
         rc = mf_check_count(func, NULL, "count", count);
     if (rc == MPI_SUCCESS)
         rc = mf_check_datatype(func, NULL, "datatype", dt, count, &bytes);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_op(func, NULL, op, dt);
+    MPI_Datatype basic;
+    size_t mul, extent;
+    if (rc == MPI_SUCCESS) /* as the reductions check it: a derived type by its basic type */
+        rc = mf_cbuf_red_type(func, NULL, op, dt, &basic, &mul, &extent);
     if (rc == MPI_SUCCESS)
         rc = mf_check_buffer(func, NULL, "inbuf", inbuf, bytes);
     if (rc == MPI_SUCCESS)
@@ -123,7 +127,27 @@ static int reduce_local(const char *func, const void *inbuf, void *inoutbuf, MPI
                                             "MPI_IN_PLACE is not allowed in MPI_Reduce_local"));
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_op_apply_native(op, inbuf, inoutbuf, (size_t)count, dt);
+    if (mf_dtype_get(dt) == NULL || !mf_handle_is_predefined(op)) {
+        /* a user function takes the operands as they lie, with the caller's type */
+        mf_op_apply_native(op, inbuf, inoutbuf, (size_t)count, dt);
+        return MPI_SUCCESS;
+    }
+    /* A predefined operation on a derived type (of one basic type: an f90 type, a vector of
+     * doubles) reduces its packed elements, as the collectives do. */
+    char *a = malloc(bytes > 0 ? bytes : 1), *b = malloc(bytes > 0 ? bytes : 1);
+    if (a == NULL || b == NULL) {
+        free(a);
+        free(b);
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_NO_MEM, func,
+                                        "no memory to pack %zu bytes of the operands", bytes));
+    }
+    mf_dtype_pack(dt, count, inbuf, a, 0, (MPI_Count)bytes);
+    mf_dtype_pack(dt, count, inoutbuf, b, 0, (MPI_Count)bytes);
+    mf_op_apply(op, a, b, (size_t)count, dt);
+    mf_dtype_unpack(dt, count, inoutbuf, b, 0, (MPI_Count)bytes);
+    free(a);
+    free(b);
     return MPI_SUCCESS;
 }
 

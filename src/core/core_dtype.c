@@ -1785,23 +1785,39 @@ static void x32_comp(const leaf_comp_t *c, char *mem, x32_t *x)
         return;
     }
     if (c->esize != c->nsize) {
-        /* a native 8-byte long as a 4-byte external32 integer */
+        /* a narrower external32 integer: a native 8-byte long as 4 bytes, a 4-byte wchar_t as
+         * 2 (values that do not fit are a conversion error) */
+        int ebits = 8 * c->esize;
         int64_t v;
         if (!x->unpack) {
-            memcpy(&v, mem, sizeof(v));
-            if (c->is_signed ? (v < INT32_MIN || v > INT32_MAX) : ((uint64_t)v > UINT32_MAX))
+            if (c->nsize == 8) {
+                memcpy(&v, mem, sizeof(v));
+            } else {
+                int32_t v32;
+                memcpy(&v32, mem, sizeof(v32));
+                v = c->is_signed ? (int64_t)v32 : (int64_t)(uint32_t)v32;
+            }
+            int fits = c->is_signed
+                           ? v >= -(INT64_C(1) << (ebits - 1)) && v < (INT64_C(1) << (ebits - 1))
+                           : (uint64_t)v < (UINT64_C(1) << ebits);
+            if (!fits)
                 x->status = MF_ERR_INVALID;
-            uint32_t u = (uint32_t)v;
-            for (int i = 0; i < 4; i++)
-                e[i] = (unsigned char)(u >> (24 - 8 * i));
+            for (int i = 0; i < c->esize; i++)
+                e[i] = (unsigned char)((uint64_t)v >> (ebits - 8 - 8 * i));
         } else {
-            uint32_t u = 0;
-            for (int i = 0; i < 4; i++)
+            uint64_t u = 0;
+            for (int i = 0; i < c->esize; i++)
                 u = (u << 8) | e[i];
-            v = c->is_signed ? (int64_t)(int32_t)u : (int64_t)u;
-            memcpy(mem, &v, sizeof(v));
+            if (c->is_signed && (u >> (ebits - 1)))
+                u |= ~UINT64_C(0) << ebits; /* sign-extend */
+            if (c->nsize == 8) {
+                memcpy(mem, &u, sizeof(u));
+            } else {
+                uint32_t u32 = (uint32_t)u;
+                memcpy(mem, &u32, sizeof(u32));
+            }
         }
-        x->ext += 4;
+        x->ext += c->esize;
         return;
     }
     /* big-endian: reverse the bytes of each unit (this build targets little-endian hosts) */

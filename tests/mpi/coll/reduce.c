@@ -180,6 +180,27 @@ int main(int argc, char **argv)
     MPI_Reduce_local_c(x, y, 3, MPI_LONG_LONG, MPI_PROD);
     MTEST_CHECK(y[0] == 10 && y[1] == 40 && y[2] == 90, "reduce_local prod %lld %lld %lld", y[0],
                 y[1], y[2]);
+    /* Predefined operations on derived types of one basic type, as the reductions take them:
+     * f90 types (MPI_ERR_OP once) and a vector with holes, which stay untouched. */
+    MPI_Datatype f90r, f90c, every_other;
+    MPI_Type_create_f90_real(6, 37, &f90r);
+    MPI_Type_create_f90_complex(15, 300, &f90c);
+    float fa[2] = {1.5f, 2.0f}, fb[2] = {1.0f, 1.0f};
+    int rc = MPI_Reduce_local(fa, fb, 2, f90r, MPI_SUM);
+    MTEST_CHECK(rc == MPI_SUCCESS && fb[0] == 2.5f && fb[1] == 3.0f, "f90 real sum: %d %g %g", rc,
+                fb[0], fb[1]);
+    double ca[2] = {1, 2}, cb[2] = {3, 4};
+    rc = MPI_Reduce_local(ca, cb, 1, f90c, MPI_SUM);
+    MTEST_CHECK(rc == MPI_SUCCESS && cb[0] == 4 && cb[1] == 6, "f90 complex sum: %d %g %g", rc,
+                cb[0], cb[1]);
+    MPI_Type_vector(3, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int va[5] = {1, 100, 2, 100, 3}, vb[5] = {7, -1, 1, -1, 9};
+    rc = MPI_Reduce_local(va, vb, 1, every_other, MPI_MAX);
+    MTEST_CHECK(rc == MPI_SUCCESS && vb[0] == 7 && vb[1] == -1 && vb[2] == 2 && vb[3] == -1 &&
+                    vb[4] == 9,
+                "vector max: %d %d %d %d %d %d", rc, vb[0], vb[1], vb[2], vb[3], vb[4]);
+    MPI_Type_free(&every_other);
     MPI_Op_free(&op);
     MTEST_CHECK(op == MPI_OP_NULL, "MPI_Op_free did not reset the handle");
     return mtest_finalize(errs);

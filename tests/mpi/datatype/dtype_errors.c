@@ -7,7 +7,8 @@
  * Manifold: MPI_ERR_ARG rather than a wrapped size; MPICH asserts), freeing a predefined type
  * (all through MPI_ERRORS_RETURN); a message longer than
  * the derived receive gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED
- * from MPI_Get_count and the element count from MPI_Get_elements. The library works afterwards.
+ * from MPI_Get_count and the element count from MPI_Get_elements; MPI_Pack/MPI_Unpack (and the
+ * external32 forms) with NULL buffers, negative sizes and positions. The library works afterwards.
  */
 #include "mtest.h"
 
@@ -96,6 +97,50 @@ int main(int argc, char **argv)
                     "partial: %d %d %d %d %d", buf[0], buf[1], buf[2], buf[3], buf[4]);
         rc = MPI_Recv(buf, 2, vec, size - 1, 6, MPI_COMM_WORLD, &status);
         MTEST_CHECK_ERR(rc, MPI_ERR_TRUNCATE, "MPI_Recv");
+    }
+    /* Pack and unpack arguments: a NULL buffer with bytes to move is MPI_ERR_BUFFER (these
+     * once copied through it), negative sizes and positions MPI_ERR_ARG naming the argument;
+     * MPI_BOTTOM with a type of absolute addresses still packs. */
+    {
+        char packed[64];
+        int v[4] = {1, 2, 3, 4}, pos = 0;
+        MPI_Aint apos = 0;
+        rc = MPI_Pack(NULL, 4, MPI_INT, packed, 64, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Pack");
+        rc = MPI_Pack(v, 4, MPI_INT, NULL, 64, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Pack");
+        rc = MPI_Unpack(NULL, 64, &pos, v, 4, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Unpack");
+        rc = MPI_Unpack(packed, 64, &pos, NULL, 4, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Unpack");
+        rc = MPI_Pack_external("external32", NULL, 4, MPI_INT, packed, 64, &apos);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Pack_external");
+        rc = MPI_Unpack_external("external32", packed, 64, &apos, NULL, 4, MPI_INT);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Unpack_external");
+        rc = MPI_Pack(v, 1, MPI_INT, packed, -1, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "outsize=-1");
+        pos = -4;
+        rc = MPI_Pack(v, 1, MPI_INT, packed, 64, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "position=-4");
+        pos = 0;
+        rc = MPI_Unpack(packed, -16, &pos, v, 1, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "insize=-16");
+        apos = -8;
+        rc = MPI_Pack_external("external32", v, 1, MPI_INT, packed, 64, &apos);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "position=-8");
+        pos = 60;
+        rc = MPI_Pack(v, 4, MPI_INT, packed, 64, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_NO_SPACE, "outsize=64");
+        MPI_Aint at;
+        MPI_Datatype abs_t;
+        MPI_Get_address(v, &at);
+        MPI_Type_create_hindexed_block(1, 4, &at, MPI_INT, &abs_t);
+        MPI_Type_commit(&abs_t);
+        pos = 0;
+        rc = MPI_Pack(MPI_BOTTOM, 1, abs_t, packed, 64, &pos, MPI_COMM_WORLD);
+        MTEST_CHECK(rc == MPI_SUCCESS && pos == 16 && ((int *)packed)[3] == 4,
+                    "MPI_Pack from MPI_BOTTOM: rc %d position %d", rc, pos);
+        MPI_Type_free(&abs_t);
     }
     MPI_Type_free(&vec);
     MPI_Type_free(&t);

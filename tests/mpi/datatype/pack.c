@@ -6,7 +6,9 @@
  */
 #include "mtest.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 struct rec {
     int a;
@@ -78,7 +80,32 @@ int main(int argc, char **argv)
                     "external32 MPI_LONG_INT: size %ld, position %ld", (long)xsize, (long)xpos);
         MPI_Pack_external_size("external32", 1, MPI_WCHAR, &xsize);
         MTEST_CHECK(xsize == 2, "external32 size of MPI_WCHAR %ld", (long)xsize);
+        /* wide characters move 2 bytes each, in buffers of exactly the sizes MPI names (a
+         * 4-byte wchar_t once went through the 8-byte long's conversion: read past both
+         * buffers, wrote 4 bytes per item, and failed on a non-zero neighbour) */
+        enum { NW = 3 };
+        wchar_t *win = malloc(NW * sizeof(wchar_t)), *wout = malloc(NW * sizeof(wchar_t));
+        win[0] = L'A';
+        win[1] = 0x141;
+        win[2] = 0x7fff;
+        unsigned char *wext = malloc(2 * NW);
+        xpos = 0;
+        MPI_Pack_external("external32", win, NW, MPI_WCHAR, wext, 2 * NW, &xpos);
+        static const unsigned char wwant[2 * NW] = {0x00, 0x41, 0x01, 0x41, 0x7f, 0xff};
+        MTEST_CHECK(xpos == 2 * NW && memcmp(wext, wwant, 2 * NW) == 0,
+                    "external32 MPI_WCHAR bytes, position %ld", (long)xpos);
+        xpos = 0;
+        MPI_Unpack_external("external32", wext, 2 * NW, &xpos, wout, NW, MPI_WCHAR);
+        MTEST_CHECK(xpos == 2 * NW && memcmp(win, wout, NW * sizeof(wchar_t)) == 0,
+                    "external32 MPI_WCHAR round trip, position %ld", (long)xpos);
         MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        win[0] = 0x10000; /* beyond 2 bytes */
+        xpos = 0;
+        int wrc = MPI_Pack_external("external32", win, 1, MPI_WCHAR, wext, 2 * NW, &xpos);
+        MTEST_CHECK_ERR(wrc, MPI_ERR_CONVERSION, "MPI_Pack_external");
+        free(win);
+        free(wout);
+        free(wext);
         long double ld = 1.5L;
         xpos = 0;
         int rc =
