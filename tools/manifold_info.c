@@ -96,6 +96,12 @@ static const char *class_name(int c)
     case MPI_T_PVAR_CLASS_LEVEL: return "level";
     case MPI_T_PVAR_CLASS_COUNTER: return "counter";
     case MPI_T_PVAR_CLASS_GENERIC: return "generic";
+    case MPI_T_PVAR_CLASS_SIZE: return "size";
+    case MPI_T_PVAR_CLASS_PERCENTAGE: return "percentage";
+    case MPI_T_PVAR_CLASS_HIGHWATERMARK: return "high-water mark";
+    case MPI_T_PVAR_CLASS_LOWWATERMARK: return "low-water mark";
+    case MPI_T_PVAR_CLASS_AGGREGATE: return "aggregate";
+    case MPI_T_PVAR_CLASS_TIMER: return "timer";
     default: return "other";
     }
 }

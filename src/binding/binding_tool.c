@@ -96,9 +96,10 @@ static int tool_leave(int rc)
     return rc;
 }
 
-/* The MPI_T string convention: *len 0 (or buf NULL) asks for the length including the
- * terminator; otherwise at most *len - 1 characters are copied and *len says how many were
- * returned, terminator included. len NULL: the string is not wanted. */
+/* The MPI_T string convention (MPI-4.1 section 15.3.3): *len 0 (or buf NULL) asks for the
+ * length including the terminator; otherwise at most *len - 1 characters are copied, and *len
+ * returns the whole string's length plus one even when it was truncated (so a caller sees that
+ * it was, and how much room it needs). len NULL: the string is not wanted. */
 static void copy_str(const char *src, char *buf, int *len)
 {
     if (len == NULL)
@@ -111,7 +112,7 @@ static void copy_str(const char *src, char *buf, int *len)
     int n = need < *len ? need : *len;
     memcpy(buf, src, (size_t)n - 1);
     buf[n - 1] = '\0';
-    *len = n;
+    *len = need;
 }
 
 #pragma weak MPI_T_init_thread = PMPI_T_init_thread
@@ -563,8 +564,8 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
         *readonly = d->readonly;
     if (continuous != NULL)
         *continuous = 1;
-    if (atomic != NULL)
-        *atomic = 0;
+    if (atomic != NULL) /* a counter's readreset takes one sample for both (pvar_read_locked) */
+        *atomic = pvar_is_counter(pvar_index);
     return tool_leave(MPI_SUCCESS);
 }
 

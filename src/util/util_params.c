@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,7 +252,13 @@ static const param_def_t *param_find(const char *name, size_t len)
     return NULL;
 }
 
-static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
+/* Where a tunable lives in `set`, a copy of mf_params being filled. */
+static int *param_slot(mf_params_t *set, const param_def_t *def)
+{
+    return (int *)((char *)set + ((char *)def->value - (char *)&mf_params));
+}
+
+static mf_status_t param_parse_choice(const param_def_t *def, const char *text, int *dst)
 {
     /* Collective algorithms (COLL_*) were numbers first: their index is accepted too. */
     int index_ok = strncmp(def->name, "COLL_", 5) == 0;
@@ -259,7 +266,7 @@ static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
         /* the word or its index ("2" for the third word) */
         if (strcmp(def->choices[i], text) == 0 ||
             (index_ok && text[0] == '0' + i && text[1] == '\0')) {
-            *def->value = i;
+            *dst = i;
             return MF_OK;
         }
     }
@@ -275,10 +282,10 @@ static mf_status_t param_parse_choice(const param_def_t *def, const char *text)
     return MF_ERR_INVALID;
 }
 
-static mf_status_t param_parse(const param_def_t *def, const char *text)
+static mf_status_t param_parse(const param_def_t *def, const char *text, int *dst)
 {
     if (def->choices != NULL)
-        return param_parse_choice(def, text);
+        return param_parse_choice(def, text, dst);
     char *end;
     errno = 0;
     long v = strtol(text, &end, 0);
@@ -288,16 +295,26 @@ static mf_status_t param_parse(const param_def_t *def, const char *text)
                def->min, def->max);
         return MF_ERR_INVALID;
     }
-    *def->value = (int)v;
+    *dst = (int)v;
     return MF_OK;
 }
+
+/* MPI_T_init_thread and MPI_Init both load the tunables, possibly at once in two threads,
+ * while a tool thread may read them as control variables: the environment is parsed into a
+ * copy under a lock, and only the values that differ are stored into mf_params (relaxed
+ * atomic stores, as MPI_T_cvar_write does), so no reader sees a default in passing and a
+ * second load of the same environment stores nothing. */
+_Static_assert(sizeof(mf_params_t) % sizeof(int) == 0, "mf_params_t holds ints only");
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
 mf_status_t mf_params_load(void)
 {
     mf_status_t status = MF_OK;
+    mf_params_t fresh = {0};
+    pthread_mutex_lock(&load_lock);
     for (size_t i = 0; i < PARAM_COUNT; i++) {
         if (param_table[i].value != NULL)
-            *param_table[i].value = param_table[i].default_value;
+            *param_slot(&fresh, &param_table[i]) = param_table[i].default_value;
     }
     for (char **env = environ; *env != NULL; env++) {
         if (strncmp(*env, "MANIFOLD_", 9) != 0)
@@ -312,15 +329,22 @@ mf_status_t mf_params_load(void)
                    (int)(eq - name), name);
             continue;
         }
-        if (def->value != NULL && param_parse(def, eq + 1) != MF_OK)
+        if (def->value != NULL && param_parse(def, eq + 1, param_slot(&fresh, def)) != MF_OK)
             status = MF_ERR_INVALID;
     }
-    int direct = mf_params.dt_stack_bytes;
-    if (mf_params.dt_stream_bytes > 0 && direct >= mf_params.dt_stream_bytes)
-        direct = mf_params.dt_stream_bytes - 1;
-    if (mf_params.dt_stream_eager_max > 0 && direct >= mf_params.dt_stream_eager_min)
-        direct = mf_params.dt_stream_eager_min - 1;
-    mf_params.dt_stack_direct = direct > 0 ? direct : 0;
+    int direct = fresh.dt_stack_bytes;
+    if (fresh.dt_stream_bytes > 0 && direct >= fresh.dt_stream_bytes)
+        direct = fresh.dt_stream_bytes - 1;
+    if (fresh.dt_stream_eager_max > 0 && direct >= fresh.dt_stream_eager_min)
+        direct = fresh.dt_stream_eager_min - 1;
+    fresh.dt_stack_direct = direct > 0 ? direct : 0;
+    int *to = (int *)&mf_params;
+    const int *from = (const int *)&fresh;
+    for (size_t i = 0; i < sizeof(mf_params_t) / sizeof(int); i++) {
+        if (__atomic_load_n(&to[i], __ATOMIC_RELAXED) != from[i])
+            __atomic_store_n(&to[i], from[i], __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&load_lock);
     return status;
 }
 

@@ -51,6 +51,7 @@ singleton)
     expect_out "^pvar count: "
     expect_out "^pvar vci_sends  *class counter "
     expect_out "^pvar comm_vci  *class generic  *per-communicator"
+    expect_out "^pvar dtype_temp_max  *class high-water mark "
     expect_out "^pvar vci_active  *= 1"
     ;;
 vci)

@@ -83,7 +83,7 @@ static void check_cvars(void)
     name_len = 5;
     EXPECT(MPI_T_cvar_get_info(index, name, &name_len, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
            MPI_SUCCESS);
-    if (name_len != 5 || strcmp(name, "MANI") != 0) {
+    if (name_len != (int)strlen("MANIFOLD_THREAD_CS") + 1 || strcmp(name, "MANI") != 0) {
         errs++;
         printf("truncated name '%s' length %d\n", name, name_len);
     }

@@ -47,13 +47,15 @@ int main(int argc, char **argv)
     EXPECT(MPI_T_pvar_get_info(sends, NULL, NULL, NULL, &cls, &dt, NULL, NULL, NULL, &bind, &ro,
                                &cont, &atomic),
            MPI_SUCCESS);
+    /* a counter supports readreset, so it must say it is atomic (it said 0 once) */
     MTEST_CHECK(cls == MPI_T_PVAR_CLASS_COUNTER && dt == MPI_UNSIGNED_LONG_LONG &&
-                    bind == MPI_T_BIND_NO_OBJECT && cont == 1,
-                "vci_sends info is wrong");
-    EXPECT(MPI_T_pvar_get_info(map, NULL, NULL, NULL, NULL, &dt, NULL, NULL, NULL, &bind, NULL,
-                               NULL, NULL),
+                    bind == MPI_T_BIND_NO_OBJECT && cont == 1 && ro == 0 && atomic == 1,
+                "vci_sends info is wrong (readonly %d atomic %d)", ro, atomic);
+    EXPECT(MPI_T_pvar_get_info(map, NULL, NULL, NULL, NULL, &dt, NULL, NULL, NULL, &bind, &ro, NULL,
+                               &atomic),
            MPI_SUCCESS);
-    MTEST_CHECK(bind == MPI_T_BIND_MPI_COMM && dt == MPI_INT, "comm_vci info is wrong");
+    MTEST_CHECK(bind == MPI_T_BIND_MPI_COMM && dt == MPI_INT && ro == 1 && atomic == 0,
+                "comm_vci info is wrong (readonly %d atomic %d)", ro, atomic);
 
     MPI_T_pvar_session s, s2;
     EXPECT(MPI_T_pvar_session_create(&s), MPI_SUCCESS);
