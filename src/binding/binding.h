@@ -88,7 +88,8 @@ int mf_check_comm_fail(const char *func, const char *arg, MPI_Comm handle);
 int mf_check_count_fail(const char *func, mf_comm_t *comm, const char *arg, MPI_Count count);
 int mf_check_datatype_slow(const char *func, mf_comm_t *comm, const char *arg, MPI_Datatype dt,
                            MPI_Count count, size_t *bytes_p);
-int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes);
+int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
+                         size_t bytes);
 int mf_check_bottom_fail(const char *func, mf_comm_t *comm, const char *arg);
 int mf_check_intra_fail(const char *func, const char *arg, mf_comm_t *comm);
 int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg);
@@ -161,12 +162,20 @@ static inline int mf_check_datatype(const char *func, mf_comm_t *comm, const cha
     return mf_check_datatype_slow(func, comm, arg, dt, count, bytes_p);
 }
 
+/* Whether a buffer argument is NULL or one of the sentinels MPI_IN_PLACE and
+ * MPI_BUFFER_AUTOMATIC, which only the calls that name them accept (and which check them
+ * first). */
+static inline int mf_buffer_special(const void *buf)
+{
+    return (uintptr_t)buf <= (uintptr_t)MPI_BUFFER_AUTOMATIC;
+}
+
 static inline int mf_check_buffer(const char *func, mf_comm_t *comm, const char *arg,
                                   const void *buf, size_t bytes)
 {
-    if (MF_LIKELY(buf != NULL || bytes == 0))
+    if (MF_LIKELY(!mf_buffer_special(buf) || bytes == 0))
         return MPI_SUCCESS;
-    return mf_check_buffer_fail(func, comm, arg, bytes);
+    return mf_check_buffer_fail(func, comm, arg, buf, bytes);
 }
 
 /* The same for `count` items of dt: a NULL buffer is MPI_BOTTOM, fine with a derived type
@@ -175,11 +184,11 @@ static inline int mf_check_typed_buffer(const char *func, mf_comm_t *comm, const
                                         const void *buf, MPI_Datatype dt, MPI_Count count,
                                         size_t bytes)
 {
-    if (MF_LIKELY(buf != NULL || bytes == 0))
+    if (MF_LIKELY(!mf_buffer_special(buf) || bytes == 0))
         return MPI_SUCCESS;
-    mf_dtype_t *d = mf_dtype_get(dt);
+    mf_dtype_t *d = buf == NULL ? mf_dtype_get(dt) : NULL;
     if (d == NULL)
-        return mf_check_buffer_fail(func, comm, arg, bytes);
+        return mf_check_buffer_fail(func, comm, arg, buf, bytes);
     return mf_dtype_bottom_ok(d, count) ? MPI_SUCCESS : mf_check_bottom_fail(func, comm, arg);
 }
 

@@ -699,16 +699,52 @@ int PMPI_Abi_get_fortran_info(MPI_Info *info)
 }
 
 #pragma weak MPI_Abi_set_fortran_info = PMPI_Abi_set_fortran_info
+/* The Fortran default kinds have the sizes of gfortran's defaults here (MPI_INTEGER, MPI_REAL
+ * and MPI_LOGICAL 4 bytes, MPI_DOUBLE_PRECISION 8, the complex types twice their reals): a
+ * Fortran layer that says otherwise is refused rather than ignored, since reductions and
+ * MPI_Type_size would use the wrong size. */
+static int check_fortran_sizes(const char *func, struct MPI_ABI_Info *in)
+{
+    static const struct {
+        const char *key;
+        MPI_Datatype type;
+    } sizes[] = {
+        {"mpi_integer_size", MPI_INTEGER}, {"mpi_real_size", MPI_REAL},
+        {"mpi_logical_size", MPI_LOGICAL}, {"mpi_double_precision_size", MPI_DOUBLE_PRECISION},
+        {"mpi_complex_size", MPI_COMPLEX}, {"mpi_double_complex_size", MPI_DOUBLE_COMPLEX},
+    };
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        char value[32];
+        size_t len;
+        if (!mf_info_get(in, sizes[i].key, value, sizeof(value), &len))
+            continue;
+        int have = mf_dtype_predefined(sizes[i].type)->size;
+        char *end;
+        long want = strtol(value, &end, 10);
+        if (end != value && *end == '\0' && want == have)
+            continue;
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ABI, func,
+                                              "argument info: %s=\"%s\", but this library's "
+                                              "%s is %d bytes and cannot change",
+                                              sizes[i].key, value,
+                                              mf_dtype_predefined(sizes[i].type)->name, have));
+    }
+    return MPI_SUCCESS;
+}
+
 int PMPI_Abi_set_fortran_info(MPI_Info info)
 {
     static const char func[] = "MPI_Abi_set_fortran_info";
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    struct MPI_ABI_Info *in = mf_info_get_obj(info);
+    struct MPI_ABI_Info *in = info == MPI_INFO_ENV ? mf_info_env() : mf_info_get_obj(info);
     if (in == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
+    rc = check_fortran_sizes(func, in);
+    if (rc != MPI_SUCCESS)
+        return rc;
     struct MPI_ABI_Info *copy = NULL;
     if (mf_info_dup(in, &copy) != MF_OK)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));

@@ -523,8 +523,15 @@ int mf_check_bottom_fail(const char *func, mf_comm_t *comm, const char *arg)
                                           arg));
 }
 
-int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, size_t bytes)
+int mf_check_buffer_fail(const char *func, mf_comm_t *comm, const char *arg, const void *buf,
+                         size_t bytes)
 {
+    if (buf != NULL)
+        return mf_err_raise(
+            comm, mf_err_code(MPI_ERR_BUFFER, func,
+                              "argument %s is %s, which this call does not "
+                              "accept",
+                              arg, buf == MPI_IN_PLACE ? "MPI_IN_PLACE" : "MPI_BUFFER_AUTOMATIC"));
     return mf_err_raise(comm, mf_err_code(MPI_ERR_BUFFER, func,
                                           "argument %s is NULL but %zu bytes are to be "
                                           "transferred",

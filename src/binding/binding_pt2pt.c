@@ -98,7 +98,7 @@ envelope_fast(MPI_Comm comm, const void *buf, MPI_Count count, MPI_Datatype dt, 
     size_t bytes;
     if (MF_UNLIKELY(count < 0 || mf_bytes_overflow(count, (size_t)info->direct, &bytes)))
         return ENV_CHECKED;
-    if (MF_UNLIKELY(buf == NULL && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
+    if (MF_UNLIKELY(mf_buffer_special(buf) && bytes > 0) || !peer_tag_fast(c, rank, tag, is_send))
         return ENV_CHECKED;
     *c_p = c;
     *bytes_p = bytes;
@@ -117,7 +117,8 @@ envelope_derived(const mf_comm_t *c, const void *buf, MPI_Count count, MPI_Datat
     if (MF_UNLIKELY(c == NULL || d == NULL || count < 0 ||
                     !atomic_load_explicit(&d->committed, memory_order_acquire) ||
                     mf_bytes_overflow(count, (size_t)d->psize, bytes_p) ||
-                    (buf == NULL && *bytes_p > 0 && !mf_dtype_bottom_ok(d, count)) ||
+                    (mf_buffer_special(buf) && *bytes_p > 0 &&
+                     (buf != NULL || !mf_dtype_bottom_ok(d, count))) ||
                     !peer_tag_fast(c, rank, tag, is_send)))
         return NULL;
     return d;

@@ -421,9 +421,6 @@ void mf_nbc_neighbor_alltoallv(mf_sched_t *s, int cart, int indeg, const int *in
 
 /* ---- reduction operations (coll_op.c) ---------------------------------------------------- */
 
-/* Object tag of user-defined operations (the `kind` word of every MPI object). */
-#define MF_KIND_OP 0x6672ee20u
-
 struct MPI_ABI_Op {
     uint32_t kind;
     int commutative;

@@ -36,6 +36,11 @@ typedef enum {
     /* A communicator of MPI_Comm_idup before its request completes: only the calls local to
      * the handle (error handler, name, attributes) accept it. */
     MF_KIND_COMM_PENDING = 0x6672ee08,
+    MF_KIND_DATATYPE = 0x6672ee09, /* derived datatypes (core_dtype.h) */
+    MF_KIND_OP = 0x6672ee20,       /* user-defined operations (coll.h) */
+    /* Every value once: a handle of one kind given where another is expected is told apart
+     * by this word alone (datatypes and groups once shared a value and passed for each
+     * other). */
 } mf_kind_t;
 
 static inline int mf_handle_is_predefined(const void *handle)

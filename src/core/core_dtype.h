@@ -25,8 +25,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#define MF_KIND_DATATYPE 0x6672ee06u
-
 typedef enum {
     MF_DT_NODE_VECTOR = 1,
     MF_DT_NODE_LIST,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI-5.0 MPI_Abi_get/set_fortran_info: without Fortran details the query gives
- * MPI_INFO_NULL; once set (at most once) it gives a new copy of what was set; a second set is
- * MPI_ERR_ABI, a bad info handle MPI_ERR_INFO.
+ * MPI_INFO_NULL; Fortran sizes other than the library's (INTEGER 4, DOUBLE PRECISION 8) are
+ * MPI_ERR_ABI and store nothing; once set (at most once) it gives a new copy of what was set;
+ * a second set is MPI_ERR_ABI, a bad info handle MPI_ERR_INFO.
  */
 #include <string.h>
 
@@ -16,7 +17,18 @@ int main(int argc, char **argv)
     int rc = MPI_Abi_get_fortran_info(&got);
     MTEST_CHECK(rc == MPI_SUCCESS && got == MPI_INFO_NULL, "before any set: rc %d", rc);
     MPI_Info_create(&set);
+    /* sizes the library's Fortran types do not have are refused, not stored and ignored
+     * (MPI_INTEGER of 8 bytes once "succeeded" and reduced 4-byte halves) */
+    MPI_Info_set(set, "mpi_integer_size", "8");
+    rc = MPI_Abi_set_fortran_info(set);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ABI, "mpi_integer_size");
     MPI_Info_set(set, "mpi_integer_size", "4");
+    MPI_Info_set(set, "mpi_double_precision_size", "16");
+    rc = MPI_Abi_set_fortran_info(set);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ABI, "mpi_double_precision_size");
+    rc = MPI_Abi_get_fortran_info(&got);
+    MTEST_CHECK(rc == MPI_SUCCESS && got == MPI_INFO_NULL, "after refused sets: rc %d", rc);
+    MPI_Info_set(set, "mpi_double_precision_size", "8");
     rc = MPI_Abi_set_fortran_info(set);
     MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Abi_set_fortran_info: rc %d", rc);
     MPI_Info_set(set, "mpi_integer_size", "8"); /* the library kept a copy */

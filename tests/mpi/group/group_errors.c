@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Invalid group calls, with MPI_ERRORS_RETURN on MPI_COMM_WORLD and MPI_COMM_SELF: invalid
- * group handles (MPI_GROUP_NULL, a freed group, a communicator passed as a group) give
- * MPI_ERR_GROUP; ranks outside the group or repeated give MPI_ERR_RANK in incl, excl,
+ * group handles (MPI_GROUP_NULL, a freed group, a communicator or a datatype passed as a group)
+ * give MPI_ERR_GROUP (a group passed as a datatype MPI_ERR_TYPE); ranks outside the group or
+ * repeated give MPI_ERR_RANK in incl, excl,
  * range_incl, range_excl (checked on Manifold only: MPICH 5.0.2 says MPI_ERR_ARG) and
  * translate_ranks; a negative count, a zero stride or a stride
  * leading away from the range's end give MPI_ERR_ARG. Output handles are left alone by failed
@@ -58,6 +59,16 @@ int main(int argc, char **argv)
         rc = MPI_Group_size((MPI_Group)(void *)dup, &value);
         MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_size");
         MPI_Comm_free(&dup);
+        /* a derived datatype as a group and a group as a datatype (the two kinds once
+         * shared their tag and passed for each other, reading past the group) */
+        MPI_Datatype dt;
+        MPI_Type_contiguous(3, MPI_INT, &dt);
+        MPI_Type_commit(&dt);
+        rc = MPI_Group_size((MPI_Group)(void *)dt, &value);
+        MTEST_CHECK_ERR(rc, MPI_ERR_GROUP, "MPI_Group_size");
+        rc = MPI_Type_size((MPI_Datatype)(void *)world, &value);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_size");
+        MPI_Type_free(&dt);
     }
 
     /* bad ranks */

@@ -8,7 +8,8 @@
  * MPI_ANY_TAG on a send and tags above MPI_TAG_UB (MPI_ERR_TAG); negative counts
  * (MPI_ERR_COUNT); MPI_DATATYPE_NULL (MPI_ERR_TYPE); MPI_COMM_NULL (MPI_ERR_COMM);
  * MPI_REQUEST_NULL to MPI_Start, MPI_Startall, MPI_Cancel and MPI_Request_free
- * (MPI_ERR_REQUEST). Afterwards the ranks must still exchange messages normally.
+ * (MPI_ERR_REQUEST); MPI_IN_PLACE as a buffer (MPI_ERR_BUFFER). Afterwards the ranks must still
+ * exchange messages normally.
  */
 #include "mtest.h"
 
@@ -136,6 +137,33 @@ static void bad_requests(void)
     MPI_Request_free(&reqs[0]);
 }
 
+/* MPI_IN_PLACE is no buffer for point-to-point, packing or MPI_Buffer_attach: MPI_ERR_BUFFER
+ * naming the argument (these once sent from and wrote to address 1; MPICH 5.0.2 crashes, so
+ * Manifold only). */
+static void in_place_buffers(void)
+{
+    if (!mtest_is_manifold())
+        return;
+    int x = 1, pos = 0;
+    char packed[16];
+    MPI_Request req;
+    MTEST_CHECK_ERR(MPI_Send(MPI_IN_PLACE, 1, MPI_INT, rank, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+                    "argument buf is MPI_IN_PLACE");
+    MTEST_CHECK_ERR(MPI_Isend(MPI_IN_PLACE, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, &req),
+                    MPI_ERR_BUFFER, "MPI_Isend");
+    MTEST_CHECK_ERR(MPI_Irecv(MPI_IN_PLACE, 1, MPI_INT, rank, 0, MPI_COMM_WORLD, &req),
+                    MPI_ERR_BUFFER, "MPI_Irecv");
+    MTEST_CHECK_ERR(MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, MPI_IN_PLACE, 1, MPI_INT, rank, 0,
+                                 MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+                    MPI_ERR_BUFFER, "MPI_Sendrecv");
+    MTEST_CHECK_ERR(MPI_Sendrecv_replace(MPI_IN_PLACE, 1, MPI_INT, rank, 0, rank, 0, MPI_COMM_WORLD,
+                                         MPI_STATUS_IGNORE),
+                    MPI_ERR_BUFFER, "MPI_Sendrecv_replace");
+    MTEST_CHECK_ERR(MPI_Pack(MPI_IN_PLACE, 1, MPI_INT, packed, 16, &pos, MPI_COMM_WORLD),
+                    MPI_ERR_BUFFER, "MPI_Pack");
+    MTEST_CHECK_ERR(MPI_Buffer_attach(MPI_IN_PLACE, 1000), MPI_ERR_BUFFER, "MPI_Buffer_attach");
+}
+
 /* A ring exchange after all the errors. */
 static void still_works(void)
 {
@@ -159,6 +187,7 @@ int main(int argc, char **argv)
     bad_counts_and_types();
     bad_comms();
     bad_requests();
+    in_place_buffers();
     still_works();
     return mtest_finalize(0);
 }
