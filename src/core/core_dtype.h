@@ -7,7 +7,9 @@
  * children, a byte stride apart), a list (blocks with their own length, byte displacement and
  * child), and a resized child. Commit flattens one item into segments (offset, length) in type
  * map order, merging runs that touch, so packing is a loop of memcpy and a contiguous layout is
- * recognised as a single segment. The packed form of a predefined leaf is its size in bytes,
+ * recognised as a single segment; a type of many segments in few runs of equal segments at one
+ * stride keeps the runs instead (a vector of 10^8 blocks is one run, committed in constant
+ * space). The packed form of a predefined leaf is its size in bytes,
  * the same bytes the predefined send path puts on the wire: the pair types with padding
  * (MPI_DOUBLE_INT ...) pack as the struct of their two components (mf_dtype_pair_twin).
  * A type is immutable after construction; its segments are written once by the first commit
@@ -54,6 +56,21 @@ typedef struct mf_dtype_seg {
     MPI_Count pos; /* packed offset of the segment's first byte within one item */
 } mf_dtype_seg_t;
 
+/* n segments of len bytes, stride bytes apart from off (n = 1: one segment, stride 0): the
+ * run-length form of the segments, which commit builds and keeps for a type of many segments in
+ * long runs instead of listing them (see segs below). */
+typedef struct mf_dtype_run {
+    MPI_Aint off;
+    MPI_Count len;
+    MPI_Count pos; /* packed offset of the run's first byte within one item */
+    MPI_Count n;
+    MPI_Aint stride;
+} mf_dtype_run_t;
+
+/* At most this many segments are always listed one by one (segs); a type with more that form
+ * few runs keeps its runs instead (see mf_dtype_commit). */
+#define MF_DTYPE_SEGS_LISTED 64
+
 struct MPI_ABI_Datatype {
     uint32_t kind;
     atomic_int refs;      /* the user's handle, parent types, pending operations */
@@ -75,10 +92,12 @@ struct MPI_ABI_Datatype {
     MPI_Aint lb, extent, true_lb, true_ub;
     /* after commit */
     pthread_mutex_t commit_lock;
+    /* The item's segments (offset, length, packed position) in type-map order, touching ones
+     * merged: all nsegs of them, or, when runs is set (below), the first one only. */
     mf_dtype_seg_t *segs;
     MPI_Count nsegs;
     /* a regular item: nsegs blocks of vlen bytes, vstride apart from segs[0].off; vlen = 0 when
-     * the segments differ (then the pack loop walks them) */
+     * the segments differ (then the pack loop walks them or their runs) */
     MPI_Count vlen;
     MPI_Aint vstride;
     MPI_Count seg_min; /* the shortest segment (0 when none): can a message go as an iovec */
@@ -110,6 +129,13 @@ struct MPI_ABI_Datatype {
      * in the item, else -1. */
     MPI_Count copy_simd_min;
     MPI_Aint copy_win;
+    /* The segments as nruns runs of equal segments at a fixed stride, kept instead of the list
+     * when there are more than MF_DTYPE_SEGS_LISTED segments and few runs (a vector of 10^8
+     * doubles is one run: committing it costs no memory); NULL when segs lists them all. (Here,
+     * after the fields the copies read, so their offsets stay what the fast paths were tuned
+     * with.) */
+    mf_dtype_run_t *runs;
+    MPI_Count nruns;
     /* what MPI_Type_get_contents returns */
     MPI_Count nints, naddrs, ncounts, ntypes;
     int *c_ints;
@@ -203,9 +229,6 @@ mf_status_t mf_dtype_set_contents(mf_dtype_t *dt, MPI_Count nints, const int *in
 /* Flatten into segments (idempotent, thread-safe). */
 mf_status_t mf_dtype_commit(mf_dtype_t *dt);
 
-/* The segments of one item of a committed type (a predefined type is one segment). */
-void mf_dtype_segments(MPI_Datatype dt, const mf_dtype_seg_t **segs_p, MPI_Count *nsegs_p,
-                       mf_dtype_seg_t *scratch);
 /* When `count` items of a committed type occupy one run of memory, return 1 and the run's
  * offset from the buffer address (the zero-copy path); otherwise 0. */
 int mf_dtype_contiguous(MPI_Datatype dt, MPI_Count count, MPI_Aint *off_p);
@@ -369,11 +392,12 @@ typedef struct mf_dtype_iov {
     size_t len;
 } mf_dtype_iov_t;
 /* Whether `count` items of a committed derived type go as an iovec: every segment at least
- * `min_block` bytes (0: never) and at most MF_DTYPE_IOV_MAX entries. */
+ * `min_block` bytes (0: never) and at most MF_DTYPE_IOV_MAX entries (so count * nsegs entries
+ * is small; a type of many segments, listed or in runs, is packed instead). */
 static inline int mf_dtype_iov_ok(const mf_dtype_t *d, MPI_Count count, size_t min_block)
 {
-    return min_block > 0 && d->nsegs > 0 && (size_t)d->seg_min >= min_block && count > 0 &&
-           count <= MF_DTYPE_IOV_MAX / d->nsegs;
+    return min_block > 0 && d->nsegs > 0 && d->nsegs <= MF_DTYPE_IOV_MAX &&
+           (size_t)d->seg_min >= min_block && count > 0 && count <= MF_DTYPE_IOV_MAX / d->nsegs;
 }
 /* Write the iovec of `count` items at `buf` (mf_dtype_iov_ok said yes) in packed order into
  * `iov` (room for count * nsegs entries), merging blocks that touch; returns the entries. */

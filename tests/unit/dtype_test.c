@@ -210,6 +210,118 @@ static void check_type(MPI_Datatype t, int iter)
     free(got);
 }
 
+/* ---- types of many segments: kept as runs ---------------------------------------------- */
+
+/* A random type of more than MF_DTYPE_SEGS_LISTED segments built from regular parts (vectors,
+ * hvectors, subarray rows) nested in contiguous, vector, resized, struct and hindexed types,
+ * with children committed or not, so commit takes its closed forms, keeps one run or a few, or
+ * lists the segments; the caller owns one reference. */
+static MPI_Datatype make_big(int depth)
+{
+    mf_dtype_t *d = NULL;
+    mf_status_t st = MF_OK;
+    int shape = depth <= 0 ? (int)rnd(3) : 3 + (int)rnd(6);
+    if (shape <= 2) {
+        MPI_Datatype leaf = leaves[rnd(6)]; /* the pairs make lists of short runs */
+        mf_dtype_props_t lp = {0};
+        mf_dtype_props(leaf, &lp);
+        MPI_Count n = 65 + rnd(200), bl = 1 + rnd(2);
+        if (shape == 2) {
+            MPI_Count sizes[2] = {n + 3, bl + 2 + rnd(3)}, sub[2] = {n, bl}, start[2] = {2, 1};
+            st = mf_dtype_create_subarray(2, sizes, sub, start, MPI_ORDER_C, leaf, &d);
+        } else {
+            MPI_Aint stride = (MPI_Aint)(bl + 1 + rnd(3)) * lp.extent + (shape == 1 ? 1 : 0);
+            st = mf_dtype_create_vector(n, bl, rnd(4) == 0 ? -stride : stride, leaf,
+                                        MPI_COMBINER_HVECTOR, &d);
+        }
+        UNIT_CHECK(st == MF_OK, "big leaf shape %d failed", shape);
+        return d;
+    }
+    MPI_Datatype c = make_big(depth - 1);
+    if (rnd(2))
+        mf_dtype_commit((mf_dtype_t *)c);
+    mf_dtype_props_t cp = {0};
+    mf_dtype_props(c, &cp);
+    if (shape == 3) { /* contiguous: the items touch or not */
+        st = mf_dtype_create_vector(1, 1 + rnd(3), 0, c, MPI_COMBINER_CONTIGUOUS, &d);
+    } else if (shape == 4) { /* resized to continue the stride, or anything */
+        mf_dtype_t *cd = (mf_dtype_t *)c;
+        MPI_Aint ext = cp.extent + (MPI_Aint)rnd(24);
+        if (cd->node == MF_DT_NODE_VECTOR && rnd(2))
+            ext = cd->nblocks * cd->stride;
+        st = mf_dtype_create_resized(c, 0, ext > 0 ? ext : cp.extent, MPI_COMBINER_RESIZED, &d);
+    } else if (shape == 5) { /* a vector of it */
+        st = mf_dtype_create_vector(2 + rnd(2), 1, cp.extent + (MPI_Aint)rnd(3) * 8, c,
+                                    MPI_COMBINER_HVECTOR, &d);
+    } else if (shape == 6) { /* a struct of an int and it */
+        MPI_Count bl[2] = {1, 1};
+        MPI_Aint disp[2] = {cp.true_lb - 8 - (MPI_Aint)rnd(2) * 4, 0};
+        MPI_Datatype kids[2] = {MPI_INT, c};
+        if (rnd(2)) {
+            disp[0] = cp.true_ub + (MPI_Aint)rnd(2) * 4;
+        }
+        st = mf_dtype_create_list(2, bl, disp, kids, 0, MPI_COMBINER_STRUCT, &d);
+    } else if (shape == 7) { /* hindexed: blocks of it, some touching */
+        MPI_Count bl[3] = {1, 1 + rnd(2), 1};
+        MPI_Aint disp[3] = {0, cp.extent, cp.extent * (bl[1] + 1) + (MPI_Aint)rnd(2) * 16};
+        st = mf_dtype_create_list(3, bl, disp, &c, 1, MPI_COMBINER_HINDEXED, &d);
+    } else { /* a subarray of it */
+        MPI_Count sizes[2] = {3, 4}, sub[2] = {2, 1 + rnd(3)}, start[2] = {1, 0};
+        st = mf_dtype_create_subarray(2, sizes, sub, start, MPI_ORDER_C, c, &d);
+    }
+    mf_dtype_release(c);
+    UNIT_CHECK(st == MF_OK, "big shape %d failed: %d", shape, (int)st);
+    return d;
+}
+
+/* What commit keeps for regular layouts of many segments: one run, no list. */
+static void check_runs_kept(void)
+{
+    mf_dtype_t *v, *r, *vv, *c, *s, *sub;
+    mf_dtype_create_vector(1000, 1, 16, MPI_DOUBLE, MPI_COMBINER_HVECTOR, &v);
+    mf_dtype_commit(v);
+    UNIT_CHECK(v->runs != NULL && v->nruns == 1 && v->nsegs == 1000 && v->vlen == 8 &&
+                   v->vstride == 16,
+               "vector of 1000 doubles: %lld runs, %lld segments", (long long)v->nruns,
+               (long long)v->nsegs);
+    /* resized to continue the stride, then 7 of them, and a vector of 5 of those */
+    mf_dtype_create_resized(v, 0, 16000, MPI_COMBINER_RESIZED, &r);
+    mf_dtype_create_vector(1, 7, 0, r, MPI_COMBINER_CONTIGUOUS, &c);
+    mf_dtype_create_vector(5, 1, 7 * 16000, c, MPI_COMBINER_HVECTOR, &vv);
+    mf_dtype_commit(vv);
+    UNIT_CHECK(vv->runs != NULL && vv->nruns == 1 && vv->nsegs == 35000 && vv->vstride == 16,
+               "nested regular vectors: %lld runs", (long long)vv->nruns);
+    /* a contiguous type of the plain vector: its items touch, three runs (a merged segment) */
+    mf_dtype_t *c2;
+    mf_dtype_create_vector(1, 2, 0, v, MPI_COMBINER_CONTIGUOUS, &c2);
+    mf_dtype_commit(c2);
+    UNIT_CHECK(c2->runs != NULL && c2->nruns == 3 && c2->nsegs == 1999 && c2->vlen == 0,
+               "contiguous of a vector: %lld runs, %lld segments", (long long)c2->nruns,
+               (long long)c2->nsegs);
+    /* a struct of an int and the vector: two runs */
+    MPI_Count bl[2] = {1, 1};
+    MPI_Aint disp[2] = {-8, 0};
+    MPI_Datatype kids[2] = {MPI_INT, v};
+    mf_dtype_create_list(2, bl, disp, kids, 0, MPI_COMBINER_STRUCT, &s);
+    mf_dtype_commit(s);
+    UNIT_CHECK(s->runs != NULL && s->nruns == 2 && s->nsegs == 1001,
+               "struct of an int and a vector: %lld runs", (long long)s->nruns);
+    /* subarray rows: one run */
+    MPI_Count sizes[2] = {500, 10}, subs[2] = {400, 3}, starts[2] = {50, 2};
+    mf_dtype_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_INT, &sub);
+    mf_dtype_commit(sub);
+    UNIT_CHECK(sub->runs != NULL && sub->nruns == 1 && sub->vlen == 12 && sub->vstride == 40 &&
+                   sub->segs[0].off == 50 * 40 + 8,
+               "subarray rows: %lld runs", (long long)sub->nruns);
+    mf_dtype_release(v);
+    mf_dtype_release(r);
+    mf_dtype_release(c);
+    mf_dtype_release(vv);
+    mf_dtype_release(c2);
+    mf_dtype_release(s);
+    mf_dtype_release(sub);
+}
+
 static void check_contiguous(void)
 {
     mf_dtype_t *v, *r;
@@ -502,5 +614,19 @@ int main(void)
             check_type(t, iter);
         mf_dtype_release(t);
     }
+    check_runs_kept();
+    int forms[3] = {0}; /* one run, several runs, a list */
+    for (int iter = 0; iter < 400; iter++) {
+        MPI_Datatype t = make_big((int)rnd(4));
+        if (t != NULL) {
+            check_type(t, 10000 + iter);
+            mf_dtype_t *d = (mf_dtype_t *)t;
+            forms[d->runs == NULL ? 2 : d->nruns == 1 ? 0 : 1]++;
+        }
+        mf_dtype_release(t);
+    }
+    UNIT_CHECK(forms[0] > 20 && forms[1] > 20 && forms[2] > 20,
+               "types of many segments: %d one run, %d runs, %d listed", forms[0], forms[1],
+               forms[2]);
     return unit_finish("dtype_test");
 }
