@@ -20,6 +20,20 @@ static int check_type(const char *func, MPI_Datatype dt, const char *arg, mf_dty
     return mf_check_datatype(func, NULL, arg, dt, 0, &unused);
 }
 
+/* check_type for a type a constructor builds on, which must leave room for one more level. */
+static int check_oldtype(const char *func, MPI_Datatype dt, const char *arg, mf_dtype_props_t *p)
+{
+    int rc = check_type(func, dt, arg, p);
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (rc == MPI_SUCCESS && d != NULL && d->depth >= MF_DTYPE_DEPTH_MAX)
+        rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, func,
+                                            "argument %s is a datatype %d levels deep: no "
+                                            "type may be built on one that deep (types nest "
+                                            "at most %d levels)",
+                                            arg, d->depth, MF_DTYPE_DEPTH_MAX));
+    return rc;
+}
+
 static int check_nonneg(const char *func, const char *arg, MPI_Count v, int cls)
 {
     if (MF_LIKELY(v >= 0))
@@ -128,7 +142,7 @@ static int vector_common(const char *func, int combiner, int large, MPI_Count co
     if (rc == MPI_SUCCESS)
         rc = check_nonneg(func, "blocklength", blocklen, MPI_ERR_ARG);
     if (rc == MPI_SUCCESS)
-        rc = check_type(func, old, "oldtype", &p);
+        rc = check_oldtype(func, old, "oldtype", &p);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     if (rc != MPI_SUCCESS)
@@ -230,7 +244,7 @@ static int list_common(const char *func, int combiner, int large, const list_arg
     MPI_Count ntypes = la->one_type ? 1 : la->count;
     for (MPI_Count i = 0; rc == MPI_SUCCESS && i < ntypes; i++) {
         mf_dtype_props_t p = {0};
-        rc = check_type(func, la->types[i], la->one_type ? "oldtype" : "array_of_types", &p);
+        rc = check_oldtype(func, la->types[i], la->one_type ? "oldtype" : "array_of_types", &p);
     }
     for (MPI_Count i = 0; rc == MPI_SUCCESS && i < (la->one_bl ? 1 : la->count); i++)
         rc = check_nonneg(func, "array_of_blocklengths", la->bl[i], MPI_ERR_ARG);
@@ -438,7 +452,7 @@ static int subarray_common(const char *func, int large, int ndims, const MPI_Cou
     if (rc == MPI_SUCCESS)
         rc = check_order(func, order);
     if (rc == MPI_SUCCESS)
-        rc = check_type(func, old, "oldtype", &p);
+        rc = check_oldtype(func, old, "oldtype", &p);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     for (int i = 0; rc == MPI_SUCCESS && i < ndims; i++) {
@@ -515,7 +529,7 @@ static int darray_common(const char *func, int large, int size, int rank, int nd
     if (rc == MPI_SUCCESS)
         rc = check_order(func, order);
     if (rc == MPI_SUCCESS)
-        rc = check_type(func, old, "oldtype", &p);
+        rc = check_oldtype(func, old, "oldtype", &p);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     long long nprocs = 1;
@@ -606,7 +620,7 @@ static int resized_common(const char *func, int large, MPI_Datatype old, MPI_Cou
     mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
-        rc = check_type(func, old, "oldtype", &p);
+        rc = check_oldtype(func, old, "oldtype", &p);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     if (rc != MPI_SUCCESS)
@@ -643,7 +657,7 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     mf_dtype_props_t p = {0};
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
-        rc = check_type(func, oldtype, "oldtype", &p);
+        rc = check_oldtype(func, oldtype, "oldtype", &p);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, newtype, "newtype");
     if (rc != MPI_SUCCESS)

@@ -136,22 +136,21 @@ mf_dtype_t *mf_dtype_pair_twin(MPI_Datatype dt)
     return pair_twins[(uintptr_t)dt & 0xff];
 }
 
+/* The alignment a struct's extent is rounded to (bounds_set): its most strictly aligned entry's.
+ * Kept in every derived type at construction, so no constructor walks the types below. */
 static int type_align(MPI_Datatype t)
 {
     mf_dtype_t *d = mf_dtype_get(t);
-    if (d == NULL)
-        return leaf_align(t);
-    int a = 1;
-    if (d->size == 0)
-        return a; /* no entry in the type map, so none to keep aligned */
-    MPI_Count nchild = d->node == MF_DT_NODE_LIST ? d->nblocks : 1;
-    for (MPI_Count i = 0; i < nchild; i++) {
-        if (d->node == MF_DT_NODE_LIST && d->blocklens[i] == 0)
-            continue;
-        int c = type_align(d->children[i]);
-        a = c > a ? c : a;
-    }
-    return a;
+    return d != NULL ? d->align : leaf_align(t);
+}
+
+/* Depth and alignment of a new type from one more child's (blocks of it non-empty or not). */
+static void inherit(mf_dtype_t *d, MPI_Datatype child, int nonempty)
+{
+    mf_dtype_t *c = mf_dtype_get(child);
+    int depth = (c != NULL ? c->depth : 0) + 1, align = nonempty ? type_align(child) : 1;
+    d->depth = depth > d->depth ? depth : d->depth;
+    d->align = align > d->align ? align : d->align;
 }
 
 /* ---- lifetime ---------------------------------------------------------------------------- */
@@ -231,6 +230,7 @@ static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
     atomic_init(&d->refs, 1);
     atomic_init(&d->committed, 0);
     d->node = node;
+    d->align = 1;
     d->combiner = combiner;
     pthread_mutex_init(&d->commit_lock, NULL);
     pthread_mutex_init(&d->name_lock, NULL);
@@ -324,6 +324,7 @@ mf_status_t mf_dtype_create_vector(MPI_Count count, MPI_Count blocklen, MPI_Aint
     d->stride = stride_bytes;
     d->children[0] = child;
     mf_dtype_retain(child);
+    inherit(d, child, cp.size > 0 && count > 0 && blocklen > 0);
     int ovf = 0;
     d->size = mul3(count, blocklen, cp.size, &ovf);
     d->psize = mul3(count, blocklen, cp.psize, &ovf);
@@ -372,6 +373,7 @@ mf_status_t mf_dtype_create_list(MPI_Count count, const MPI_Count *blocklens, co
         }
         d->children[i] = c;
         mf_dtype_retain(c);
+        inherit(d, c, cp.size > 0 && blocklens[i] > 0);
         d->blocklens[i] = blocklens[i];
         d->disps[i] = disps[i];
         d->size = add3(d->size, mul3(blocklens[i], cp.size, 1, &ovf), 0, &ovf);
@@ -399,6 +401,7 @@ mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint ex
         return MF_ERR_NO_MEMORY;
     d->children[0] = child;
     mf_dtype_retain(child);
+    inherit(d, child, cp.size > 0);
     d->size = cp.size;
     d->psize = cp.psize;
     d->nelems = cp.nelems;
@@ -837,9 +840,39 @@ static void flat_blocks(flat_t *f, MPI_Datatype c, MPI_Aint off, MPI_Count b)
     src_close(&s);
 }
 
+/* When an item of d is one item of a single child (contiguous(1), a struct or indexed type of
+ * one block of 1, resized, dup), that child and its displacement. */
+static int one_item(const mf_dtype_t *d, MPI_Datatype *child_p, MPI_Aint *disp_p)
+{
+    switch (d->node) {
+    case MF_DT_NODE_VECTOR:
+        *disp_p = 0;
+        *child_p = d->children[0];
+        return d->nblocks == 1 && d->blocklen == 1;
+    case MF_DT_NODE_LIST:
+        *disp_p = d->nblocks == 1 ? d->disps[0] : 0;
+        *child_p = d->children[0];
+        return d->nblocks == 1 && d->blocklens[0] == 1;
+    default:
+        *disp_p = 0;
+        *child_p = d->children[0];
+        return 1;
+    }
+}
+
 static void flat_type(flat_t *f, MPI_Datatype t, MPI_Aint off)
 {
-    mf_dtype_t *d = mf_dtype_get(t);
+    mf_dtype_t *d = mf_dtype_get(t), *cd;
+    MPI_Datatype c;
+    MPI_Aint disp;
+    /* Wrappers of one item of an uncommitted type are flattened as that type, in place: a chain
+     * of L of them over B blocks costs B, not L copies of B, and no stack per level. */
+    while (d != NULL && one_item(d, &c, &disp) && (cd = mf_dtype_get(c)) != NULL &&
+           !atomic_load_explicit(&cd->committed, memory_order_acquire)) {
+        d = cd;
+        t = c;
+        off += disp;
+    }
     if (d == NULL) {
         flat_blocks(f, t, off, 1);
         return;

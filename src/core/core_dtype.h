@@ -78,7 +78,9 @@ struct MPI_ABI_Datatype {
     int combiner;         /* MPI_COMBINER_* of the constructor called */
     int large;            /* made by a _c constructor: contents are in counts */
     /* the layout */
-    int node; /* mf_dt_node_t */
+    int node;  /* mf_dt_node_t */
+    int depth; /* 1 + the deepest child's (a predefined type's is 0); see MF_DTYPE_DEPTH_MAX */
+    int align; /* the most strict alignment of a non-empty entry in the type map (1: none) */
     MPI_Count nblocks;
     MPI_Count blocklen;     /* vector */
     MPI_Aint stride;        /* vector, in bytes */
@@ -149,6 +151,13 @@ struct MPI_ABI_Datatype {
 };
 
 typedef struct MPI_ABI_Datatype mf_dtype_t;
+
+/* The deepest a type may be that constructors build on (binding_dtype.c refuses a deeper one
+ * with MPI_ERR_TYPE). Commit, external32, MPI_Get_elements and the collectives' signature check
+ * walk a type's tree recursively, a frame per level: this bound keeps them well inside a
+ * thread's stack (about 1 KiB per level under AddressSanitizer), and no real layout comes near
+ * it. */
+#define MF_DTYPE_DEPTH_MAX 1024
 
 /* Properties of one item of any datatype, predefined or derived. */
 typedef struct mf_dtype_props {
