@@ -794,8 +794,10 @@ struct MPI_ABI_Message {
 struct MPI_ABI_Info {
     uint32_t kind;
     pthread_mutex_t lock;
-    int nkeys;
-    char **keys, **values;
+    int nkeys, cap;        /* keys set; room in keys and values */
+    char **keys, **values; /* in the order the keys were first set */
+    int *index;            /* hash index: key numbers, -1 for a free slot; NULL for few keys */
+    size_t index_size;     /* slots in index, a power of two */
 };
 
 static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
@@ -826,7 +828,8 @@ mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p);
  * the requested kinds this library supports (host memory: "mpi" and "system", with their
  * restrictors), none of them the key removed, no request the default "mpi,system". */
 mf_status_t mf_info_memory_kinds(struct MPI_ABI_Info *info);
-/* Every key of src set in dst (another object), replacing the value dst had. */
+/* Every key of src set in dst (another object), replacing the value dst had. Linear in the
+ * number of keys, as is mf_info_dup (a copy in the same order). */
 mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src);
 
 #endif /* MF_CORE_H */
