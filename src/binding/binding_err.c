@@ -372,6 +372,7 @@ int mf_err_class_of(mf_status_t status)
     case MF_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION;
     case MF_ERR_INVALID: return MPI_ERR_ARG;
     case MF_ERR_OVERFLOW: return MPI_ERR_ARG;
+    case MF_ERR_NO_SPACE: return MPI_ERR_BUFFER;
     default: return MPI_ERR_OTHER;
     }
 }

@@ -334,10 +334,15 @@ static int send_issue(const char *func, mf_comm_t *c, const void *buf, MPI_Count
     if (status == MF_ERR_NOT_FOUND && mode == MF_SEND_BUFFERED)
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_BUFFER, func, "no buffer is attached (MPI_Buffer_attach)"));
-    if (status == MF_ERR_NO_MEMORY && mode == MF_SEND_BUFFERED)
+    if (status == MF_ERR_NO_SPACE && mode == MF_SEND_BUFFERED)
         return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
                                            "the attached buffer has no room for %zu bytes "
                                            "(plus MPI_BSEND_OVERHEAD)",
+                                           bytes));
+    if (status == MF_ERR_NO_MEMORY && mode == MF_SEND_BUFFERED)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_NO_MEM, func,
+                                           "cannot allocate memory for a copy of the %zu bytes "
+                                           "to send",
                                            bytes));
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "cannot start the send");

@@ -631,10 +631,15 @@ static int start_one(const char *func, MPI_Request r, const char *arg)
         return mf_err_raise(r->comm,
                             mf_err_code(MPI_ERR_BUFFER, func,
                                         "%s: no buffer is attached for the buffered send", arg));
-    if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NO_MEMORY)
+    if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NO_SPACE)
         return mf_err_raise(r->comm, mf_err_code(MPI_ERR_BUFFER, func,
                                                  "%s: the attached buffer has no room for %zu "
                                                  "bytes (plus MPI_BSEND_OVERHEAD)",
+                                                 arg, r->buf_len));
+    if (r->type == MF_REQ_SEND && r->mode == MF_SEND_BUFFERED && st == MF_ERR_NO_MEMORY)
+        return mf_err_raise(r->comm, mf_err_code(MPI_ERR_NO_MEM, func,
+                                                 "%s: cannot allocate memory for a copy of the "
+                                                 "%zu bytes to send",
                                                  arg, r->buf_len));
     return mf_err_from_status(r->comm, st, func, "cannot start the operation");
 }

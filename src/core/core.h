@@ -254,7 +254,7 @@ struct MPI_ABI_Comm {
     pthread_mutex_t name_lock; /* protects name, info and attrs */
     char name[MPI_MAX_OBJECT_NAME];
     struct MPI_ABI_Info *info; /* hints set by the user (MPI_Comm_set_info); NULL when none */
-    struct mf_attr *attrs;     /* cached attributes, in the order they were first set */
+    struct mf_attr *attrs;     /* cached attributes, the one set last first */
     struct mf_topo *topo;      /* process topology (core_topo.h); NULL when none */
     /* Intercommunicators (remote_ranks != NULL): rank, size and world_ranks describe the local
      * group; point-to-point ranks name the remote group, whose world ranks are remote_ranks.
@@ -497,7 +497,7 @@ typedef enum { MF_KEYVAL_COMM = 1, MF_KEYVAL_TYPE = 2, MF_KEYVAL_WIN = 3 } mf_ke
 
 #define MF_KEYVAL_KIND_STEP 0x100000
 
-/* One cached attribute of an object (a list in the order attributes were first set). */
+/* One cached attribute of an object (a list, the attribute set last first: core_attr.c). */
 typedef struct mf_attr {
     int keyval;
     void *value;
@@ -519,8 +519,10 @@ int mf_keyval_valid(mf_keyval_kind_t kind, int keyval, int attached_ok);
 /* Communicator attributes. The callbacks run without any library lock held. When a callback
  * fails these return MF_ERR_OTHER and its MPI error code in *cb_err_p. Set: the old value's
  * delete callback runs first. Copy (MPI_Comm_dup): each attribute through its copy callback,
- * in the order they were set. Delete all (MPI_Comm_free, MPI_Finalize on MPI_COMM_SELF): in
- * the reverse order of setting, stopping at the first callback that fails. */
+ * in the order they were set, onto a new communicator nobody else uses yet. Delete all
+ * (MPI_Comm_free, MPI_Finalize on MPI_COMM_SELF): in the reverse order of setting, stopping at
+ * the first callback that fails. Copy and delete all are linear in the number of attributes;
+ * get, delete and replacing a value search the list. */
 mf_status_t mf_comm_attr_set(mf_comm_t *comm, int keyval, void *value, int *cb_err_p);
 int mf_comm_attr_get(mf_comm_t *comm, int keyval, void **value_p);
 mf_status_t mf_comm_attr_delete(mf_comm_t *comm, int keyval, int *cb_err_p);
@@ -792,8 +794,10 @@ struct MPI_ABI_Message {
 struct MPI_ABI_Info {
     uint32_t kind;
     pthread_mutex_t lock;
-    int nkeys;
-    char **keys, **values;
+    int nkeys, cap;        /* keys set; room in keys and values */
+    char **keys, **values; /* in the order the keys were first set */
+    int *index;            /* hash index: key numbers, -1 for a free slot; NULL for few keys */
+    size_t index_size;     /* slots in index, a power of two */
 };
 
 static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
@@ -824,7 +828,8 @@ mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p);
  * the requested kinds this library supports (host memory: "mpi" and "system", with their
  * restrictors), none of them the key removed, no request the default "mpi,system". */
 mf_status_t mf_info_memory_kinds(struct MPI_ABI_Info *info);
-/* Every key of src set in dst (another object), replacing the value dst had. */
+/* Every key of src set in dst (another object), replacing the value dst had. Linear in the
+ * number of keys, as is mf_info_dup (a copy in the same order). */
 mf_status_t mf_info_update(struct MPI_ABI_Info *dst, struct MPI_ABI_Info *src);
 
 #endif /* MF_CORE_H */

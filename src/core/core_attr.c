@@ -9,7 +9,8 @@
  * Slots are reused only after every slot number was handed out once (about a million), so a
  * freed keyval is recognised for that long: it sets nothing more, though the attributes still
  * using it may be read and deleted (MPI-4.1 7.7.2). User callbacks always run with no lock
- * held, since they may call MPI on the same object.
+ * held, since they may call MPI on the same object. The keyval table's lock may be taken with
+ * an object's lock held, never the other way round.
  */
 #include "core.h"
 
@@ -191,6 +192,10 @@ static int attr_call_copy(const mf_attr_obj_t *obj, int keyval, void *value, voi
     return MPI_SUCCESS;
 }
 
+/* An object's attributes are a list kept newest first: freeing takes them from the head (the
+ * reverse order of setting) in constant time each, and a dup reads a snapshot from its end
+ * (the order of setting) and pushes each copy on the head of the new list. Only a lookup by
+ * keyval walks the list. */
 static mf_attr_t **find_locked(const mf_attr_obj_t *obj, int keyval)
 {
     mf_attr_t **pp = obj->list;
@@ -209,8 +214,8 @@ int mf_attr_get(const mf_attr_obj_t *obj, int keyval, void **value_p)
     return attr != NULL;
 }
 
-/* Append an attribute that is not set yet, taking a keyval reference. */
-static mf_status_t attr_append(const mf_attr_obj_t *obj, int keyval, void *value)
+/* A new attribute, not linked yet, holding a reference to its keyval. */
+static mf_status_t attr_new(int keyval, void *value, mf_attr_t **attr_p)
 {
     mf_attr_t *attr = mf_malloc(sizeof(*attr), "attribute");
     if (attr == NULL)
@@ -228,16 +233,68 @@ static mf_status_t attr_append(const mf_attr_obj_t *obj, int keyval, void *value
         free(attr);
         return MF_ERR_INVALID;
     }
+    *attr_p = attr;
+    return MF_OK;
+}
+
+/* Whether no object has an attribute of keyval: the keyval's references are the user's
+ * alone. A keyval is most often set on one object at first, which then needs no search. */
+static int keyval_unused_locked(const mf_keyval_t *kv)
+{
+    return kv->refs == (kv->user_freed ? 0 : 1);
+}
+
+static int keyval_unused(int keyval)
+{
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    int unused = kv != NULL && keyval_unused_locked(kv);
+    pthread_mutex_unlock(&keyvals.lock);
+    return unused;
+}
+
+/* Add an attribute the caller found unset, as the newest. */
+static mf_status_t attr_insert(const mf_attr_obj_t *obj, int keyval, void *value)
+{
+    mf_attr_t *attr = mf_malloc(sizeof(*attr), "attribute");
+    if (attr == NULL)
+        return MF_ERR_NO_MEMORY;
+    attr->keyval = keyval;
+    attr->value = value;
+    /* The keyval's use is counted under the object's lock, so of two threads setting it on
+     * the same object only one can see it unused; the other searches and finds the first. */
     pthread_mutex_lock(obj->lock);
-    *find_locked(obj, keyval) = attr;
+    pthread_mutex_lock(&keyvals.lock);
+    mf_keyval_t *kv = keyval_entry_locked(keyval);
+    int unused = kv != NULL && keyval_unused_locked(kv);
+    if (kv != NULL)
+        kv->refs++;
+    pthread_mutex_unlock(&keyvals.lock);
+    mf_attr_t *present = NULL;
+    if (kv != NULL && !unused)
+        present = *find_locked(obj, keyval);
+    if (present != NULL) {
+        present->value = value; /* set by another thread since the caller looked */
+    } else if (kv != NULL) {
+        attr->next = *obj->list;
+        *obj->list = attr;
+    }
     pthread_mutex_unlock(obj->lock);
+    if (kv == NULL) {
+        free(attr); /* freed by another thread since the caller checked it */
+        return MF_ERR_INVALID;
+    }
+    if (present != NULL) {
+        free(attr);
+        keyval_unref(keyval);
+    }
     return MF_OK;
 }
 
 mf_status_t mf_attr_set(const mf_attr_obj_t *obj, int keyval, void *value, int *cb_err_p)
 {
     void *old;
-    if (mf_attr_get(obj, keyval, &old)) {
+    if (!keyval_unused(keyval) && mf_attr_get(obj, keyval, &old)) {
         /* Replacing a value deletes the old one first (MPI-4.1 section 7.7.2). */
         int rc = attr_call_delete(obj, keyval, old);
         if (rc != MPI_SUCCESS) {
@@ -252,7 +309,7 @@ mf_status_t mf_attr_set(const mf_attr_obj_t *obj, int keyval, void *value, int *
         if (attr != NULL)
             return MF_OK;
     }
-    return attr_append(obj, keyval, value);
+    return attr_insert(obj, keyval, value);
 }
 
 /* Unlink and free the attribute of keyval, dropping its keyval reference. */
@@ -283,7 +340,7 @@ mf_status_t mf_attr_delete(const mf_attr_obj_t *obj, int keyval, int *cb_err_p)
     return MF_OK;
 }
 
-/* The attributes of obj as an array (keyval, value), in the order they were set. */
+/* The attributes of obj as an array (keyval, value), newest first. */
 static mf_status_t attr_snapshot(const mf_attr_obj_t *obj, mf_attr_t **list_p, int *count_p)
 {
     pthread_mutex_lock(obj->lock);
@@ -309,7 +366,9 @@ mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int
     mf_attr_t *list = NULL;
     int n = 0;
     mf_status_t status = attr_snapshot(old, &list, &n);
-    for (int i = 0; i < n && status == MF_OK; i++) {
+    /* Oldest first, the order of setting. The copies go on the head of out's list without a
+     * search: the keyvals of one list are distinct and out is new, nobody else's yet. */
+    for (int i = n - 1; i >= 0 && status == MF_OK; i--) {
         void *value = NULL;
         int flag = 0;
         int rc = attr_call_copy(old, list[i].keyval, list[i].value, &value, &flag);
@@ -318,35 +377,39 @@ mf_status_t mf_attr_copy(const mf_attr_obj_t *old, const mf_attr_obj_t *out, int
             status = MF_ERR_OTHER;
             break;
         }
-        if (flag)
-            status = attr_append(out, list[i].keyval, value);
+        mf_attr_t *attr;
+        if (flag && (status = attr_new(list[i].keyval, value, &attr)) == MF_OK) {
+            pthread_mutex_lock(out->lock);
+            attr->next = *out->list;
+            *out->list = attr;
+            pthread_mutex_unlock(out->lock);
+        }
     }
     free(list);
     return status;
 }
 
 /* The attribute set last, or 0 when there is none. */
-static int attr_last(const mf_attr_obj_t *obj, int *keyval_p, void **value_p)
+static int attr_newest(const mf_attr_obj_t *obj, int *keyval_p, void **value_p)
 {
     pthread_mutex_lock(obj->lock);
-    mf_attr_t *last = *obj->list;
-    while (last != NULL && last->next != NULL)
-        last = last->next;
-    if (last != NULL) {
-        *keyval_p = last->keyval;
-        *value_p = last->value;
+    mf_attr_t *newest = *obj->list;
+    if (newest != NULL) {
+        *keyval_p = newest->keyval;
+        *value_p = newest->value;
     }
     pthread_mutex_unlock(obj->lock);
-    return last != NULL;
+    return newest != NULL;
 }
 
 mf_status_t mf_attr_delete_all(const mf_attr_obj_t *obj, int *cb_err_p)
 {
     /* The last one set goes first; the list is read again after every callback, which may
-     * delete (or set) other attributes of the object: each is deleted once. */
+     * delete (or set) other attributes of the object: each is deleted once. Unless a callback
+     * set newer ones, the attribute to unlink is still the head. */
     int keyval;
     void *value;
-    while (attr_last(obj, &keyval, &value)) {
+    while (attr_newest(obj, &keyval, &value)) {
         int rc = attr_call_delete(obj, keyval, value);
         if (rc != MPI_SUCCESS) {
             *cb_err_p = rc;

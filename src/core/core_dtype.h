@@ -146,7 +146,7 @@ struct MPI_ABI_Datatype {
     MPI_Datatype *c_types;
     pthread_mutex_t name_lock; /* protects name and attrs */
     char name[MPI_MAX_OBJECT_NAME];
-    struct mf_attr *attrs; /* cached attributes (core_attr.c), in the order first set */
+    struct mf_attr *attrs; /* cached attributes (core_attr.c), the one set last first */
     struct MPI_ABI_Datatype *next_free; /* freed types waiting for reuse (core_dtype.c) */
 };
 

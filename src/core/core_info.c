@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Core layer: info objects, an ordered list of (key, value) strings behind a lock. Keys keep
- * their insertion order, which MPI_Info_get_nthkey exposes. Also the contents of MPI_INFO_ENV,
+ * their insertion order, which MPI_Info_get_nthkey exposes; from a few dozen keys on a hash
+ * index finds a key without reading them all. Also the contents of MPI_INFO_ENV,
  * built once on first use from what this process knows of how it was started.
  */
 #include "core.h"
@@ -13,6 +14,11 @@
 #include <unistd.h>
 
 static mf_recycler_t info_objects = MF_RECYCLER_INIT;
+
+/* Below this many keys a search reads them all; from it on a hash index of the keys finds
+ * one in constant time, so that setting n keys or copying n keys into another object is
+ * linear in n (MPI_Info_set searches for the key it sets). */
+#define INFO_INDEX_MIN 32
 
 mf_status_t mf_info_create(struct MPI_ABI_Info **info_p)
 {
@@ -33,17 +39,119 @@ void mf_info_free(struct MPI_ABI_Info *info)
     }
     free(info->keys);
     free(info->values);
+    free(info->index);
     pthread_mutex_destroy(&info->lock);
     mf_recycler_put(&info_objects, info);
 }
 
+static size_t key_hash(const char *key)
+{
+    uint64_t h = 14695981039346656037ULL; /* 64-bit FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)key; *c != '\0'; c++)
+        h = (h ^ *c) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+/* Enter key number i in the index, which has a free slot. */
+static void index_add_locked(struct MPI_ABI_Info *info, int i)
+{
+    size_t mask = info->index_size - 1, slot = key_hash(info->keys[i]) & mask;
+    while (info->index[slot] >= 0)
+        slot = (slot + 1) & mask;
+    info->index[slot] = i;
+}
+
+/* Take key number i out of the index before it is deleted; the keys after it move down by
+ * one. The hole is filled from the run of entries after it (linear probing keeps no
+ * tombstones): an entry moves back when its home slot is not between the hole and itself. */
+static void index_remove_locked(struct MPI_ABI_Info *info, int i)
+{
+    size_t mask = info->index_size - 1, hole = key_hash(info->keys[i]) & mask;
+    while (info->index[hole] != i)
+        hole = (hole + 1) & mask;
+    for (size_t s = (hole + 1) & mask; info->index[s] >= 0; s = (s + 1) & mask) {
+        size_t home = key_hash(info->keys[info->index[s]]) & mask;
+        if (((s - hole) & mask) <= ((s - home) & mask)) {
+            info->index[hole] = info->index[s];
+            hole = s;
+        }
+    }
+    info->index[hole] = -1;
+    for (size_t s = 0; s < info->index_size; s++) {
+        if (info->index[s] > i)
+            info->index[s]--;
+    }
+}
+
+/* Index every key again (to grow the index, or to give a copy one). Without memory the
+ * object goes without an index: searches read every key, which stays correct. */
+static void index_rebuild_locked(struct MPI_ABI_Info *info)
+{
+    free(info->index);
+    info->index = NULL;
+    info->index_size = 0;
+    if (info->nkeys < INFO_INDEX_MIN)
+        return;
+    size_t size = 64;
+    while (size < 4 * (size_t)info->nkeys)
+        size *= 2;
+    info->index = malloc(sizeof(int) * size);
+    if (info->index == NULL)
+        return;
+    info->index_size = size;
+    for (size_t s = 0; s < size; s++)
+        info->index[s] = -1;
+    for (int i = 0; i < info->nkeys; i++)
+        index_add_locked(info, i);
+}
+
+/* Key number i was appended: index it, growing the index to keep it at most half full. */
+static void index_appended_locked(struct MPI_ABI_Info *info, int i)
+{
+    if (info->index != NULL && 2 * (size_t)info->nkeys <= info->index_size)
+        index_add_locked(info, i);
+    else if (info->nkeys >= INFO_INDEX_MIN)
+        index_rebuild_locked(info);
+}
+
 static int find_locked(struct MPI_ABI_Info *info, const char *key)
 {
-    for (int i = 0; i < info->nkeys; i++) {
-        if (strcmp(info->keys[i], key) == 0)
-            return i;
+    if (info->index == NULL) {
+        for (int i = 0; i < info->nkeys; i++) {
+            if (strcmp(info->keys[i], key) == 0)
+                return i;
+        }
+        return -1;
+    }
+    size_t mask = info->index_size - 1;
+    for (size_t slot = key_hash(key) & mask; info->index[slot] >= 0; slot = (slot + 1) & mask) {
+        if (strcmp(info->keys[info->index[slot]], key) == 0)
+            return info->index[slot];
     }
     return -1;
+}
+
+/* Room for `more` keys after the present ones; the arrays grow by half at least, so that
+ * appending n keys one by one copies O(n) pointers in all. */
+static mf_status_t reserve_locked(struct MPI_ABI_Info *info, int more)
+{
+    if (info->nkeys + more <= info->cap)
+        return MF_OK;
+    int cap = info->cap + info->cap / 2;
+    if (cap < info->nkeys + more)
+        cap = info->nkeys + more;
+    if (cap < 8)
+        cap = 8;
+    char **keys = realloc(info->keys, sizeof(char *) * (size_t)cap);
+    if (keys == NULL)
+        return MF_ERR_NO_MEMORY;
+    info->keys = keys;
+    char **values = realloc(info->values, sizeof(char *) * (size_t)cap);
+    if (values == NULL)
+        return MF_ERR_NO_MEMORY; /* keys is larger than needed, which is harmless */
+    info->values = values;
+    info->cap = cap;
+    return MF_OK;
 }
 
 mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *value)
@@ -60,21 +168,16 @@ mf_status_t mf_info_set(struct MPI_ABI_Info *info, const char *key, const char *
         goto out_unlock;
     }
     char *k = strdup(key);
-    char **keys = realloc(info->keys, sizeof(char *) * (size_t)(info->nkeys + 1));
-    if (keys != NULL)
-        info->keys = keys;
-    char **values = realloc(info->values, sizeof(char *) * (size_t)(info->nkeys + 1));
-    if (values != NULL)
-        info->values = values;
-    if (k == NULL || keys == NULL || values == NULL) {
+    status = k != NULL ? reserve_locked(info, 1) : MF_ERR_NO_MEMORY;
+    if (status != MF_OK) {
         free(k);
         free(v);
-        status = MF_ERR_NO_MEMORY;
         goto out_unlock;
     }
     info->keys[info->nkeys] = k;
     info->values[info->nkeys] = v;
     info->nkeys++;
+    index_appended_locked(info, info->nkeys - 1);
 out_unlock:
     pthread_mutex_unlock(&info->lock);
     return status;
@@ -88,6 +191,8 @@ mf_status_t mf_info_delete(struct MPI_ABI_Info *info, const char *key)
     if (i < 0) {
         status = MF_ERR_NOT_FOUND;
     } else {
+        if (info->index != NULL)
+            index_remove_locked(info, i);
         free(info->keys[i]);
         free(info->values[i]);
         memmove(&info->keys[i], &info->keys[i + 1], sizeof(char *) * (size_t)(info->nkeys - i - 1));
@@ -166,11 +271,28 @@ mf_status_t mf_info_dup(struct MPI_ABI_Info *info, struct MPI_ABI_Info **out_p)
     mf_status_t status = mf_info_create(&out);
     if (status != MF_OK)
         return status;
-    status = mf_info_update(out, info);
+    /* The source's keys are distinct: copied in one pass, in order, with no search. The new
+     * object is nobody else's yet, so only the source is locked. */
+    pthread_mutex_lock(&info->lock);
+    status = reserve_locked(out, info->nkeys);
+    for (int i = 0; i < info->nkeys && status == MF_OK; i++) {
+        char *k = strdup(info->keys[i]), *v = strdup(info->values[i]);
+        if (k == NULL || v == NULL) {
+            free(k);
+            free(v);
+            status = MF_ERR_NO_MEMORY;
+            break;
+        }
+        out->keys[i] = k;
+        out->values[i] = v;
+        out->nkeys = i + 1;
+    }
+    pthread_mutex_unlock(&info->lock);
     if (status != MF_OK) {
         mf_info_free(out);
         return status;
     }
+    index_rebuild_locked(out);
     *out_p = out;
     return MF_OK;
 }

@@ -65,7 +65,7 @@ static mf_status_t bsend_reserve(mf_bsend_pool_t *pool, size_t len)
         mf_log(MF_LOG_INFO, "pt2pt", "buffered send of %zu bytes with no buffer attached", len);
         status = MF_ERR_NOT_FOUND;
     } else if (pool->buf != MPI_BUFFER_AUTOMATIC && pool->used + bsend_charge(len) > pool->size) {
-        status = MF_ERR_NO_MEMORY;
+        status = MF_ERR_NO_SPACE;
     } else {
         pool->used += bsend_charge(len);
     }
@@ -211,7 +211,10 @@ send_issue_locked(mf_request_t *req, const void *buf, size_t len, int dest, int 
                                   &req->op);
 }
 
-/* A buffered send: copy the data, send the copy with a library-owned request, done. */
+/* A buffered send: copy the data, send the copy with a library-owned request, done. The
+ * attached buffer only accounts for the space (its contents are never used): MF_ERR_NO_SPACE
+ * when it stays full, MF_ERR_NOT_FOUND when none is attached, MF_ERR_NO_MEMORY when the copy
+ * (or its request) cannot be allocated, with a buffer attached or MPI_BUFFER_AUTOMATIC. */
 static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm,
                                unsigned ctx)
 {
@@ -220,7 +223,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
     /* Space held by earlier buffered sends comes back as they complete: progress for up to a
      * second before declaring the buffer too small (the standard makes that case an error;
      * waiting longer could hang a program whose receiver needs this sender to go on). */
-    if (status == MF_ERR_NO_MEMORY && bsend_used(pool) > 0) {
+    if (status == MF_ERR_NO_SPACE && bsend_used(pool) > 0) {
         struct timespec start, now;
         clock_gettime(CLOCK_MONOTONIC, &start);
         int polls = 0;
@@ -228,7 +231,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
             mf_progress_poke(comm->vci, &polls);
             status = bsend_reserve(pool, len);
             clock_gettime(CLOCK_MONOTONIC, &now);
-        } while (status == MF_ERR_NO_MEMORY && bsend_used(pool) > 0 &&
+        } while (status == MF_ERR_NO_SPACE && bsend_used(pool) > 0 &&
                  (now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) <
                      BSEND_WAIT_NS);
     }
@@ -236,6 +239,7 @@ static mf_status_t bsend_start(const void *buf, size_t len, int dest, int tag, m
         return status;
     void *copy = malloc(len > 0 ? len : 1);
     if (copy == NULL) {
+        mf_log(MF_LOG_INFO, "pt2pt", "buffered send: no memory for a copy of %zu bytes", len);
         bsend_unreserve(pool, len);
         return MF_ERR_NO_MEMORY;
     }

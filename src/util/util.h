@@ -29,6 +29,8 @@ typedef enum {
     MF_ERR_OTHER = -11,
     MF_ERR_EXHAUSTED = -12, /* no context id is free: too many communicators at once */
     MF_ERR_OVERFLOW = -13,  /* a size, count or extent does not fit its type */
+    MF_ERR_NO_SPACE = -14,  /* a buffer of fixed size the user gave has no room left (the
+                             * attached buffer of buffered sends); MF_ERR_NO_MEMORY is malloc's */
 } mf_status_t;
 
 /* A short lower-case name for a status ("no memory", "truncated" ...). Never NULL. */

@@ -32,6 +32,7 @@ const char *mf_status_str(mf_status_t status)
     case MF_ERR_CANCELED: return "canceled";
     case MF_ERR_EXHAUSTED: return "too many communicators (no context id is free)";
     case MF_ERR_OVERFLOW: return "its size or extent does not fit in an MPI_Count";
+    case MF_ERR_NO_SPACE: return "no room left in the buffer";
     case MF_ERR_OTHER: break;
     }
     return "other error";
