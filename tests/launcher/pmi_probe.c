@@ -271,18 +271,22 @@ static int mode_flood(int lines, int then_sleep);
 static int mode_shm(const char *name, int lines)
 {
     mf_pmi_job_t job = init_or_die();
+    int fd = -1;
     if (job.rank == 0) {
         char path[256];
         snprintf(path, sizeof(path), "/dev/shm/%s", name);
-        int fd = open(path, O_CREAT | O_RDWR, 0600);
+        fd = open(path, O_CREAT | O_RDWR, 0600);
         CHECK(fd >= 0);
-        close(fd);
     }
     CHECK(mf_pmi_fence() == MF_OK);
     if (lines == 0) {
+        if (fd >= 0)
+            close(fd);
         mf_pmi_finalize();
         return 0;
     }
+    /* Kept open until the rank is killed, as a crashed rank's segment would be: closed, it
+     * looked left over to any other job's mpiexec ending meanwhile, which removed it first. */
     mode_flood(lines, 0);
     const char *bad = "xyzzy\n";
     CHECK(write(atoi(getenv("PMI_FD")), bad, strlen(bad)) == (ssize_t)strlen(bad));
