@@ -163,11 +163,21 @@ void mf_shm_cleanup(mf_shm_snapshot_t *snap, mf_sink_t *report)
     snapshot_free(snap);
     if (count == 0 || !mark_in_use(cands, count))
         return;
+    /* The names say whose files they were (UCX's or the library's), up to a line's worth. */
+    char names[256] = "";
+    size_t used = 0;
     for (size_t i = 0; i < count; i++) {
-        if (!cands[i].in_use && unlink(cands[i].path) == 0)
-            removed++;
+        if (cands[i].in_use || unlink(cands[i].path) != 0)
+            continue;
+        removed++;
+        const char *name = cands[i].path + strlen(SHM_DIR) + 1;
+        if (used < sizeof(names)) {
+            int n = snprintf(names + used, sizeof(names) - used, "%s%s", used > 0 ? " " : "", name);
+            used = n > 0 ? used + (size_t)n : used;
+        }
     }
     if (removed > 0)
-        mf_sink_printf(report, "mpiexec: removed %zu shared-memory file(s) the ranks left in %s\n",
-                       removed, SHM_DIR);
+        mf_sink_printf(report,
+                       "mpiexec: removed %zu shared-memory file(s) the ranks left in %s: %s%s\n",
+                       removed, SHM_DIR, names, used >= sizeof(names) ? " ..." : "");
 }

@@ -278,7 +278,7 @@ shm_cleanup)
     expect_rc 0
     [ ! -e "/dev/shm/ucx_shm_left_$token" ] || fail "the left-over segment was not removed"
     [ "$present" = yes ] || fail "a segment that existed before the job was removed"
-    expect_err "removed 1 shared-memory file(s)"
+    expect_err "removed 1 shared-memory file(s) the ranks left in /dev/shm: ucx_shm_left_$token$"
     run "$mpiexec" -n 2 "$probe" hello
     refute_err "removed" ;;
 raw_protocol)
