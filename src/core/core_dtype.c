@@ -1298,14 +1298,12 @@ static __attribute__((noinline)) void copy_segments_unpack(const mf_dtype_t *d, 
 /* A type kept as runs (many segments, few runs, not one regular run: a struct holding a huge
  * vector, a contiguous type of such vectors): find the run holding `start`, then each run's
  * whole blocks in the specialised loop, pieces of a block on either side. */
-static __attribute__((noinline)) void copy_runs(const mf_dtype_t *d, MPI_Count count, uintptr_t buf,
-                                                char *packed, MPI_Count start, MPI_Count end,
-                                                int dir)
+static __attribute__((noinline)) void copy_runs(const mf_dtype_t *d, uintptr_t buf, char *packed,
+                                                MPI_Count start, MPI_Count end, int dir)
 {
     const mf_dtype_run_t *runs = d->runs;
     MPI_Count nruns = d->nruns, psize = d->psize;
     MPI_Aint extent = d->extent;
-    (void)count;
     MPI_Count item = start > 0 ? start / psize : 0, in = start > 0 ? start % psize : 0;
     /* the run holding packed offset `in`: the last one whose pos <= in */
     MPI_Count lo = 0, hi = in > 0 ? nruns - 1 : 0;
@@ -1480,11 +1478,11 @@ static void segs_all(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *
 }
 static void runs_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
 {
-    copy_runs(d, count, buf, packed, 0, count * d->psize, 0);
+    copy_runs(d, buf, packed, 0, count * d->psize, 0);
 }
 static void runs_unpack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
 {
-    copy_runs(d, count, buf, packed, 0, count * d->psize, 1);
+    copy_runs(d, buf, packed, 0, count * d->psize, 1);
 }
 static void segs_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed)
 {
@@ -1825,7 +1823,7 @@ static inline __attribute__((always_inline)) void copy_range(MPI_Datatype dt, MP
     if (d->vlen > 0)
         copy_regular(d, count, buf, packed, start, end, dir);
     else if (d->runs != NULL)
-        copy_runs(d, count, buf, packed, start, end, dir);
+        copy_runs(d, buf, packed, start, end, dir);
     else
         (dir == 0 ? copy_segments_pack : copy_segments_unpack)(d, buf, packed, start, end);
 }
