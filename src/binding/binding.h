@@ -43,6 +43,9 @@ int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code
  * sections 11.3.1 and 7.4.2, "also invoked if the function encounters an error"): the handler
  * runs with the null handle of its kind; MPI_ERRHANDLER_NULL leaves it to MPI_COMM_SELF's. */
 int mf_err_raise_with(MPI_Errhandler eh, int code);
+/* The errhandler argument of a call that makes a communicator from groups: a communicator
+ * handler (MPI_ERRHANDLER_NULL is not one; the standard makes no exception for it). */
+int mf_check_new_comm_errhandler(const char *func, MPI_Errhandler eh);
 /* A user callback (`what`, e.g. "an attribute's delete callback") returned `code` during func:
  * raise an error of code's class (MPI_ERR_OTHER when code is none) that says so. */
 int mf_err_callback(mf_comm_t *comm, const char *func, const char *what, int code);
@@ -72,8 +75,8 @@ int mf_binding_lib_release(const char *func, int world);
 int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p);
 int mf_check_dest(const char *func, mf_comm_t *comm, const char *arg, int rank);
 int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank);
-int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag);
-int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag);
+int mf_check_send_tag(const char *func, mf_comm_t *comm, const char *arg, int tag);
+int mf_check_recv_tag(const char *func, mf_comm_t *comm, const char *arg, int tag);
 /* `op` is a valid operation, usable in a reduction (not MPI_REPLACE/MPI_NO_OP), and defined on
  * the predefined datatype `dt` (binding_op.c). */
 int mf_check_op(const char *func, mf_comm_t *comm, MPI_Op op, MPI_Datatype dt);
@@ -283,6 +286,9 @@ int mf_cbuf_red_type(const char *func, mf_comm_t *c, MPI_Op op, MPI_Datatype dt,
 int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm,
                                mf_request_t *agreement);
 int mf_binding_comm_delete_attrs(const char *func, mf_comm_t *comm);
+/* MPI_Comm_get_attr, as `func` names it (MPI_Attr_get too), its keyval argument `keyval_arg`. */
+int mf_binding_comm_get_attr(const char *func, const char *keyval_arg, MPI_Comm comm,
+                             int comm_keyval, void *attribute_val, int *flag);
 /* Datatype attributes: copy at MPI_Type_dup (on failure the copies are undone and the caller
  * frees newtype), delete all at MPI_Type_free (on failure the type stays). */
 int mf_binding_type_copy_attrs(const char *func, MPI_Datatype oldtype, MPI_Datatype newtype);

@@ -10,6 +10,8 @@
  */
 #include "binding.h"
 
+#include <string.h>
+
 /* The predefined keyvals: they can be read (MPI_Comm_get_attr) but never set, deleted or
  * freed. */
 static int keyval_predefined(int keyval)
@@ -23,18 +25,29 @@ static const char *kind_name(mf_keyval_kind_t kind)
     return kind == MF_KEYVAL_COMM ? "communicator" : kind == MF_KEYVAL_TYPE ? "datatype" : "window";
 }
 
+/* The keyval argument's name in `func`: "keyval" in the MPI-1 calls (MPI_Attr_*,
+ * MPI_Keyval_*), "comm_keyval", "type_keyval" or "win_keyval" in the others. */
+static const char *keyval_arg(const char *func, mf_keyval_kind_t kind)
+{
+    if (strncmp(func, "MPI_Attr_", 9) == 0 || strncmp(func, "MPI_Keyval_", 11) == 0)
+        return "keyval";
+    return kind == MF_KEYVAL_COMM   ? "comm_keyval"
+           : kind == MF_KEYVAL_TYPE ? "type_keyval"
+                                    : "win_keyval";
+}
+
 static int bad_keyval(const char *func, mf_comm_t *comm, mf_keyval_kind_t kind, int keyval)
 {
     const char *why = keyval == MPI_KEYVAL_INVALID ? "is MPI_KEYVAL_INVALID"
                       : keyval_predefined(keyval)  ? "is predefined and cannot be changed"
                                                    : NULL;
     if (why != NULL)
-        return mf_err_raise(
-            comm, mf_err_code(MPI_ERR_KEYVAL, func, "argument keyval=%d %s", keyval, why));
+        return mf_err_raise(comm, mf_err_code(MPI_ERR_KEYVAL, func, "argument %s=%d %s",
+                                              keyval_arg(func, kind), keyval, why));
     return mf_err_raise(comm, mf_err_code(MPI_ERR_KEYVAL, func,
-                                          "argument keyval=%d is not a %s keyval (freed, of "
+                                          "argument %s=%d is not a %s keyval (freed, of "
                                           "another object kind, or never created)",
-                                          keyval, kind_name(kind)));
+                                          keyval_arg(func, kind), keyval, kind_name(kind)));
 }
 
 static int keyval_create(const char *func, mf_keyval_kind_t kind, void (*copy_fn)(void),
@@ -42,7 +55,7 @@ static int keyval_create(const char *func, mf_keyval_kind_t kind, void (*copy_fn
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, keyval, "keyval");
+        rc = mf_check_ptr(func, NULL, keyval, keyval_arg(func, kind));
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_keyval_create(kind, copy_fn, delete_fn, extra_state, keyval);
@@ -59,7 +72,7 @@ static int keyval_free(const char *func, mf_keyval_kind_t kind, int *keyval)
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr(func, NULL, keyval, "keyval");
+        rc = mf_check_ptr(func, NULL, keyval, keyval_arg(func, kind));
     if (rc != MPI_SUCCESS)
         return rc;
     if (mf_keyval_free(kind, *keyval) != MF_OK)
@@ -204,7 +217,7 @@ int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 #pragma weak MPI_Attr_get = PMPI_Attr_get
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+    return mf_binding_comm_get_attr("MPI_Attr_get", "keyval", comm, keyval, attribute_val, flag);
 }
 
 int mf_binding_comm_copy_attrs(const char *func, mf_comm_t *parent, mf_comm_t *newcomm,

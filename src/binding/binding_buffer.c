@@ -48,14 +48,15 @@ static const char *owner_of(mf_comm_t *c, mf_session_t *s)
 
 static int attach(const char *func, mf_comm_t *c, mf_session_t *s, void *buffer, MPI_Count size)
 {
-    if (buffer != MPI_BUFFER_AUTOMATIC &&
-        (size < 0 || (buffer == NULL && size > 0) || buffer == MPI_IN_PLACE))
-        return raise_on(c, s,
-                        mf_err_code(MPI_ERR_BUFFER, func, "argument %s",
-                                    size < 0         ? "size is negative"
-                                    : buffer == NULL ? "buffer is NULL"
-                                                     : "buffer is MPI_IN_PLACE, which is not a "
-                                                       "buffer"));
+    if (buffer != MPI_BUFFER_AUTOMATIC && size < 0)
+        return raise_on(
+            c, s,
+            mf_err_code(MPI_ERR_ARG, func, "argument size=%lld is negative", (long long)size));
+    if (buffer != MPI_BUFFER_AUTOMATIC && ((buffer == NULL && size > 0) || buffer == MPI_IN_PLACE))
+        return raise_on(
+            c, s,
+            mf_err_code(MPI_ERR_BUFFER, func, "argument buffer %s",
+                        buffer == NULL ? "is NULL" : "is MPI_IN_PLACE, which is not a buffer"));
     mf_bsend_pool_t *pool = pool_get(c, s, 1);
     if (pool == NULL)
         return raise_on(c, s, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));

@@ -107,7 +107,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     if (rc == MPI_SUCCESS)
         rc = check_group_arg(func, c, group, &g);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_send_tag(func, c, tag);
+        rc = mf_check_send_tag(func, c, "tag", tag);
     if (rc == MPI_SUCCESS)
         rc = check_subgroup(func, c, g);
     if (rc != MPI_SUCCESS)
@@ -370,7 +370,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
                                          "(size %d)",
                                          local_leader, c->size));
     if (rc == MPI_SUCCESS)
-        rc = mf_check_send_tag(func, c, tag);
+        rc = mf_check_send_tag(func, c, "tag", tag);
     if (rc != MPI_SUCCESS)
         return rc;
     /* peer_comm and remote_leader only matter at the leader; its verdict reaches the others
@@ -453,12 +453,9 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (errhandler != MPI_ERRHANDLER_NULL &&
-        (!mf_errhandler_valid(errhandler) ||
-         (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)))
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
-                                              "argument errhandler is not a communicator error "
-                                              "handler"));
+    rc = mf_check_new_comm_errhandler(func, errhandler);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mf_group_t *lg = NULL, *rg = NULL;
     rc = check_group_on(func, errhandler, local_group, "local_group", &lg);
     if (rc == MPI_SUCCESS)
@@ -519,9 +516,8 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                              "cannot create the intercommunicator: %s",
                                              mf_status_str(status)));
     }
-    MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
-    mf_errhandler_retain(eh);
-    mf_errhandler_release(atomic_exchange(&out->errhandler, eh));
+    mf_errhandler_retain(errhandler);
+    mf_errhandler_release(atomic_exchange(&out->errhandler, errhandler));
     out->session = lg->session;
     *newintercomm = out;
     return MPI_SUCCESS;

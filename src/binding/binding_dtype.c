@@ -140,7 +140,7 @@ static int vector_common(const char *func, int combiner, int large, MPI_Count co
     if (rc == MPI_SUCCESS)
         rc = check_nonneg(func, "count", count, MPI_ERR_COUNT);
     if (rc == MPI_SUCCESS)
-        rc = check_nonneg(func, "blocklength", blocklen, MPI_ERR_ARG);
+        rc = check_nonneg(func, "blocklength", blocklen, MPI_ERR_COUNT);
     if (rc == MPI_SUCCESS)
         rc = check_oldtype(func, old, "oldtype", &p);
     if (rc == MPI_SUCCESS)
@@ -247,7 +247,8 @@ static int list_common(const char *func, int combiner, int large, const list_arg
         rc = check_oldtype(func, la->types[i], la->one_type ? "oldtype" : "array_of_types", &p);
     }
     for (MPI_Count i = 0; rc == MPI_SUCCESS && i < (la->one_bl ? 1 : la->count); i++)
-        rc = check_nonneg(func, "array_of_blocklengths", la->bl[i], MPI_ERR_ARG);
+        rc = check_nonneg(func, la->one_bl ? "blocklength" : "array_of_blocklengths", la->bl[i],
+                          MPI_ERR_COUNT);
     if (rc != MPI_SUCCESS)
         return rc;
     contents_t ct;
@@ -459,10 +460,12 @@ static int subarray_common(const char *func, int large, int ndims, const MPI_Cou
         if (sizes[i] <= 0 || subsizes[i] <= 0 || subsizes[i] > sizes[i] || starts[i] < 0 ||
             starts[i] > sizes[i] - subsizes[i])
             rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                                "dimension %d: size %lld, subsize %lld and start "
-                                                "%lld do not describe a subarray",
-                                                i, (long long)sizes[i], (long long)subsizes[i],
-                                                (long long)starts[i]));
+                                                "arguments array_of_sizes[%d]=%lld, "
+                                                "array_of_subsizes[%d]=%lld and "
+                                                "array_of_starts[%d]=%lld do not describe a "
+                                                "subarray",
+                                                i, (long long)sizes[i], i, (long long)subsizes[i],
+                                                i, (long long)starts[i]));
     }
     if (rc != MPI_SUCCESS)
         return rc;
@@ -523,9 +526,14 @@ static int darray_common(const char *func, int large, int size, int rank, int nd
     if (rc == MPI_SUCCESS && ndims <= 0)
         rc = mf_err_raise(
             NULL, mf_err_code(MPI_ERR_DIMS, func, "argument ndims=%d must be positive", ndims));
-    if (rc == MPI_SUCCESS &&
-        (gsizes == NULL || distribs == NULL || dargs == NULL || psizes == NULL))
-        rc = mf_check_ptr(func, NULL, NULL, "an array argument");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, gsizes, "array_of_gsizes");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, distribs, "array_of_distribs");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, dargs, "array_of_dargs");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, psizes, "array_of_psizes");
     if (rc == MPI_SUCCESS)
         rc = check_order(func, order);
     if (rc == MPI_SUCCESS)
@@ -737,14 +745,17 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 
 /* ---- size and extent queries ------------------------------------------------------------- */
 
-static int query(const char *func, MPI_Datatype dt, const void *out1, const void *out2,
-                 mf_dtype_props_t *p)
+/* The type's properties, after checking it and the two pointer arguments (named). */
+static int query(const char *func, MPI_Datatype dt, const void *arg1, const char *name1,
+                 const void *arg2, const char *name2, mf_dtype_props_t *p)
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_type(func, dt, "datatype", p);
-    if (rc == MPI_SUCCESS && (out1 == NULL || out2 == NULL))
-        rc = mf_check_ptr(func, NULL, NULL, "an output argument");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, arg1, name1);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, arg2, name2);
     return rc;
 }
 
@@ -752,7 +763,7 @@ static int query(const char *func, MPI_Datatype dt, const void *out1, const void
 int PMPI_Type_size(MPI_Datatype datatype, int *size)
 {
     mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_size", datatype, size, size, &p);
+    int rc = query("MPI_Type_size", datatype, size, "size", size, "size", &p);
     if (rc == MPI_SUCCESS)
         *size = p.size > 0x7fffffff ? MPI_UNDEFINED : (int)p.size;
     return rc;
@@ -761,7 +772,7 @@ int PMPI_Type_size(MPI_Datatype datatype, int *size)
 static int size_count(const char *func, MPI_Datatype datatype, MPI_Count *size)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, datatype, size, size, &p);
+    int rc = query(func, datatype, size, "size", size, "size", &p);
     if (rc == MPI_SUCCESS)
         *size = p.size;
     return rc;
@@ -769,7 +780,7 @@ static int size_count(const char *func, MPI_Datatype datatype, MPI_Count *size)
 static int extent_count(const char *func, MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, datatype, lb, extent, &p);
+    int rc = query(func, datatype, lb, "lb", extent, "extent", &p);
     if (rc == MPI_SUCCESS) {
         *lb = p.lb;
         *extent = p.extent;
@@ -780,7 +791,7 @@ static int true_extent_count(const char *func, MPI_Datatype datatype, MPI_Count 
                              MPI_Count *true_extent)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, datatype, true_lb, true_extent, &p);
+    int rc = query(func, datatype, true_lb, "true_lb", true_extent, "true_extent", &p);
     if (rc == MPI_SUCCESS) {
         *true_lb = p.true_lb;
         *true_extent = p.true_ub - p.true_lb;
@@ -796,7 +807,7 @@ int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
 int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
     mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_extent", datatype, lb, extent, &p);
+    int rc = query("MPI_Type_get_extent", datatype, lb, "lb", extent, "extent", &p);
     if (rc == MPI_SUCCESS) {
         *lb = p.lb;
         *extent = p.extent;
@@ -812,7 +823,8 @@ int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exte
 int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
     mf_dtype_props_t p = {0};
-    int rc = query("MPI_Type_get_true_extent", datatype, true_lb, true_extent, &p);
+    int rc = query("MPI_Type_get_true_extent", datatype, true_lb, "true_lb", true_extent,
+                   "true_extent", &p);
     if (rc == MPI_SUCCESS) {
         *true_lb = p.true_lb;
         *true_extent = p.true_ub - p.true_lb;
@@ -847,9 +859,13 @@ static int envelope_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
                            MPI_Count *na, MPI_Count *nc, MPI_Count *nt, int *combiner)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, dt, ni, combiner, &p);
-    if (rc == MPI_SUCCESS && (na == NULL || nt == NULL || (large && nc == NULL)))
-        rc = mf_check_ptr(func, NULL, NULL, "an output argument");
+    int rc = query(func, dt, ni, "num_integers", combiner, "combiner", &p);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, na, "num_addresses");
+    if (rc == MPI_SUCCESS && large)
+        rc = mf_check_ptr(func, NULL, nc, "num_large_counts");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, nt, "num_datatypes");
     if (rc != MPI_SUCCESS)
         return rc;
     mf_dtype_t *d = mf_dtype_get(dt);
@@ -902,7 +918,7 @@ static int contents_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
                            MPI_Aint *addrs, MPI_Count *counts, MPI_Datatype *types)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, dt, &p, &p, &p);
+    int rc = query(func, dt, &p, "", &p, "", &p);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_dtype_t *d = mf_dtype_get(dt);
@@ -914,13 +930,26 @@ static int contents_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, func,
                                               "argument datatype was made by a large-count "
                                               "constructor: use the _c function"));
-    if (max_i < d->nints || max_a < d->naddrs || max_c < d->ncounts || max_t < d->ntypes)
+    const char *small = max_i < d->nints     ? "max_integers"
+                        : max_a < d->naddrs  ? "max_addresses"
+                        : max_c < d->ncounts ? "max_large_counts"
+                        : max_t < d->ntypes  ? "max_datatypes"
+                                             : NULL;
+    if (small != NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                              "the arrays are too small for the contents "
-                                              "(MPI_Type_get_envelope gives the sizes)"));
-    if ((d->nints > 0 && ints == NULL) || (d->naddrs > 0 && addrs == NULL) ||
-        (d->ncounts > 0 && counts == NULL) || (d->ntypes > 0 && types == NULL))
-        return mf_check_ptr(func, NULL, NULL, "an output array");
+                                              "argument %s is smaller than the type's contents "
+                                              "(MPI_Type_get_envelope gives the sizes)",
+                                              small));
+    if (d->nints > 0)
+        rc = mf_check_ptr(func, NULL, ints, "array_of_integers");
+    if (rc == MPI_SUCCESS && d->naddrs > 0)
+        rc = mf_check_ptr(func, NULL, addrs, "array_of_addresses");
+    if (rc == MPI_SUCCESS && d->ncounts > 0)
+        rc = mf_check_ptr(func, NULL, counts, "array_of_large_counts");
+    if (rc == MPI_SUCCESS && d->ntypes > 0)
+        rc = mf_check_ptr(func, NULL, types, "array_of_datatypes");
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (d->nints > 0)
         memcpy(ints, d->c_ints, sizeof(int) * (size_t)d->nints);
     if (d->naddrs > 0)
@@ -968,7 +997,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
     static const char func[] = "MPI_Type_set_name";
     mf_dtype_props_t p = {0};
-    int rc = query(func, datatype, type_name, type_name, &p);
+    int rc = query(func, datatype, type_name, "type_name", type_name, "type_name", &p);
     if (rc != MPI_SUCCESS)
         return rc;
     /* A longer name is cut to MPI_MAX_OBJECT_NAME - 1 characters, as for communicators. */
@@ -988,13 +1017,16 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
     /* MPI-4.1 gives the null handle the name "MPI_DATATYPE_NULL". */
     if (datatype == MPI_DATATYPE_NULL) {
         int rc = mf_check_initialized("MPI_Type_get_name");
-        if (rc == MPI_SUCCESS && (type_name == NULL || resultlen == NULL))
-            rc = mf_check_ptr("MPI_Type_get_name", NULL, NULL, "an output argument");
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr("MPI_Type_get_name", NULL, type_name, "type_name");
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr("MPI_Type_get_name", NULL, resultlen, "resultlen");
         if (rc == MPI_SUCCESS)
             *resultlen = snprintf(type_name, MPI_MAX_OBJECT_NAME, "MPI_DATATYPE_NULL");
         return rc;
     }
-    int rc = query("MPI_Type_get_name", datatype, type_name, resultlen, &p);
+    int rc =
+        query("MPI_Type_get_name", datatype, type_name, "type_name", resultlen, "resultlen", &p);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_dtype_t *d = mf_dtype_get(datatype);

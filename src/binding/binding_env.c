@@ -624,10 +624,9 @@ int PMPI_Barrier(MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
-int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+int mf_binding_comm_get_attr(const char *func, const char *keyval_arg, MPI_Comm comm,
+                             int comm_keyval, void *attribute_val, int *flag)
 {
-    static const char func[] = "MPI_Comm_get_attr";
     mf_comm_t *c = NULL;
     int rc = mf_check_init_comm_local(func, comm, &c);
     if (rc == MPI_SUCCESS)
@@ -649,10 +648,10 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
         void *user_value = NULL;
         if (!mf_keyval_valid(MF_KEYVAL_COMM, comm_keyval, 1))
             return mf_err_raise(c, mf_err_code(MPI_ERR_KEYVAL, func,
-                                               "argument comm_keyval=%d is not a communicator "
-                                               "keyval (freed, of another object kind, or "
-                                               "never created)",
-                                               comm_keyval));
+                                               "argument %s=%d is not a communicator keyval "
+                                               "(freed, of another object kind, or never "
+                                               "created)",
+                                               keyval_arg, comm_keyval));
         *flag = mf_comm_attr_get(c, comm_keyval, &user_value);
         if (*flag)
             *(void **)attribute_val = user_value;
@@ -666,6 +665,13 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int 
     if (*flag)
         *(int **)attribute_val = value;
     return MPI_SUCCESS;
+}
+
+#pragma weak MPI_Comm_get_attr = PMPI_Comm_get_attr
+int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
+{
+    return mf_binding_comm_get_attr("MPI_Comm_get_attr", "comm_keyval", comm, comm_keyval,
+                                    attribute_val, flag);
 }
 
 /* ---- MPI-5.0 ABI: Fortran details (no Fortran bindings here: only what a layer sets) ------- */

@@ -333,6 +333,19 @@ int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code
     return code;
 }
 
+int mf_check_new_comm_errhandler(const char *func, MPI_Errhandler eh)
+{
+    if (eh == MPI_ERRHANDLER_NULL)
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
+                                              "argument errhandler is MPI_ERRHANDLER_NULL, not "
+                                              "a communicator error handler"));
+    if (!mf_errhandler_valid(eh) || (!mf_handle_is_predefined(eh) && eh->comm_fn == NULL))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
+                                              "argument errhandler is not a communicator error "
+                                              "handler"));
+    return MPI_SUCCESS;
+}
+
 int mf_err_raise_with(MPI_Errhandler eh, int code)
 {
     if (eh == MPI_ERRORS_RETURN)
@@ -581,16 +594,16 @@ int mf_check_source(const char *func, mf_comm_t *comm, const char *arg, int rank
                                           arg, rank, peer_what(comm), mf_comm_peer_size(comm)));
 }
 
-int mf_check_send_tag(const char *func, mf_comm_t *comm, int tag)
+int mf_check_send_tag(const char *func, mf_comm_t *comm, const char *arg, int tag)
 {
     if (MF_LIKELY(tag >= 0 && tag <= MF_PT2PT_TAG_UB))
         return MPI_SUCCESS;
     return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
-                                          "argument tag=%d is outside [0, MPI_TAG_UB=%d]", tag,
+                                          "argument %s=%d is outside [0, MPI_TAG_UB=%d]", arg, tag,
                                           MF_PT2PT_TAG_UB));
 }
 
-int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag)
+int mf_check_recv_tag(const char *func, mf_comm_t *comm, const char *arg, int tag)
 {
     if (MF_LIKELY(tag >= 0 && tag <= MF_PT2PT_TAG_UB))
         return MPI_SUCCESS;
@@ -598,13 +611,14 @@ int mf_check_recv_tag(const char *func, mf_comm_t *comm, int tag)
         if (MF_LIKELY(!((comm->hints | comm->spread_by) & MF_HINT_NO_ANY_TAG)))
             return MPI_SUCCESS;
         return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
-                                              "argument tag is MPI_ANY_TAG, but the "
-                                              "communicator asserts mpi_assert_no_any_tag"));
+                                              "argument %s is MPI_ANY_TAG, but the "
+                                              "communicator asserts mpi_assert_no_any_tag",
+                                              arg));
     }
     return mf_err_raise(comm, mf_err_code(MPI_ERR_TAG, func,
-                                          "argument tag=%d is outside [0, MPI_TAG_UB=%d] and "
+                                          "argument %s=%d is outside [0, MPI_TAG_UB=%d] and "
                                           "not MPI_ANY_TAG",
-                                          tag, MF_PT2PT_TAG_UB));
+                                          arg, tag, MF_PT2PT_TAG_UB));
 }
 
 int mf_check_ptr_fail(const char *func, mf_comm_t *comm, const char *arg)

@@ -12,7 +12,14 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
                         MPI_Request *request)
 {
     static const char func[] = "MPI_Grequest_start";
+    /* The standard has no null callbacks here (unlike the keyval functions). */
     int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, (const void *)query_fn, "query_fn");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, (const void *)free_fn, "free_fn");
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, (const void *)cancel_fn, "cancel_fn");
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, request, "request");
     if (rc != MPI_SUCCESS)

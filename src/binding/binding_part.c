@@ -46,7 +46,7 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
     if (rc == MPI_SUCCESS)
         rc = mf_check_dest(func, c, is_send ? "dest" : "source", peer);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_send_tag(func, c, tag);
+        rc = mf_check_send_tag(func, c, "tag", tag);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
@@ -155,7 +155,8 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
     if (partition_low < 0 || partition_high < partition_low ||
         (size_t)partition_high >= mf_part_npart(r))
         return mf_err_raise(r->comm, mf_err_code(MPI_ERR_ARG, func,
-                                                 "partitions %d..%d are not a range within the "
+                                                 "arguments partition_low=%d and "
+                                                 "partition_high=%d are not a range within the "
                                                  "request's %zu partitions",
                                                  partition_low, partition_high, mf_part_npart(r)));
     for (int p = partition_low; rc == MPI_SUCCESS && p <= partition_high; p++)

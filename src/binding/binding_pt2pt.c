@@ -13,9 +13,17 @@
 
 typedef enum { OP_BLOCKING, OP_IMMEDIATE, OP_PERSISTENT } op_form_t;
 
+/* How a call names the arguments of one side of its envelope, for the error messages. */
+typedef struct {
+    const char *buf, *count, *datatype, *peer, *tag;
+} envelope_names_t;
+
+static const envelope_names_t send_names = {"buf", "count", "datatype", "dest", "tag"};
+static const envelope_names_t recv_names = {"buf", "count", "datatype", "source", "tag"};
+
 static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_Count count,
-                          MPI_Datatype dt, int rank, int tag, int is_send, mf_comm_t **comm_p,
-                          size_t *bytes_p)
+                          MPI_Datatype dt, int rank, int tag, int is_send,
+                          const envelope_names_t *names, mf_comm_t **comm_p, size_t *bytes_p)
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
@@ -26,19 +34,21 @@ static int check_envelope(const char *func, MPI_Comm comm, const void *buf, MPI_
     if (!mf_global.param_check) {
         const mf_dtype_info_t *info = mf_dtype_predefined(dt);
         *bytes_p = info != NULL ? (size_t)count * (size_t)info->size : 0;
-        return info != NULL ? MPI_SUCCESS : mf_check_datatype(func, c, "datatype", dt, 0, bytes_p);
+        return info != NULL ? MPI_SUCCESS
+                            : mf_check_datatype(func, c, names->datatype, dt, 0, bytes_p);
     }
-    rc = mf_check_count(func, c, "count", count);
+    rc = mf_check_count(func, c, names->count, count);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, c, "datatype", dt, count, bytes_p);
+        rc = mf_check_datatype(func, c, names->datatype, dt, count, bytes_p);
     /* A derived type may address absolute memory from MPI_BOTTOM (a NULL buf). */
     if (rc == MPI_SUCCESS)
-        rc = mf_check_typed_buffer(func, c, "buf", buf, dt, count, *bytes_p);
+        rc = mf_check_typed_buffer(func, c, names->buf, buf, dt, count, *bytes_p);
     if (rc == MPI_SUCCESS)
-        rc = is_send ? mf_check_dest(func, c, "dest", rank)
-                     : mf_check_source(func, c, "source", rank);
+        rc = is_send ? mf_check_dest(func, c, names->peer, rank)
+                     : mf_check_source(func, c, names->peer, rank);
     if (rc == MPI_SUCCESS)
-        rc = is_send ? mf_check_send_tag(func, c, tag) : mf_check_recv_tag(func, c, tag);
+        rc = is_send ? mf_check_send_tag(func, c, names->tag, tag)
+                     : mf_check_recv_tag(func, c, names->tag, tag);
     return rc;
 }
 
@@ -397,7 +407,7 @@ static __attribute__((noinline)) int send_staged(const char *func, const void *b
 {
     size_t bytes = 0;
     mf_comm_t *c = NULL;
-    int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &c, &bytes);
+    int rc = check_envelope(func, comm, buf, count, dt, dest, tag, 1, &send_names, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
@@ -412,7 +422,7 @@ static __attribute__((noinline)) int recv_staged(const char *func, void *buf, MP
 {
     size_t bytes = 0;
     mf_comm_t *c = NULL;
-    int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &c, &bytes);
+    int rc = check_envelope(func, comm, buf, count, dt, source, tag, 0, &recv_names, &c, &bytes);
     if (rc == MPI_SUCCESS && form != OP_BLOCKING)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
@@ -957,10 +967,12 @@ static int sendrecv_common(const char *func, const void *sendbuf, MPI_Count send
 {
     mf_comm_t *c = NULL;
     size_t sbytes, rbytes;
-    int rc =
-        check_envelope(func, comm, sendbuf, sendcount, sendtype, dest, sendtag, 1, &c, &sbytes);
+    static const envelope_names_t send = {"sendbuf", "sendcount", "sendtype", "dest", "sendtag"};
+    static const envelope_names_t recv = {"recvbuf", "recvcount", "recvtype", "source", "recvtag"};
+    int rc = check_envelope(func, comm, sendbuf, sendcount, sendtype, dest, sendtag, 1, &send, &c,
+                            &sbytes);
     if (rc == MPI_SUCCESS)
-        rc = check_envelope(func, comm, recvbuf, recvcount, recvtype, source, recvtag, 0, &c,
+        rc = check_envelope(func, comm, recvbuf, recvcount, recvtype, source, recvtag, 0, &recv, &c,
                             &rbytes);
     if (rc == MPI_SUCCESS && form == OP_IMMEDIATE)
         rc = mf_check_ptr(func, c, request, "request");
@@ -1044,9 +1056,12 @@ static int sendrecv_replace_common(const char *func, void *buf, MPI_Count count,
 {
     mf_comm_t *c = NULL;
     size_t bytes;
-    int rc = check_envelope(func, comm, buf, count, datatype, dest, sendtag, 1, &c, &bytes);
+    static const envelope_names_t send = {"buf", "count", "datatype", "dest", "sendtag"};
+    static const envelope_names_t recv = {"buf", "count", "datatype", "source", "recvtag"};
+    int rc = check_envelope(func, comm, buf, count, datatype, dest, sendtag, 1, &send, &c, &bytes);
     if (rc == MPI_SUCCESS)
-        rc = check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &c, &bytes);
+        rc =
+            check_envelope(func, comm, buf, count, datatype, source, recvtag, 0, &recv, &c, &bytes);
     if (rc == MPI_SUCCESS && form == OP_IMMEDIATE)
         rc = mf_check_ptr(func, c, request, "request");
     if (rc != MPI_SUCCESS)
@@ -1142,7 +1157,7 @@ static int probe_common(const char *func, int source, int tag, MPI_Comm comm, in
     if (rc == MPI_SUCCESS)
         rc = mf_check_source(func, c, "source", source);
     if (rc == MPI_SUCCESS)
-        rc = mf_check_recv_tag(func, c, tag);
+        rc = mf_check_recv_tag(func, c, "tag", tag);
     if (rc == MPI_SUCCESS && !blocking)
         rc = mf_check_ptr(func, c, flag, "flag");
     if (rc == MPI_SUCCESS && matched)

@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Inactive: MPI_REQUEST_NULL or a persistent request that was not started. */
 static int req_inactive(MPI_Request r)
@@ -39,9 +40,10 @@ static int check_requests(const char *func, int count, MPI_Request reqs[])
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (count < 0)
-        return mf_err_raise(
-            NULL, mf_err_code(MPI_ERR_COUNT, func, "argument count=%d is negative", count));
+    if (count < 0) /* the *some calls name it incount */
+        return mf_err_raise(NULL,
+                            mf_err_code(MPI_ERR_COUNT, func, "argument %s=%d is negative",
+                                        strstr(func, "some") != NULL ? "incount" : "count", count));
     if (count > 0 && reqs == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument array_of_requests is NULL"));

@@ -329,12 +329,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (errhandler != MPI_ERRHANDLER_NULL &&
-        (!mf_errhandler_valid(errhandler) ||
-         (!mf_handle_is_predefined(errhandler) && errhandler->comm_fn == NULL)))
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
-                                              "argument errhandler is not a communicator error "
-                                              "handler"));
+    rc = mf_check_new_comm_errhandler(func, errhandler);
+    if (rc != MPI_SUCCESS)
+        return rc;
     mf_group_t *g = mf_group_get(group);
     if (g == NULL)
         return mf_err_raise_with(errhandler, mf_err_code(MPI_ERR_GROUP, func, "argument group: %s",
@@ -374,9 +371,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
                                                          "cannot create the communicator: %s",
                                                          mf_status_str(status)));
     }
-    MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
-    mf_errhandler_retain(eh);
-    mf_errhandler_release(atomic_exchange(&out->errhandler, eh));
+    mf_errhandler_retain(errhandler);
+    mf_errhandler_release(atomic_exchange(&out->errhandler, errhandler));
     out->session = g->session;
     *newcomm = out;
     return MPI_SUCCESS;

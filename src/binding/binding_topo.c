@@ -52,6 +52,14 @@ static int check_array(const char *func, mf_comm_t *comm, const void *p, int n, 
     return mf_err_raise(comm, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL", arg));
 }
 
+/* The length of an output array the caller provides (maxindex, maxedges, maxneighbors). */
+static int check_room(const char *func, mf_comm_t *comm, int n, const char *arg)
+{
+    if (n >= 0)
+        return MPI_SUCCESS;
+    return mf_err_raise(comm, mf_err_code(MPI_ERR_ARG, func, "argument %s=%d is negative", arg, n));
+}
+
 /* Cartesian shape arguments (Cart_create, Cart_map): the number of processes it needs. */
 static int check_cart_shape(const char *func, mf_comm_t *c, int ndims, const int *dims,
                             const int *periods, int *nprocs_p)
@@ -501,6 +509,10 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
     mf_comm_t *c = NULL;
     mf_topo_t *t = NULL;
     int rc = check_topo_comm(func, comm, MPI_GRAPH, &c, &t);
+    if (rc == MPI_SUCCESS)
+        rc = check_room(func, c, maxindex, "maxindex");
+    if (rc == MPI_SUCCESS)
+        rc = check_room(func, c, maxedges, "maxedges");
     if (rc != MPI_SUCCESS)
         return rc;
     int nedges = t->nnodes > 0 ? t->index[t->nnodes - 1] : 0;
@@ -554,6 +566,8 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
     int rc = check_topo_comm(func, comm, MPI_GRAPH, &c, &t);
     if (rc == MPI_SUCCESS)
         rc = check_graph_rank(func, c, t, rank);
+    if (rc == MPI_SUCCESS)
+        rc = check_room(func, c, maxneighbors, "maxneighbors");
     if (rc != MPI_SUCCESS)
         return rc;
     int first = rank > 0 ? t->index[rank - 1] : 0;

@@ -4,10 +4,10 @@
  * datatype or window keyval used on a communicator, and a predefined keyval passed to
  * set_attr, delete_attr or free_keyval all give MPI_ERR_KEYVAL (the freed and wrong-kind
  * keyvals on Manifold only: MPICH 5.0.2 does not check them); MPI_COMM_NULL gives
- * MPI_ERR_COMM. An error returned by a copy callback is what MPI_Comm_dup returns (newcomm
- * untouched), one returned by a delete callback is what MPI_Comm_delete_attr and
- * MPI_Comm_free return (the communicator stays usable until its attribute can go); a user
- * error code from a callback comes back unchanged.
+ * MPI_ERR_COMM; MPI_Attr_get reports under its own name. An error returned by a copy callback is
+ * what MPI_Comm_dup returns (newcomm untouched), one returned by a delete callback is what
+ * MPI_Comm_delete_attr and MPI_Comm_free return (the communicator stays usable until its attribute
+ * can go); a user error code from a callback comes back unchanged.
  */
 #include "mtest.h"
 
@@ -35,9 +35,20 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
     rc = MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, &flag);
-    MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "comm_keyval");
+    rc = MPI_Attr_put(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, &flag);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_KEYVAL, "MPI_Attr_put", "keyval");
+    rc = MPI_Type_set_attr(MPI_INT, MPI_KEYVAL_INVALID, &flag);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_KEYVAL, "MPI_Type_set_attr", "type_keyval");
+    rc = MPI_Type_free_keyval(NULL);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Type_free_keyval", "type_keyval");
     rc = MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, &got, &flag);
-    MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "comm_keyval");
+    /* the MPI-1 form reports under its own name */
+    rc = MPI_Attr_get(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, &got, &flag);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_KEYVAL, "MPI_Attr_get", "keyval");
+    rc = MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, NULL, &flag);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Attr_get", "attribute_val");
     rc = MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_TAG_UB, &flag);
     MTEST_CHECK_ERR(rc, MPI_ERR_KEYVAL, "MPI_Comm_set_attr");
     rc = MPI_Comm_delete_attr(MPI_COMM_WORLD, MPI_TAG_UB);

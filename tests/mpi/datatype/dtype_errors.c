@@ -3,12 +3,13 @@
  * Error cases and partial receives with derived types: sending with an uncommitted type, with
  * a freed (MPI_DATATYPE_NULL) handle and with a stale copy of a freed handle (read as freed, not
  * read after free: the sanitizer build checks that), negative counts and block lengths in
- * constructors, a type whose size or bounds would not fit in an MPI_Count or MPI_Aint (on
- * Manifold: MPI_ERR_ARG rather than a wrapped size; MPICH asserts), freeing a predefined type
- * (all through MPI_ERRORS_RETURN); a message longer than
- * the derived receive gives MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED
- * from MPI_Get_count and the element count from MPI_Get_elements; MPI_Pack/MPI_Unpack (and the
- * external32 forms) with NULL buffers, negative sizes and positions. The library works afterwards.
+ * constructors (both MPI_ERR_COUNT), a type whose size or bounds would not fit in an MPI_Count or
+ * MPI_Aint (on Manifold: MPI_ERR_ARG rather than a wrapped size; MPICH asserts), freeing a
+ * predefined type (all through MPI_ERRORS_RETURN); a message longer than the derived receive gives
+ * MPI_ERR_TRUNCATE; a message of one and a half items gives MPI_UNDEFINED from MPI_Get_count and
+ * the element count from MPI_Get_elements; MPI_Pack/MPI_Unpack (and the external32 forms) with NULL
+ * buffers, negative sizes and positions; the type queries and MPI_Type_create_darray name the NULL
+ * pointer they were given. The library works afterwards.
  */
 #include "mtest.h"
 
@@ -48,6 +49,16 @@ int main(int argc, char **argv)
     MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_contiguous");
     rc = MPI_Type_vector(-2, 1, 1, MPI_INT, &vec);
     MTEST_CHECK_ERR(rc, MPI_ERR_COUNT, "MPI_Type_vector");
+    /* a block length is a count too (it was MPI_ERR_ARG) */
+    rc = MPI_Type_vector(2, -1, 1, MPI_INT, &vec);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_COUNT, "MPI_Type_vector", "blocklength");
+    {
+        int bls[2] = {1, -3}, disps[2] = {0, 4};
+        rc = MPI_Type_indexed(2, bls, disps, MPI_INT, &vec);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_COUNT, "MPI_Type_indexed", "array_of_blocklengths");
+        rc = MPI_Type_create_indexed_block(2, -1, disps, MPI_INT, &vec);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_COUNT, "MPI_Type_create_indexed_block", "blocklength");
+    }
     rc = MPI_Type_contiguous(2, MPI_DATATYPE_NULL, &vec);
     MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_contiguous");
     if (mtest_is_manifold()) {
@@ -141,6 +152,50 @@ int main(int argc, char **argv)
         MTEST_CHECK(rc == MPI_SUCCESS && pos == 16 && ((int *)packed)[3] == 4,
                     "MPI_Pack from MPI_BOTTOM: rc %d position %d", rc, pos);
         MPI_Type_free(&abs_t);
+    }
+    /* The queries name the NULL pointer they were given. */
+    {
+        MPI_Aint lb, extent;
+        MPI_Count clb, cextent;
+        int ni, na, nt, comb, len, gs[1] = {4}, ds[1] = {MPI_DISTRIBUTE_BLOCK},
+                                   da[1] = {MPI_DISTRIBUTE_DFLT_DARG}, ps[1] = {1};
+        char name[MPI_MAX_OBJECT_NAME];
+        MPI_Datatype out = MPI_DATATYPE_NULL;
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_extent(vec, NULL, &extent), MPI_ERR_ARG,
+                            "MPI_Type_get_extent", "lb");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_extent(vec, &lb, NULL), MPI_ERR_ARG, "MPI_Type_get_extent",
+                            "extent");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_true_extent_x(vec, &clb, NULL), MPI_ERR_ARG,
+                            "MPI_Type_get_true_extent_x", "true_extent");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_extent_c(vec, NULL, &cextent), MPI_ERR_ARG,
+                            "MPI_Type_get_extent_c", "lb");
+        MTEST_CHECK_ERR_ARG(MPI_Type_size(vec, NULL), MPI_ERR_ARG, "MPI_Type_size", "size");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_envelope(vec, &ni, &na, NULL, &comb), MPI_ERR_ARG,
+                            "MPI_Type_get_envelope", "num_datatypes");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_envelope(vec, &ni, NULL, &nt, &comb), MPI_ERR_ARG,
+                            "MPI_Type_get_envelope", "num_addresses");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_envelope(vec, &ni, &na, &nt, NULL), MPI_ERR_ARG,
+                            "MPI_Type_get_envelope", "combiner");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_name(vec, name, NULL), MPI_ERR_ARG, "MPI_Type_get_name",
+                            "resultlen");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_name(MPI_DATATYPE_NULL, NULL, &len), MPI_ERR_ARG,
+                            "MPI_Type_get_name", "type_name");
+        MTEST_CHECK_ERR_ARG(MPI_Type_set_name(vec, NULL), MPI_ERR_ARG, "MPI_Type_set_name",
+                            "type_name");
+        MTEST_CHECK_ERR_ARG(
+            MPI_Type_create_darray(1, 0, 1, gs, ds, da, NULL, MPI_ORDER_C, MPI_INT, &out),
+            MPI_ERR_ARG, "MPI_Type_create_darray", "array_of_psizes");
+        MTEST_CHECK_ERR_ARG(
+            MPI_Type_create_darray(1, 0, 1, gs, NULL, da, ps, MPI_ORDER_C, MPI_INT, &out),
+            MPI_ERR_ARG, "MPI_Type_create_darray", "array_of_distribs");
+        MTEST_CHECK(out == MPI_DATATYPE_NULL, "a refused MPI_Type_create_darray set newtype");
+        int ints[3];
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_contents(vec, 3, 0, 1, NULL, NULL, &out), MPI_ERR_ARG,
+                            "MPI_Type_get_contents", "array_of_integers");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_contents(vec, 3, 0, 1, ints, NULL, NULL), MPI_ERR_ARG,
+                            "MPI_Type_get_contents", "array_of_datatypes");
+        MTEST_CHECK_ERR_ARG(MPI_Type_get_contents(vec, 2, 0, 1, ints, NULL, &out), MPI_ERR_ARG,
+                            "MPI_Type_get_contents", "max_integers");
     }
     MPI_Type_free(&vec);
     MPI_Type_free(&t);

@@ -7,7 +7,8 @@
  * process's. MPI_BUFFER_AUTOMATIC lifts the limit. Flushes (blocking and not) wait until the
  * buffered messages are out; detach gives back what was attached; a pending iflush outlives
  * MPI_Comm_free of its communicator, and one freed while pending goes (no leak). Errors:
- * attaching twice and detaching nothing are MPI_ERR_BUFFER, and so is MPI_Start of a
+ * attaching twice, a NULL buffer and detaching nothing are MPI_ERR_BUFFER (a negative size is
+ * MPI_ERR_ARG), and so is MPI_Start of a
  * persistent buffered send with no buffer, which leaves the request inactive. A buffer
  * above INT_MAX bytes is detached only by the _c forms (MPI_ERR_VALUE_TOO_LARGE from the int
  * ones, which leave it attached).
@@ -77,8 +78,8 @@ int main(int argc, char **argv)
                 "MPI_Comm_detach_buffer: rc %d size %d", rc, back_size);
     rc = MPI_Comm_detach_buffer(comm, &back, &back_size);
     MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Comm_detach_buffer");
-    rc = MPI_Comm_attach_buffer(comm, comm_buf, -1);
-    MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Comm_attach_buffer");
+    rc = MPI_Comm_attach_buffer(comm, comm_buf, -1); /* a size, not a buffer: MPI_ERR_ARG */
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_attach_buffer", "size");
 
     /* MPI_BUFFER_AUTOMATIC on the communicator: no limit, even with no process buffer. */
     MPI_Buffer_detach(&back, &back_size);
@@ -205,6 +206,10 @@ int main(int argc, char **argv)
     static char huge_stand_in[1];
     MPI_Count huge = (MPI_Count)3 << 30, back_c = 0;
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    rc = MPI_Buffer_attach(data, -1);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Buffer_attach", "size");
+    rc = MPI_Buffer_attach(NULL, 16);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_BUFFER, "MPI_Buffer_attach", "buffer");
     MPI_Buffer_attach_c(huge_stand_in, huge);
     MPI_Comm_attach_buffer_c(comm, huge_stand_in, huge);
     MPI_Session_attach_buffer_c(session, huge_stand_in, huge);

@@ -8,7 +8,9 @@
  * MPI_ANY_TAG on a send and tags above MPI_TAG_UB (MPI_ERR_TAG); negative counts
  * (MPI_ERR_COUNT); MPI_DATATYPE_NULL (MPI_ERR_TYPE); MPI_COMM_NULL (MPI_ERR_COMM);
  * MPI_REQUEST_NULL to MPI_Start, MPI_Startall, MPI_Cancel and MPI_Request_free
- * (MPI_ERR_REQUEST); MPI_IN_PLACE as a buffer (MPI_ERR_BUFFER). Afterwards the ranks must still
+ * (MPI_ERR_REQUEST); MPI_IN_PLACE as a buffer (MPI_ERR_BUFFER). The exchanges
+ * (MPI_Sendrecv, MPI_Isendrecv, MPI_Sendrecv_replace) name the side at fault (sendcount,
+ * recvtag...) and the message begins with the function's own name. Afterwards the ranks must still
  * exchange messages normally.
  */
 #include "mtest.h"
@@ -86,6 +88,63 @@ static void bad_counts_and_types(void)
                     MPI_ERR_TYPE, "MPI_Irecv");
     MTEST_CHECK_ERR(MPI_Get_count(&status, MPI_DATATYPE_NULL, &count), MPI_ERR_TYPE,
                     "MPI_Get_count");
+}
+
+/* The exchanges name the side at fault: sendcount, not count (both sides share the code). */
+static void sendrecv_sides(void)
+{
+    MPI_Request req = MPI_REQUEST_NULL;
+    int x = 0, y = 0;
+    const MPI_Comm w = MPI_COMM_WORLD;
+
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, -1, MPI_INT, rank, 0, &y, 1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_COUNT, "MPI_Sendrecv", "sendcount");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, &y, -1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_COUNT, "MPI_Sendrecv", "recvcount");
+    MTEST_CHECK_ERR_ARG(MPI_Sendrecv(&x, 1, MPI_DATATYPE_NULL, rank, 0, &y, 1, MPI_INT, rank, 0, w,
+                                     MPI_STATUS_IGNORE),
+                        MPI_ERR_TYPE, "MPI_Sendrecv", "sendtype");
+    MTEST_CHECK_ERR_ARG(MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, &y, 1, MPI_DATATYPE_NULL, rank, 0, w,
+                                     MPI_STATUS_IGNORE),
+                        MPI_ERR_TYPE, "MPI_Sendrecv", "recvtype");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(NULL, 1, MPI_INT, rank, 0, &y, 1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_BUFFER, "MPI_Sendrecv", "sendbuf");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, NULL, 1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_BUFFER, "MPI_Sendrecv", "recvbuf");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, rank, -5, &y, 1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_TAG, "MPI_Sendrecv", "sendtag");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, &y, 1, MPI_INT, rank, -5, w, MPI_STATUS_IGNORE),
+        MPI_ERR_TAG, "MPI_Sendrecv", "recvtag");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, size, 0, &y, 1, MPI_INT, rank, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_RANK, "MPI_Sendrecv", "dest");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv(&x, 1, MPI_INT, rank, 0, &y, 1, MPI_INT, size, 0, w, MPI_STATUS_IGNORE),
+        MPI_ERR_RANK, "MPI_Sendrecv", "source");
+    MTEST_CHECK_ERR_ARG(MPI_Isendrecv(&x, 1, MPI_INT, rank, 0, &y, -2, MPI_INT, rank, 0, w, &req),
+                        MPI_ERR_COUNT, "MPI_Isendrecv", "recvcount");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv_replace(&x, 1, MPI_INT, rank, -3, rank, 0, w, MPI_STATUS_IGNORE), MPI_ERR_TAG,
+        "MPI_Sendrecv_replace", "sendtag");
+    MTEST_CHECK_ERR_ARG(
+        MPI_Sendrecv_replace(&x, 1, MPI_INT, rank, 0, rank, -3, w, MPI_STATUS_IGNORE), MPI_ERR_TAG,
+        "MPI_Sendrecv_replace", "recvtag");
+    /* and the plain calls keep their own names */
+    MTEST_CHECK_ERR_ARG(MPI_Send(&x, 1, MPI_INT, rank, -1, w), MPI_ERR_TAG, "MPI_Send", "tag");
+    MTEST_CHECK_ERR_ARG(MPI_Irecv(&y, -1, MPI_INT, rank, 0, w, &req), MPI_ERR_COUNT, "MPI_Irecv",
+                        "count");
+    MTEST_CHECK(req == MPI_REQUEST_NULL, "a refused call set the request");
+    int outcount, indices[1];
+    MTEST_CHECK_ERR_ARG(MPI_Waitsome(-1, &req, &outcount, indices, MPI_STATUSES_IGNORE),
+                        MPI_ERR_COUNT, "MPI_Waitsome", "incount");
+    MTEST_CHECK_ERR_ARG(MPI_Waitall(-1, &req, MPI_STATUSES_IGNORE), MPI_ERR_COUNT, "MPI_Waitall",
+                        "count");
 }
 
 static void bad_comms(void)
@@ -185,6 +244,7 @@ int main(int argc, char **argv)
     bad_ranks();
     bad_tags();
     bad_counts_and_types();
+    sendrecv_sides();
     bad_comms();
     bad_requests();
     in_place_buffers();

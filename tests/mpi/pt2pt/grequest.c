@@ -9,9 +9,10 @@
  * MPI_Request_get_status and its array forms return (MPI_ERR_IN_STATUS for _all, with the
  * statuses ignored too), free_fn's what MPI_Request_free returns. Errors:
  * MPI_Grequest_complete on a request that is not generalized or completed twice is
- * MPI_ERR_REQUEST. In an array's status, query_fn's MPI_ERR_REQUEST is its own error (it once
- * read as "the same request twice"), and a value that is no error code becomes one of class
- * MPI_ERR_OTHER (Manifold; it was passed on raw, a code MPI_Error_class refuses).
+ * MPI_ERR_REQUEST; a NULL callback is MPI_ERR_ARG. In an array's status, query_fn's MPI_ERR_REQUEST
+ * is its own error (it once read as "the same request twice"), and a value that is no error code
+ * becomes one of class MPI_ERR_OTHER (Manifold; it was passed on raw, a code MPI_Error_class
+ * refuses).
  */
 #include <pthread.h>
 #include <string.h>
@@ -133,7 +134,7 @@ int main(int argc, char **argv)
     /* Request_free before the completion: free_fn runs at the completion. */
     state_t s3 = {0};
     MPI_Request keep;
-    MPI_Grequest_start(query_fn, free_fn, NULL, &s3, &req);
+    MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s3, &req);
     keep = req;
     MPI_Request_free(&req);
     MTEST_CHECK(req == MPI_REQUEST_NULL && s3.frees == 0, "free before completion ran free_fn");
@@ -195,5 +196,14 @@ int main(int argc, char **argv)
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     rc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, &s, NULL);
     MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Grequest_start");
+    /* The callbacks have no null values. */
+    req = MPI_REQUEST_NULL;
+    rc = MPI_Grequest_start(NULL, free_fn, cancel_fn, &s, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Grequest_start");
+    rc = MPI_Grequest_start(query_fn, NULL, cancel_fn, &s, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Grequest_start");
+    rc = MPI_Grequest_start(query_fn, free_fn, NULL, &s, &req);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Grequest_start");
+    MTEST_CHECK(req == MPI_REQUEST_NULL, "a refused MPI_Grequest_start set the request");
     return mtest_finalize(0);
 }

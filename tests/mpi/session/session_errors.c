@@ -8,7 +8,8 @@
  * or tag through the handler it is given (a user handler too, with MPI_COMM_NULL; MPICH 5.0.2
  * calls MPI_COMM_SELF's instead, as Manifold once did), as does
  * MPI_Intercomm_create_from_groups, and MPI_Session_init the errors of its info and
- * session arguments. A handler of the wrong kind is MPI_ERR_ERRHANDLER. Runs with the world
+ * session arguments. A handler of the wrong kind, or MPI_ERRHANDLER_NULL, is
+ * MPI_ERR_ERRHANDLER. Runs with the world
  * model up so MPI_COMM_SELF's handler can be set to MPI_ERRORS_RETURN.
  */
 #include <stdlib.h>
@@ -128,6 +129,13 @@ int main(int argc, char **argv)
         MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
         rc = MPI_Comm_create_from_group(g, "tag", MPI_INFO_NULL, seh, &c);
         CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Comm_create_from_group(session handler)");
+        /* and so is the null handle (it was taken as MPI_ERRORS_ARE_FATAL) */
+        rc = MPI_Comm_create_from_group(g, "tag", MPI_INFO_NULL, MPI_ERRHANDLER_NULL, &c);
+        CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Comm_create_from_group(MPI_ERRHANDLER_NULL)");
+        rc = MPI_Intercomm_create_from_groups(g, 0, g, 0, "tag3", MPI_INFO_NULL,
+                                              MPI_ERRHANDLER_NULL, &c);
+        CHECK_CLASS(rc, MPI_ERR_ERRHANDLER, "Intercomm_create_from_groups(MPI_ERRHANDLER_NULL)");
+        CHECK(c == MPI_COMM_NULL, "a refused call set its communicator");
         MPI_Group_free(&g);
         MPI_Session other = MPI_SESSION_NULL;
         rc = MPI_Session_init(MPI_INFO_NULL, ceh, &other);

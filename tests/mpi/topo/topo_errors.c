@@ -4,7 +4,8 @@
  * topology give MPI_ERR_TOPOLOGY; bad shapes give MPI_ERR_DIMS (negative ndims, non-positive
  * extents) or MPI_ERR_ARG (a grid or graph larger than the communicator, a decreasing index);
  * ranks outside the grid or graph give MPI_ERR_RANK (Cart_coords, Cart_rank in a non-periodic
- * dimension, Graph_neighbors, edges and distributed-graph neighbours); the output handle of a
+ * dimension, Graph_neighbors, edges and distributed-graph neighbours); negative room for the
+ * results of Graph_get and Graph_neighbors gives MPI_ERR_ARG; the output handle of a
  * failed constructor is left alone; the v and w neighbourhood collectives refuse a NULL array of
  * counts or types (MPI_ERR_ARG). Classes are checked on Manifold; elsewhere a call just has
  * to fail, since implementations choose differently among MPI_ERR_ARG, _RANK and _DIMS. The
@@ -119,6 +120,14 @@ int main(int argc, char **argv)
     if (rank == 0) {
         rc = MPI_Graph_neighbors_count(graph, 1, &v);
         check(rc, MPI_ERR_RANK, "MPI_Graph_neighbors_count");
+        /* negative room for the results (MPICH: MPI_ERR_ARG too) */
+        int got[2];
+        rc = MPI_Graph_get(graph, -1, 1, got, got);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Graph_get", "maxindex");
+        rc = MPI_Graph_get(graph, 1, -1, got, got);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Graph_get", "maxedges");
+        rc = MPI_Graph_neighbors(graph, 0, -1, got);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Graph_neighbors", "maxneighbors");
         rc = MPI_Cart_get(graph, 1, &a, &b, &c);
         /* the message says which topology it has */
         check(rc, MPI_ERR_TOPOLOGY,

@@ -7,6 +7,7 @@
  */
 #include "mtest.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -205,6 +206,27 @@ int mtest_check_err(int rc, int expected_class, const char *fname, const char *f
                            "error string of %s does not name it: \"%s\"", fname, text);
     }
     return 1;
+}
+
+int mtest_check_err_arg(int rc, int expected_class, const char *fname, const char *arg,
+                        const char *file, int line)
+{
+    char text[MPI_MAX_ERROR_STRING] = "", want[128];
+    int len = 0;
+    if (!mtest_check_err(rc, expected_class, fname, file, line))
+        return 0;
+    if (!mtest_manifold)
+        return 1;
+    MPI_Error_string(rc, text, &len);
+    size_t n = strlen(fname);
+    if (!mtest_check(strncmp(text, fname, n) == 0 && text[n] == ':', file, line,
+                     "error string of %s does not begin with its name: \"%s\"", fname, text))
+        return 0;
+    snprintf(want, sizeof(want), "argument %s", arg);
+    const char *at = strstr(text, want);
+    char next = at != NULL ? at[strlen(want)] : 0;
+    return mtest_check(at != NULL && !isalnum((unsigned char)next) && next != '_', file, line,
+                       "error string of %s does not name argument %s: \"%s\"", fname, arg, text);
 }
 
 int mtest_is_manifold(void)

@@ -48,6 +48,17 @@ int mtest_check_err(int rc, int expected_class, const char *fname, const char *f
 #define MTEST_CHECK_ERR(rc, expected_class, fname)                                                 \
     mtest_check_err((rc), (expected_class), (fname), __FILE__, __LINE__)
 
+/*
+ * mtest_check_err, and on Manifold also that the message begins with "fname:" (the function
+ * itself, not another that shares its code) and names the argument: "argument <arg>" followed
+ * by something other than a letter, digit or underscore.
+ */
+int mtest_check_err_arg(int rc, int expected_class, const char *fname, const char *arg,
+                        const char *file, int line);
+
+#define MTEST_CHECK_ERR_ARG(rc, expected_class, fname, arg)                                        \
+    mtest_check_err_arg((rc), (expected_class), (fname), (arg), __FILE__, __LINE__)
+
 /* Name of an MPI error class ("MPI_ERR_RANK"), or "unknown class" for other values. */
 const char *mtest_error_class_name(int error_class);
 
