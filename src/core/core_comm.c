@@ -201,6 +201,10 @@ void mf_comm_set_private(mf_comm_t *comm)
 
 void mf_comm_free(mf_comm_t *comm)
 {
+    /* The handle is dead from now on, although operations in flight may keep the object: a
+     * copy of it is MPI_ERR_COMM (a second free took the requests' reference, and the object
+     * was recycled under them). */
+    comm->kind = MF_KIND_FREED;
     home_drop(comm);
     mf_comm_release(comm); /* the user's reference */
 }

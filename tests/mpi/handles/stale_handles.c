@@ -2,9 +2,11 @@
 /*
  * Stale copies of freed handles of the kinds whose objects used to go back to the allocator:
  * an info object (MPI_Info_free), an error handler (MPI_Errhandler_free when nothing else holds
- * it) and a matched message (consumed by MPI_Mrecv). Using the copy is an error of the handle's
- * class, read as freed, not read after free (the sanitizer build checks that); the next object
- * of the kind, which may reuse the memory, works.
+ * it) and a matched message (consumed by MPI_Mrecv); and of objects an operation in flight
+ * keeps after the user freed them: a communicator with a pending receive, a receive request
+ * released by MPI_Request_free. Using the copy is an error of the handle's class, read as
+ * freed, not read after free (the sanitizer build checks that); the next object of the kind,
+ * which may reuse the memory, works.
  */
 #include "mtest.h"
 
@@ -95,6 +97,68 @@ static void check_message(void)
     }
 }
 
+/* A communicator freed while a receive on it is pending lives on for the receive, but its
+ * handle is dead: a copy of it is MPI_ERR_COMM (it was taken for the communicator, so a
+ * blocking receive through it waited for ever and a second MPI_Comm_free gave away the
+ * receive's reference, recycling the object under it). The receive still completes. */
+static void check_comm_in_use(void)
+{
+    MPI_Comm dup, stale, next;
+    MPI_Request req;
+    MPI_Status status;
+    int x = -1, size = -1, flag = 0, rc;
+
+    MPI_Comm_dup(MPI_COMM_SELF, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    MPI_Irecv(&x, 1, MPI_INT, 0, 5, dup, &req);
+    stale = dup;
+    MPI_Comm_free(&dup);
+    rc = MPI_Comm_size(stale, &size);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Comm_size");
+    rc = MPI_Recv(&x, 1, MPI_INT, 0, 5, stale, MPI_STATUS_IGNORE);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Recv");
+    rc = MPI_Comm_free(&stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_COMM, "MPI_Comm_free");
+    /* the next communicator is another object while the receive holds this one */
+    MPI_Comm_dup(MPI_COMM_SELF, &next);
+    MTEST_CHECK(next != stale, "a communicator still held by a receive was recycled");
+    MPI_Cancel(&req);
+    MPI_Wait(&req, &status);
+    MPI_Test_cancelled(&status, &flag);
+    MTEST_CHECK(flag && req == MPI_REQUEST_NULL,
+                "the pending receive of a freed communicator: "
+                "cancelled %d",
+                flag);
+    MPI_Comm_free(&next);
+}
+
+/* A receive request released with MPI_Request_free while in flight is the library's to finish:
+ * a copy of its handle is MPI_ERR_REQUEST (MPI_Wait through it waited for ever, MPI_Test and a
+ * second MPI_Request_free took it for the live request), and the message still lands. */
+static void check_request_in_flight(void)
+{
+    MPI_Request req, stale;
+    int x = -1, y = 42, flag = 7, rc;
+
+    MPI_Irecv(&x, 1, MPI_INT, 0, 6, MPI_COMM_SELF, &req);
+    stale = req;
+    MPI_Request_free(&req);
+    MTEST_CHECK(req == MPI_REQUEST_NULL, "MPI_Request_free did not reset the handle");
+    rc = MPI_Wait(&stale, MPI_STATUS_IGNORE);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Wait");
+    rc = MPI_Test(&stale, &flag, MPI_STATUS_IGNORE);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Test");
+    rc = MPI_Waitall(1, &stale, MPI_STATUSES_IGNORE);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Waitall");
+    rc = MPI_Cancel(&stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Cancel");
+    rc = MPI_Request_free(&stale);
+    MTEST_CHECK_ERR(rc, MPI_ERR_REQUEST, "MPI_Request_free");
+    MPI_Send(&y, 1, MPI_INT, 0, 6, MPI_COMM_SELF);
+    MPI_Barrier(MPI_COMM_SELF); /* progress: the freed receive completes */
+    MTEST_CHECK(x == 42, "the freed receive did not land: %d", x);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -103,5 +167,7 @@ int main(int argc, char **argv)
     check_info();
     check_errhandler();
     check_message();
+    check_comm_in_use();
+    check_request_in_flight();
     return mtest_finalize(0);
 }
