@@ -485,9 +485,9 @@ mf_status_t mf_sched_request(mf_sched_t *s, int persistent, mf_request_t **req_p
     }
     req->sched = s;
     req->poll = sched_poll;
-    req->persistent = (uint8_t)persistent;
     s->owner = req;
     if (persistent) {
+        mf_request_set_persistent(req);
         /* Inactive until MPI_Start; a completed inactive request reads as done. */
         atomic_store_explicit(&req->op.done, 1, memory_order_relaxed);
         *req_p = req;

@@ -244,6 +244,10 @@ struct MPI_ABI_Comm {
      * have it from the start. */
     int64_t home_requests;
     uint8_t home_held, home_drop;
+    /* Persistent requests among the holders (mf_request_set_persistent to their release), by
+     * the reference they hold: MPI_Comm_disconnect waits for every other holder only, since an
+     * inactive one is no pending communication and may outlive the communicator. */
+    atomic_int persistent_home, persistent_other;
     _Atomic(MPI_Errhandler) errhandler;
     uint32_t create_seq; /* communicators created from this one: identical on all members */
     /* A pending MPI_Comm_idup whose call failed (a copy callback): the agreement, which the
@@ -644,6 +648,8 @@ mf_status_t mf_request_pool_init(int nvcis);
 void mf_request_pool_fini(void);
 /* Allocate from the VCI's cache; the VCI lock must be held. Returns NULL on out-of-memory. */
 mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);
+/* Make a new request persistent (counted on its communicator until released). */
+void mf_request_set_persistent(mf_request_t *req);
 void mf_request_release_locked(mf_request_t *req);
 /* Fill a request that lives outside the cache (on a blocking call's stack). */
 void mf_request_init_local(mf_request_t *req, mf_vci_t *vci, mf_req_type_t type, mf_comm_t *comm);

@@ -1706,14 +1706,18 @@ mf_status_t mf_comm_quiesce(mf_comm_t *comm)
 {
     /* Every request and matched message holds a reference (the home VCI's requests one
      * between them, which stays after they completed): the user's is the last other one left
-     * once all of them completed. */
+     * once all of them completed. Persistent requests are not waited for: an inactive one is
+     * no communication, and would be waited for for ever (MPICH frees it at finalize). */
     int polls = 0;
     for (;;) {
         mf_vci_lock(comm->vci);
         int64_t home = comm->home_requests;
         int held = comm->home_held;
         mf_vci_unlock(comm->vci);
-        if (home == 0 && atomic_load_explicit(&comm->refs, memory_order_acquire) - held <= 1)
+        home -= atomic_load_explicit(&comm->persistent_home, memory_order_relaxed);
+        int others = atomic_load_explicit(&comm->refs, memory_order_acquire) - held -
+                     atomic_load_explicit(&comm->persistent_other, memory_order_relaxed);
+        if (home == 0 && others <= 1)
             break;
         mf_progress_poke(comm->vci, &polls);
     }

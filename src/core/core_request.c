@@ -148,6 +148,17 @@ static inline void comm_ref_locked(mf_request_t *req)
     }
 }
 
+static atomic_int *persistent_count(mf_request_t *req)
+{
+    return req->home_ref ? &req->comm->persistent_home : &req->comm->persistent_other;
+}
+
+void mf_request_set_persistent(mf_request_t *req)
+{
+    req->persistent = 1;
+    atomic_fetch_add_explicit(persistent_count(req), 1, memory_order_relaxed);
+}
+
 static inline void comm_unref_locked(mf_comm_t *comm, int home_ref)
 {
     if (!home_ref) {
@@ -252,6 +263,8 @@ MF_HOT_PATH mf_request_t *mf_request_alloc_locked(mf_vci_t *vci, mf_req_type_t t
  * the next allocation relies on. */
 static __attribute__((noinline)) void release_extras(mf_request_t *req)
 {
+    if (req->persistent && req->comm != NULL) /* before the reference goes */
+        atomic_fetch_sub_explicit(persistent_count(req), 1, memory_order_relaxed);
     if (req->has_int)
         mf_handle_forget(req);
     free(req->bsend_copy);

@@ -256,7 +256,7 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
         part_state_free(pt);
         return MF_ERR_NO_MEMORY;
     }
-    req->persistent = 1;
+    mf_request_set_persistent(req);
     req->buf = buf;
     req->buf_len = (size_t)npart * part_bytes;
     req->peer = peer;

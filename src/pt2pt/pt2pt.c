@@ -563,7 +563,7 @@ static mf_status_t persistent_create(mf_req_type_t type, void *buf, size_t len, 
     mf_vci_unlock(vci);
     if (req == NULL)
         return MF_ERR_NO_MEMORY;
-    req->persistent = 1;
+    mf_request_set_persistent(req);
     req->buf = buf;
     req->buf_len = len;
     req->peer = peer;

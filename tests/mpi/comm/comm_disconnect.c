@@ -3,7 +3,8 @@
  * MPI_Comm_disconnect on an intracommunicator and on an intercommunicator with messages still
  * pending: each process starts non-blocking sends, frees their requests, and disconnects; the
  * call returns only once the communication is complete, sets the handle to MPI_COMM_NULL, and
- * the receivers (who wait before disconnecting) got every message. On Manifold,
+ * the receivers (who wait before disconnecting) got every message. Inactive persistent
+ * requests (point-to-point, collective, partitioned) do not hold it up. On Manifold,
  * disconnecting MPI_COMM_WORLD is MPI_ERR_COMM.
  */
 #include <stdlib.h>
@@ -61,6 +62,29 @@ int main(int argc, char **argv)
         MPI_Comm_disconnect(&inter);
         MTEST_CHECK(inter == MPI_COMM_NULL, "disconnect (inter) did not set MPI_COMM_NULL");
         MPI_Comm_free(&local);
+    }
+
+    /* Inactive persistent requests are no pending communication: disconnect returns (it
+     * waited for ever for them), and the requests are freed afterwards. One of each kind:
+     * point-to-point (one used once before), collective, partitioned. */
+    {
+        MPI_Comm pc;
+        MPI_Request p2p[2], coll, part;
+        int x = wrank, y = -1, sum = -1;
+        MPI_Comm_dup(MPI_COMM_WORLD, &pc);
+        MPI_Send_init(&x, 1, MPI_INT, next, 9, pc, &p2p[0]);
+        MPI_Recv_init(&y, 1, MPI_INT, prev, 9, pc, &p2p[1]);
+        MPI_Startall(2, p2p);
+        MPI_Waitall(2, p2p, MPI_STATUSES_IGNORE);
+        MTEST_CHECK(y == prev, "persistent exchange before disconnect: got %d", y);
+        MPI_Allreduce_init(&x, &sum, 1, MPI_INT, MPI_SUM, pc, MPI_INFO_NULL, &coll);
+        MPI_Psend_init(sbuf, 2, BIG / 2, MPI_CHAR, next, 10, pc, MPI_INFO_NULL, &part);
+        MPI_Comm_disconnect(&pc);
+        MTEST_CHECK(pc == MPI_COMM_NULL, "disconnect with persistent requests");
+        MPI_Request_free(&p2p[0]);
+        MPI_Request_free(&p2p[1]);
+        MPI_Request_free(&coll);
+        MPI_Request_free(&part);
     }
 
     if (mtest_is_manifold()) {
