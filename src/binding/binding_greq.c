@@ -40,6 +40,10 @@ int PMPI_Grequest_complete(MPI_Request request)
     if (rc != MPI_SUCCESS)
         return rc;
     mf_request_t *req = mf_request_get(request);
+    /* MPI_Request_free may come first: the request still awaits this call (MPI-4.1 13.2). */
+    if (req == NULL && request != MPI_REQUEST_NULL && !mf_handle_is_predefined(request) &&
+        request->kind == MF_KIND_REQUEST_ORPHAN)
+        req = request;
     if (req == NULL || req->type != MF_REQ_GREQ)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is %s",
                                               request == MPI_REQUEST_NULL ? "MPI_REQUEST_NULL"

@@ -20,17 +20,10 @@ static int req_inactive(MPI_Request r)
     return r == MPI_REQUEST_NULL || (r->persistent && !r->active);
 }
 
-/* A request the user may still name: not one MPI_Request_free released while in flight (the
- * library finishes that one on its own; a copy of its handle would wait for ever). */
-static mf_request_t *user_request(MPI_Request r)
-{
-    mf_request_t *req = mf_request_get(r);
-    return req != NULL && !req->user_freed ? req : NULL;
-}
-
+/* (A request MPI_Request_free let go of in flight has another kind: not valid here.) */
 static int request_valid(MPI_Request r)
 {
-    return r == MPI_REQUEST_NULL || user_request(r) != NULL;
+    return r == MPI_REQUEST_NULL || mf_request_get(r) != NULL;
 }
 
 static int check_request(const char *func, MPI_Request r, const char *arg)
@@ -138,12 +131,11 @@ static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Stat
 }
 
 /* A valid request with an operation to complete (not MPI_REQUEST_NULL, not an inactive
- * persistent one, not one the user freed), once the library is ready: MPI_Wait's common
- * case. */
+ * persistent one), once the library is ready: MPI_Wait's common case. */
 static inline int is_live(MPI_Request r)
 {
     return r != MPI_REQUEST_NULL && !mf_handle_is_predefined(r) && r->kind == MF_KIND_REQUEST &&
-           !(r->persistent && !r->active) && !r->user_freed &&
+           !(r->persistent && !r->active) &&
            atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
 
@@ -604,7 +596,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
 /* A request MPI_Start may take: persistent and inactive. `arg` names it in the message. */
 static int start_check(const char *func, MPI_Request r, const char *arg)
 {
-    if (r == MPI_REQUEST_NULL || user_request(r) == NULL || !r->persistent)
+    if (r == MPI_REQUEST_NULL || mf_request_get(r) == NULL || !r->persistent)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
                                               "argument %s is not a persistent request", arg));
     if (r->active)
@@ -700,7 +692,7 @@ int PMPI_Request_free(MPI_Request *request)
         rc = mf_check_ptr(func, NULL, request, "request");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (*request == MPI_REQUEST_NULL || user_request(*request) == NULL)
+    if (*request == MPI_REQUEST_NULL || mf_request_get(*request) == NULL)
         return mf_err_raise(
             NULL,
             mf_err_code(MPI_ERR_REQUEST, func, "argument request is %s",
@@ -748,7 +740,7 @@ int PMPI_Cancel(MPI_Request *request)
     if (*request == MPI_REQUEST_NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is MPI_REQUEST_NULL"));
-    if (user_request(*request) == NULL)
+    if (mf_request_get(*request) == NULL)
         return mf_err_raise(
             NULL, mf_err_code(MPI_ERR_REQUEST, func, "argument request is not a valid request"));
     if ((*request)->type == MF_REQ_COLL)

@@ -37,7 +37,10 @@ typedef enum {
      * the handle (error handler, name, attributes) accept it. */
     MF_KIND_COMM_PENDING = 0x6672ee08,
     MF_KIND_DATATYPE = 0x6672ee09, /* derived datatypes (core_dtype.h) */
-    MF_KIND_OP = 0x6672ee20,       /* user-defined operations (coll.h) */
+    /* A request MPI_Request_free let go of in flight: the library's to finish, no longer a
+     * request to its handle (a copy waited for ever), until its release frees it. */
+    MF_KIND_REQUEST_ORPHAN = 0x6672ee0a,
+    MF_KIND_OP = 0x6672ee20, /* user-defined operations (coll.h) */
     /* Every value once: a handle of one kind given where another is expected is told apart
      * by this word alone (datatypes and groups once shared a value and passed for each
      * other). */

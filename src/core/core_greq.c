@@ -122,8 +122,10 @@ int mf_greq_free(mf_request_t *req)
     mf_vci_t *vci = req->vci;
     mf_vci_lock(vci);
     int done = mf_vci_op_is_done(&req->op);
-    if (!done)
-        req->user_freed = 1; /* released by MPI_Grequest_complete */
+    if (!done) { /* released by MPI_Grequest_complete */
+        req->user_freed = 1;
+        req->kind = MF_KIND_REQUEST_ORPHAN;
+    }
     mf_vci_unlock(vci);
     return done ? greq_release(req) : MPI_SUCCESS;
 }

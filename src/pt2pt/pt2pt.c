@@ -958,9 +958,11 @@ void mf_pt2pt_request_free(mf_request_t *req)
     }
     mf_vci_t *vci = req->vci; /* the request may be reused once released */
     mf_vci_lock(vci);
-    if (mf_vci_op_is_done(&req->op))
+    if (mf_vci_op_is_done(&req->op)) {
         mf_request_release_locked(req);
-    else
+    } else {
         req->user_freed = 1;
+        req->kind = MF_KIND_REQUEST_ORPHAN;
+    }
     mf_vci_unlock(vci);
 }
