@@ -15,6 +15,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
@@ -196,6 +197,16 @@ int main(int argc, char **argv)
                             "MPI_Type_get_contents", "array_of_datatypes");
         MTEST_CHECK_ERR_ARG(MPI_Type_get_contents(vec, 2, 0, 1, ints, NULL, &out), MPI_ERR_ARG,
                             "MPI_Type_get_contents", "max_integers");
+        /* a bad subarray names the entries of the three arrays */
+        int sizes[1] = {4}, subsizes[1] = {5}, starts[1] = {0};
+        rc = MPI_Type_create_subarray(1, sizes, subsizes, starts, MPI_ORDER_C, MPI_INT, &out);
+        MTEST_CHECK_ERR(rc, MPI_ERR_ARG, "MPI_Type_create_subarray");
+        if (mtest_is_manifold()) {
+            char text[MPI_MAX_ERROR_STRING];
+            MPI_Error_string(rc, text, &len);
+            MTEST_CHECK(strstr(text, "array_of_subsizes[0]=5") != NULL,
+                        "the subarray error does not name the entry: %s", text);
+        }
     }
     MPI_Type_free(&vec);
     MPI_Type_free(&t);
