@@ -667,16 +667,18 @@ static const char *errhandler_kind(MPI_Errhandler eh)
                                     : "window";
 }
 
-/* A new user error handler with one of its callbacks set by the caller. */
-static int errhandler_create(const char *func, int fn_null, MPI_Errhandler *errhandler,
-                             struct MPI_ABI_Errhandler **eh_p)
+/* A new user error handler with one of its callbacks (the argument fn_arg, fn) set by the
+ * caller. */
+static int errhandler_create(const char *func, const char *fn_arg, const void *fn,
+                             MPI_Errhandler *errhandler, struct MPI_ABI_Errhandler **eh_p)
 {
     int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, fn, fn_arg);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_ptr(func, NULL, errhandler, "errhandler");
     if (rc != MPI_SUCCESS)
         return rc;
-    if (fn_null || errhandler == NULL)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
-                                              fn_null ? "errhandler_fn" : "errhandler"));
     struct MPI_ABI_Errhandler *eh = mf_errhandler_new();
     if (eh == NULL)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
@@ -688,7 +690,8 @@ static int errhandler_create(const char *func, int fn_null, MPI_Errhandler *errh
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     struct MPI_ABI_Errhandler *eh = NULL;
-    int rc = errhandler_create("MPI_Comm_create_errhandler", fn == NULL, errhandler, &eh);
+    int rc = errhandler_create("MPI_Comm_create_errhandler", "comm_errhandler_fn", (const void *)fn,
+                               errhandler, &eh);
     if (rc != MPI_SUCCESS)
         return rc;
     eh->comm_fn = fn;
@@ -966,8 +969,8 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
                                 MPI_Errhandler *errhandler)
 {
     struct MPI_ABI_Errhandler *eh = NULL;
-    int rc = errhandler_create("MPI_File_create_errhandler", file_errhandler_fn == NULL, errhandler,
-                               &eh);
+    int rc = errhandler_create("MPI_File_create_errhandler", "file_errhandler_fn",
+                               (const void *)file_errhandler_fn, errhandler, &eh);
     if (rc != MPI_SUCCESS)
         return rc;
     eh->file_fn = file_errhandler_fn;
@@ -1030,8 +1033,8 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler)
 {
     struct MPI_ABI_Errhandler *eh = NULL;
-    int rc =
-        errhandler_create("MPI_Win_create_errhandler", win_errhandler_fn == NULL, errhandler, &eh);
+    int rc = errhandler_create("MPI_Win_create_errhandler", "win_errhandler_fn",
+                               (const void *)win_errhandler_fn, errhandler, &eh);
     if (rc != MPI_SUCCESS)
         return rc;
     eh->win_fn = win_errhandler_fn;

@@ -5,7 +5,8 @@
  * MPI_File_call_errhandler(MPI_FILE_NULL, code) calls it with the handle and the code. Kinds
  * are checked: a file handler on a communicator, or a communicator handler on MPI_FILE_NULL,
  * is MPI_ERR_ERRHANDLER (checked on Manifold only), as is MPI_ERRHANDLER_NULL where a handler is
- * expected. Window handlers can be created and freed; MPI_WIN_NULL is MPI_ERR_WIN. File
+ * expected; a NULL handler function is MPI_ERR_ARG naming it. Window handlers can be created
+ * and freed; MPI_WIN_NULL is MPI_ERR_WIN. File
  * operations without a file (MPI_File_open, MPI_File_delete) report on MPI_FILE_NULL's handler
  * (section 14.7): with every handler at its default, a failing MPI_File_open returns its error
  * and the program goes on (Manifold has no MPI-IO yet and once aborted the job there).
@@ -90,6 +91,16 @@ int main(int argc, char **argv)
         MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_File_set_errhandler");
     }
     MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN);
+
+    /* a NULL function is named by its argument, for each kind */
+    MPI_Errhandler nofn = MPI_ERRHANDLER_NULL;
+    rc = MPI_Comm_create_errhandler(NULL, &nofn);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_create_errhandler", "comm_errhandler_fn");
+    rc = MPI_File_create_errhandler(NULL, &nofn);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_File_create_errhandler", "file_errhandler_fn");
+    rc = MPI_Win_create_errhandler(NULL, &nofn);
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Win_create_errhandler", "win_errhandler_fn");
+    MTEST_CHECK(nofn == MPI_ERRHANDLER_NULL, "a refused create set the handler");
 
     /* windows: the handler exists; MPI_WIN_NULL is not a window */
     rc = MPI_Win_create_errhandler(win_handler, &weh);
