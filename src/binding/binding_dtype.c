@@ -918,7 +918,9 @@ static int contents_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
                            MPI_Aint *addrs, MPI_Count *counts, MPI_Datatype *types)
 {
     mf_dtype_props_t p = {0};
-    int rc = query(func, dt, &p, "", &p, "", &p);
+    int rc = mf_check_initialized(func);
+    if (rc == MPI_SUCCESS)
+        rc = check_type(func, dt, "datatype", &p);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_dtype_t *d = mf_dtype_get(dt);
