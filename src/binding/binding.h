@@ -36,6 +36,11 @@ int mf_err_raise(mf_comm_t *comm, int code);
 /* Hand `code` to the session's error handler (MPI_ERRORS_ARE_FATAL until set). Returns the code
  * when the handler returns. */
 int mf_err_raise_session(mf_session_t *session, int code);
+/* Through the window's error handler (src/rma). */
+struct MPI_ABI_Win;
+int mf_err_raise_win(struct MPI_ABI_Win *win, int code);
+/* MPI_Win_free: delete the window's attributes (their callbacks run). */
+int mf_binding_win_delete_attrs(const char *func, struct MPI_ABI_Win *win);
 /* Calls session error handler `eh` (predefined or with a session callback) for `handle`. */
 int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code);
 /* Errors of a call that is given the error handler of the object it creates, before that object

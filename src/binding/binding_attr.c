@@ -4,11 +4,12 @@
  * MPI_Comm_create_keyval/free_keyval, MPI_Comm_set_attr/delete_attr (MPI_Comm_get_attr, which
  * also answers the predefined keys, is in binding_env.c), datatype keyvals and attributes
  * (predefined datatypes included; copied by MPI_Type_dup, deleted by MPI_Type_free), window
- * keyvals (no window exists yet, so window attribute calls are MPI_ERR_WIN), and the
+ * keyvals and attributes (MPI_Win_get_attr also answers the predefined keys), and the
  * deprecated MPI-1 forms. Datatype and window errors go to MPI_COMM_SELF's handler. An error
  * returned by a user callback is returned unchanged, through the communicator's error handler.
  */
 #include "binding.h"
+#include "rma.h"
 
 #include <string.h>
 
@@ -341,35 +342,112 @@ int mf_binding_type_delete_attrs(const char *func, MPI_Datatype datatype)
                            : attr_error_kind(func, NULL, MF_KEYVAL_TYPE, status, cb_err);
 }
 
-/* ---- window attributes: there is no window yet ------------------------------------------- */
+/* ---- window attributes ------------------------------------------------------------------- */
 
-static int no_window(const char *func)
+static int check_attr_win(const char *func, MPI_Win win, mf_win_t **w_p)
 {
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func,
-                                          "argument win: not a valid window (this library does "
-                                          "not create windows yet)"));
+    *w_p = mf_win_get(win);
+    if (*w_p != NULL)
+        return MPI_SUCCESS;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func, "argument win is not a window (%s)",
+                                          win == MPI_WIN_NULL
+                                              ? "it is MPI_WIN_NULL"
+                                              : "freed, never created, or another handle"));
+}
+
+static mf_attr_obj_t win_attr_obj(mf_win_t *w)
+{
+    return (mf_attr_obj_t){
+        .kind = MF_KEYVAL_WIN, .handle = w, .list = &w->attrs, .lock = &w->name_lock};
+}
+
+/* A window's attribute errors: a keyval's through MPI_COMM_SELF like the other kinds', a
+ * callback's through the window's handler. */
+static int win_attr_error(const char *func, mf_win_t *w, mf_status_t status, int cb_err)
+{
+    if (status == MF_ERR_INVALID)
+        return bad_keyval(func, NULL, MF_KEYVAL_WIN, 0);
+    int code = status == MF_ERR_OTHER && cb_err != MPI_SUCCESS
+                   ? cb_err
+                   : mf_err_code(mf_err_class_of(status), func, "cannot cache the attribute: %s",
+                                 mf_status_str(status));
+    return mf_err_raise_win(w, code);
 }
 
 #pragma weak MPI_Win_set_attr = PMPI_Win_set_attr
 int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
-    (void)win, (void)win_keyval, (void)attribute_val;
-    return no_window("MPI_Win_set_attr");
+    static const char func[] = "MPI_Win_set_attr";
+    mf_win_t *w = NULL;
+    int rc = check_attr_win(func, win, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_keyval_valid(MF_KEYVAL_WIN, win_keyval, 0))
+        return bad_keyval(func, NULL, MF_KEYVAL_WIN, win_keyval);
+    mf_attr_obj_t obj = win_attr_obj(w);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_set(&obj, win_keyval, attribute_val, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS : win_attr_error(func, w, status, cb_err);
 }
 
 #pragma weak MPI_Win_get_attr = PMPI_Win_get_attr
 int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
-    (void)win, (void)win_keyval, (void)attribute_val, (void)flag;
-    return no_window("MPI_Win_get_attr");
+    static const char func[] = "MPI_Win_get_attr";
+    mf_win_t *w = NULL;
+    int rc = check_attr_win(func, win, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (attribute_val == NULL || flag == NULL)
+        return mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL",
+                                               flag == NULL ? "flag" : "attribute_val"));
+    void *value = NULL;
+    *flag = 1;
+    switch (win_keyval) {
+    case MPI_WIN_BASE: value = w->base; break;
+    case MPI_WIN_SIZE: value = &w->attr_size; break;
+    case MPI_WIN_DISP_UNIT: value = &w->attr_disp_unit; break;
+    case MPI_WIN_CREATE_FLAVOR: value = &w->attr_flavor; break;
+    case MPI_WIN_MODEL: value = &w->attr_model; break;
+    default: {
+        if (!mf_keyval_valid(MF_KEYVAL_WIN, win_keyval, 1)) {
+            *flag = 0;
+            return bad_keyval(func, NULL, MF_KEYVAL_WIN, win_keyval);
+        }
+        mf_attr_obj_t obj = win_attr_obj(w);
+        *flag = mf_attr_get(&obj, win_keyval, &value);
+    }
+    }
+    if (*flag)
+        *(void **)attribute_val = value;
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_delete_attr = PMPI_Win_delete_attr
 int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
-    (void)win, (void)win_keyval;
-    return no_window("MPI_Win_delete_attr");
+    static const char func[] = "MPI_Win_delete_attr";
+    mf_win_t *w = NULL;
+    int rc = check_attr_win(func, win, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!mf_keyval_valid(MF_KEYVAL_WIN, win_keyval, 1))
+        return bad_keyval(func, NULL, MF_KEYVAL_WIN, win_keyval);
+    mf_attr_obj_t obj = win_attr_obj(w);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_delete(&obj, win_keyval, &cb_err);
+    if (status == MF_OK || status == MF_ERR_NOT_FOUND)
+        return MPI_SUCCESS;
+    return win_attr_error(func, w, status, cb_err);
+}
+
+int mf_binding_win_delete_attrs(const char *func, mf_win_t *w)
+{
+    mf_attr_obj_t obj = win_attr_obj(w);
+    int cb_err = MPI_SUCCESS;
+    mf_status_t status = mf_attr_delete_all(&obj, &cb_err);
+    return status == MF_OK ? MPI_SUCCESS : win_attr_error(func, w, status, cb_err);
 }

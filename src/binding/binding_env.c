@@ -5,6 +5,7 @@
  * barrier) and the sizes of predefined datatypes.
  */
 #include "binding.h"
+#include "rma.h"
 
 #include "coll.h"
 #include "part.h"
@@ -107,6 +108,7 @@ static int lib_shutdown_locked(const char *func)
                            waiting);
     mf_sched_finish_abandoned();
     mf_part_fini();
+    mf_rma_fini();
     mf_status_t status = mf_finalize(mf_part_drop_setups);
     mf_part_release_all();
     return status == MF_OK ? MPI_SUCCESS

@@ -10,6 +10,7 @@
  * is never used: the tool interface's classes (MPI_T_ERR_*, 1001-1018) lie in it.
  */
 #include "binding.h"
+#include "rma.h"
 
 #include "pt2pt.h"
 
@@ -277,17 +278,10 @@ static void code_string(int code, char *out, size_t size)
     pthread_mutex_unlock(&errs.lock);
 }
 
-static void fatal(mf_comm_t *comm, int code)
+static void fatal_on(const char *where, int code)
 {
-    char text[MPI_MAX_ERROR_STRING], where[MPI_MAX_OBJECT_NAME + 32];
+    char text[MPI_MAX_ERROR_STRING];
     code_string(code, text, sizeof(text));
-    if (comm == NULL)
-        snprintf(where, sizeof(where), "MPI_COMM_SELF");
-    else if (comm->name[0] != '\0')
-        snprintf(where, sizeof(where), "%s", comm->name);
-    else
-        snprintf(where, sizeof(where), "a communicator of %d processes (context %u)", comm->size,
-                 comm->context_id);
     if (mf_global.world_size > 0)
         fprintf(stderr, "manifold: rank %d: fatal error on %s: %s\n", mf_global.world_rank, where,
                 text);
@@ -298,6 +292,19 @@ static void fatal(mf_comm_t *comm, int code)
         _exit(1);
     }
     mf_abort(code_class(code) > 0 ? code_class(code) : 1, text);
+}
+
+static void fatal(mf_comm_t *comm, int code)
+{
+    char where[MPI_MAX_OBJECT_NAME + 32];
+    if (comm == NULL)
+        snprintf(where, sizeof(where), "MPI_COMM_SELF");
+    else if (comm->name[0] != '\0')
+        snprintf(where, sizeof(where), "%s", comm->name);
+    else
+        snprintf(where, sizeof(where), "a communicator of %d processes (context %u)", comm->size,
+                 comm->context_id);
+    fatal_on(where, code);
 }
 
 int mf_err_raise(mf_comm_t *comm, int code)
@@ -1014,18 +1021,49 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
     return MPI_SUCCESS;
 }
 
-/* ---- windows: handlers can be made, but no window exists yet ---------------------------- */
+/* ---- windows ------------------------------------------------------------------------------ */
 
 static int raise_self(int code)
 {
     return mf_err_raise(NULL, code);
 }
 
-static int no_window(const char *func)
+int mf_err_raise_win(mf_win_t *w, int code)
 {
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func,
-                                          "argument win: not a valid window (this library does "
-                                          "not create windows yet)"));
+    if (w == NULL)
+        return mf_err_raise(NULL, code);
+    MPI_Errhandler eh = mf_errhandler_acquire(&w->errhandler);
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->win_fn == NULL) {
+        char where[MPI_MAX_OBJECT_NAME + 32];
+        pthread_mutex_lock(&w->name_lock);
+        if (w->name[0] != '\0')
+            snprintf(where, sizeof(where), "%s", w->name);
+        else
+            snprintf(where, sizeof(where), "a window of %d processes", w->comm->size);
+        pthread_mutex_unlock(&w->name_lock);
+        fatal_on(where, code);
+        return code;
+    }
+    MPI_Win handle = w;
+    eh->win_fn(&handle, &code);
+    mf_errhandler_release(eh);
+    return code;
+}
+
+static int check_win(const char *func, MPI_Win win, mf_win_t **w_p)
+{
+    int rc = mf_check_initialized(func);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *w_p = mf_win_get(win);
+    if (*w_p != NULL)
+        return MPI_SUCCESS;
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func, "argument win is not a window (%s)",
+                                          win == MPI_WIN_NULL
+                                              ? "it is MPI_WIN_NULL"
+                                              : "freed, never created, or another handle"));
 }
 
 #pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
@@ -1046,28 +1084,40 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
 int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     static const char func[] = "MPI_Win_set_errhandler";
-    (void)win;
     int rc = mf_check_initialized(func);
     /* The handler's kind is checked first: it is wrong whatever the window. */
     if (rc == MPI_SUCCESS)
         rc = check_errhandler_kind(func, errhandler, "window", raise_self);
-    return rc != MPI_SUCCESS ? rc : no_window(func);
+    mf_win_t *w = NULL;
+    if (rc == MPI_SUCCESS)
+        rc = check_win(func, win, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_errhandler_replace(&w->errhandler, errhandler);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_get_errhandler = PMPI_Win_get_errhandler
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Win_get_errhandler";
-    (void)win, (void)errhandler;
-    int rc = mf_check_initialized(func);
-    return rc != MPI_SUCCESS ? rc : no_window(func);
+    mf_win_t *w = NULL;
+    int rc = check_win(func, win, &w);
+    if (rc == MPI_SUCCESS && errhandler == NULL)
+        rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *errhandler = mf_errhandler_acquire(&w->errhandler);
+    return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Win_call_errhandler = PMPI_Win_call_errhandler
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
-    static const char func[] = "MPI_Win_call_errhandler";
-    (void)win, (void)errorcode;
-    int rc = mf_check_initialized(func);
-    return rc != MPI_SUCCESS ? rc : no_window(func);
+    mf_win_t *w = NULL;
+    int rc = check_win("MPI_Win_call_errhandler", win, &w);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    mf_err_raise_win(w, errorcode);
+    return MPI_SUCCESS;
 }

@@ -40,6 +40,7 @@ typedef enum {
     /* A request MPI_Request_free let go of in flight: the library's to finish, no longer a
      * request to its handle (a copy waited for ever), until its release frees it. */
     MF_KIND_REQUEST_ORPHAN = 0x6672ee0a,
+    MF_KIND_WIN = 0x6672ee0b, /* windows (src/rma) */
     MF_KIND_OP = 0x6672ee20, /* user-defined operations (coll.h) */
     /* Every value once: a handle of one kind given where another is expected is told apart
      * by this word alone (datatypes and groups once shared a value and passed for each
@@ -739,6 +740,15 @@ static inline __attribute__((always_inline)) void mf_progress_part(void)
 {
     if (MF_UNLIKELY(atomic_load_explicit(&mf_part_waiting, memory_order_relaxed) != 0))
         mf_part_progress_all();
+}
+/* Windows alive (src/rma/rma.c): while any exists, every progress loop also serves the
+ * one-sided requests that reached them (mf_progress_rma, one load when none does). */
+extern atomic_int mf_rma_windows;
+void mf_rma_progress_all(void);
+static inline __attribute__((always_inline)) void mf_progress_rma(void)
+{
+    if (MF_UNLIKELY(atomic_load_explicit(&mf_rma_windows, memory_order_relaxed) != 0))
+        mf_rma_progress_all();
 }
 void mf_sched_free(struct mf_sched *sched);
 /* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */

@@ -162,7 +162,9 @@ static int attr_call_delete(const mf_attr_obj_t *obj, int keyval, void *value)
     case MF_KEYVAL_TYPE:
         return ((MPI_Type_delete_attr_function *)kv.delete_fn)(obj->handle, keyval, value,
                                                                kv.extra_state);
-    case MF_KEYVAL_WIN: break;
+    case MF_KEYVAL_WIN:
+        return ((MPI_Win_delete_attr_function *)kv.delete_fn)(obj->handle, keyval, value,
+                                                              kv.extra_state);
     }
     return MPI_SUCCESS;
 }
@@ -187,7 +189,7 @@ static int attr_call_copy(const mf_attr_obj_t *obj, int keyval, void *value, voi
     case MF_KEYVAL_TYPE:
         return ((MPI_Type_copy_attr_function *)kv.copy_fn)(obj->handle, keyval, kv.extra_state,
                                                            value, out_p, flag_p);
-    case MF_KEYVAL_WIN: break;
+    case MF_KEYVAL_WIN: break; /* windows are never copied */
     }
     return MPI_SUCCESS;
 }

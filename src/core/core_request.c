@@ -453,6 +453,7 @@ static inline __attribute__((always_inline)) void poke(mf_vci_t *vci, int *polls
 {
     mf_sched_progress_all();
     mf_progress_part();
+    mf_progress_rma();
     if (MF_UNLIKELY(mf_global.progress_all)) {
         /* MANIFOLD_VCI_PROGRESS=all (an ablation): every VCI, every time. */
         mf_vci_progress(vci);
