@@ -320,6 +320,17 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     static const char func[] = "MPI_Win_get_name";
     mf_win_t *w = NULL;
+    /* MPI-4.1 gives the null handle the name "MPI_WIN_NULL". */
+    if (win == MPI_WIN_NULL) {
+        int rc = mf_check_initialized(func);
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, win_name, "win_name");
+        if (rc == MPI_SUCCESS)
+            rc = mf_check_ptr(func, NULL, resultlen, "resultlen");
+        if (rc == MPI_SUCCESS)
+            *resultlen = snprintf(win_name, MPI_MAX_OBJECT_NAME, "MPI_WIN_NULL");
+        return rc;
+    }
     int rc = check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -443,7 +454,8 @@ static int rma_call(const char *func, MPI_Win win, mf_rma_args_t *a, MPI_Request
                                                        "argument op must be a predefined "
                                                        "operation (user-defined operations are "
                                                        "not allowed in one-sided accumulates)"));
-            if (tb != MPI_DATATYPE_NULL && mf_op_check(a->op, tb) != MF_OK)
+            /* nothing to apply when no data moves (MPICH accepts such a call too) */
+            if (tb != MPI_DATATYPE_NULL && tbytes > 0 && mf_op_check(a->op, tb) != MF_OK)
                 return mf_err_raise_win(
                     w, mf_err_code(MPI_ERR_OP, func, "argument op %s is not defined on %s",
                                    mf_op_name(a->op), mf_dtype_predefined(tb)->name));

@@ -397,7 +397,7 @@ static void apply_locked(mf_win_t *w, const rma_hdr_t *h, const rma_seg_t *segs,
             gather(w, segs, h->nsegs, old);
             if (h->type == MSG_GACC) {
                 char *copy = malloc(h->bytes > 0 ? h->bytes : 1);
-                if (copy != NULL)
+                if (copy != NULL && h->bytes > 0)
                     memcpy(copy, old, h->bytes);
                 reply_locked(w, o, h->reply, copy, copy != NULL ? h->bytes : 0);
             }

@@ -134,6 +134,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, delete_fn, &keyval, &extra_state);
 
+    /* MPI-4.1 names the null handle */
+    char null_name[MPI_MAX_OBJECT_NAME];
+    int null_len = -1;
+    MPI_Win_get_name(MPI_WIN_NULL, null_name, &null_len);
+    MTEST_CHECK(null_len == 12 && strcmp(null_name, "MPI_WIN_NULL") == 0,
+                "MPI_Win_get_name(MPI_WIN_NULL) gave \"%s\" (%d)", null_name, null_len);
+
     /* MPI_Win_create: rank 0 gives base NULL and size 0, the others 8 ints with disp_unit 4 */
     int buf[8] = {0};
     MPI_Aint size = rank == 0 ? 0 : (MPI_Aint)sizeof(buf);
