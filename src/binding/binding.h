@@ -39,6 +39,8 @@ int mf_err_raise_session(mf_session_t *session, int code);
 /* Through the window's error handler (src/rma). */
 struct MPI_ABI_Win;
 int mf_err_raise_win(struct MPI_ABI_Win *win, int code);
+/* A live window (MPI_ERR_WIN through MPI_COMM_SELF's handler otherwise), in binding_rma.c. */
+int mf_check_win(const char *func, MPI_Win win, struct MPI_ABI_Win **w_p);
 /* MPI_Win_free: delete the window's attributes (their callbacks run). */
 int mf_binding_win_delete_attrs(const char *func, struct MPI_ABI_Win *win);
 /* Calls session error handler `eh` (predefined or with a session callback) for `handle`. */

@@ -344,20 +344,6 @@ int mf_binding_type_delete_attrs(const char *func, MPI_Datatype datatype)
 
 /* ---- window attributes ------------------------------------------------------------------- */
 
-static int check_attr_win(const char *func, MPI_Win win, mf_win_t **w_p)
-{
-    int rc = mf_check_initialized(func);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *w_p = mf_win_get(win);
-    if (*w_p != NULL)
-        return MPI_SUCCESS;
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func, "argument win is not a window (%s)",
-                                          win == MPI_WIN_NULL
-                                              ? "it is MPI_WIN_NULL"
-                                              : "freed, never created, or another handle"));
-}
-
 static mf_attr_obj_t win_attr_obj(mf_win_t *w)
 {
     return (mf_attr_obj_t){
@@ -382,7 +368,7 @@ int PMPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
     static const char func[] = "MPI_Win_set_attr";
     mf_win_t *w = NULL;
-    int rc = check_attr_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_keyval_valid(MF_KEYVAL_WIN, win_keyval, 0))
@@ -398,7 +384,7 @@ int PMPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *fla
 {
     static const char func[] = "MPI_Win_get_attr";
     mf_win_t *w = NULL;
-    int rc = check_attr_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (attribute_val == NULL || flag == NULL)
@@ -431,7 +417,7 @@ int PMPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
     static const char func[] = "MPI_Win_delete_attr";
     mf_win_t *w = NULL;
-    int rc = check_attr_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!mf_keyval_valid(MF_KEYVAL_WIN, win_keyval, 1))

@@ -1052,20 +1052,6 @@ int mf_err_raise_win(mf_win_t *w, int code)
     return code;
 }
 
-static int check_win(const char *func, MPI_Win win, mf_win_t **w_p)
-{
-    int rc = mf_check_initialized(func);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *w_p = mf_win_get(win);
-    if (*w_p != NULL)
-        return MPI_SUCCESS;
-    return mf_err_raise(NULL, mf_err_code(MPI_ERR_WIN, func, "argument win is not a window (%s)",
-                                          win == MPI_WIN_NULL
-                                              ? "it is MPI_WIN_NULL"
-                                              : "freed, never created, or another handle"));
-}
-
 #pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
                                MPI_Errhandler *errhandler)
@@ -1090,7 +1076,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
         rc = check_errhandler_kind(func, errhandler, "window", raise_self);
     mf_win_t *w = NULL;
     if (rc == MPI_SUCCESS)
-        rc = check_win(func, win, &w);
+        rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_errhandler_replace(&w->errhandler, errhandler);
@@ -1102,7 +1088,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_Win_get_errhandler";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS && errhandler == NULL)
         rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
     if (rc != MPI_SUCCESS)
@@ -1115,7 +1101,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     mf_win_t *w = NULL;
-    int rc = check_win("MPI_Win_call_errhandler", win, &w);
+    int rc = mf_check_win("MPI_Win_call_errhandler", win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_err_raise_win(w, errorcode);

@@ -23,7 +23,7 @@ static int raise_win(mf_win_t *w, int cls, const char *func, const char *why)
     return mf_err_raise_win(w, mf_err_code(cls, func, "%s", why));
 }
 
-static int check_win(const char *func, MPI_Win win, mf_win_t **w_p)
+int mf_check_win(const char *func, MPI_Win win, struct MPI_ABI_Win **w_p)
 {
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
@@ -191,7 +191,7 @@ int PMPI_Win_free(MPI_Win *win)
         rc = mf_check_ptr(func, NULL, win, "win");
     mf_win_t *w = NULL;
     if (rc == MPI_SUCCESS)
-        rc = check_win(func, *win, &w);
+        rc = mf_check_win(func, *win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = mf_binding_win_delete_attrs(func, w);
@@ -209,7 +209,7 @@ static int shared_query(const char *func, MPI_Win win, int rank, MPI_Aint *size,
                         MPI_Aint *disp_unit_aint, int *disp_unit_int, void *baseptr)
 {
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS)
         rc = check_rank(func, w, "rank", rank, 1);
     if (rc != MPI_SUCCESS)
@@ -254,7 +254,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
     static const char func[] = "MPI_Win_attach";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (size < 0)
@@ -272,7 +272,7 @@ int PMPI_Win_detach(MPI_Win win, const void *base)
 {
     static const char func[] = "MPI_Win_detach";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     char why[MF_RMA_WHY_LEN];
@@ -287,7 +287,7 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     static const char func[] = "MPI_Win_get_group";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (group == NULL)
@@ -304,7 +304,7 @@ int PMPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     static const char func[] = "MPI_Win_set_name";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (win_name == NULL)
@@ -331,7 +331,7 @@ int PMPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
             *resultlen = snprintf(win_name, MPI_MAX_OBJECT_NAME, "MPI_WIN_NULL");
         return rc;
     }
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (win_name == NULL || resultlen == NULL)
@@ -349,7 +349,7 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
     static const char func[] = "MPI_Win_set_info";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     struct MPI_ABI_Info *in = mf_info_get_obj(info);
@@ -384,7 +384,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
     static const char func[] = "MPI_Win_get_info";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     if (info_used == NULL)
@@ -407,7 +407,7 @@ static int rma_call(const char *func, MPI_Win win, mf_rma_args_t *a, MPI_Request
                     int want_request)
 {
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS && want_request && request == NULL)
         rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument request is NULL"));
     if (rc == MPI_SUCCESS)
@@ -727,7 +727,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
 {
     static const char func[] = "MPI_Win_fence";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS)
         rc = check_assert(func, w, assert,
                           MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
@@ -743,7 +743,7 @@ int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
     static const char func[] = "MPI_Win_lock";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS && lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
         rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_LOCKTYPE, func,
                                              "argument lock_type=%d is neither MPI_LOCK_SHARED "
@@ -764,7 +764,7 @@ int PMPI_Win_unlock(int rank, MPI_Win win)
 {
     static const char func[] = "MPI_Win_unlock";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS)
         rc = check_rank(func, w, "rank", rank, 1);
     if (rc != MPI_SUCCESS || rank == MPI_PROC_NULL)
@@ -778,7 +778,7 @@ int PMPI_Win_lock_all(int assert, MPI_Win win)
 {
     static const char func[] = "MPI_Win_lock_all";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS)
         rc = check_assert(func, w, assert, MPI_MODE_NOCHECK);
     if (rc != MPI_SUCCESS)
@@ -792,7 +792,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 {
     static const char func[] = "MPI_Win_unlock_all";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     char why[MF_RMA_WHY_LEN];
@@ -804,7 +804,7 @@ int PMPI_Win_unlock_all(MPI_Win win)
 static int flush(const char *func, MPI_Win win, int rank, int all)
 {
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS && !all)
         rc = check_rank(func, w, "rank", rank, 1);
     if (rc != MPI_SUCCESS || (!all && rank == MPI_PROC_NULL))
@@ -841,7 +841,7 @@ int PMPI_Win_flush_local_all(MPI_Win win)
 int PMPI_Win_sync(MPI_Win win)
 {
     mf_win_t *w = NULL;
-    int rc = check_win("MPI_Win_sync", win, &w);
+    int rc = mf_check_win("MPI_Win_sync", win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     /* one memory: what matters is that the processor's stores and loads are ordered */
@@ -884,7 +884,7 @@ static int group_ranks(const char *func, mf_win_t *w, MPI_Group group, int **ran
 static int pscw_open(const char *func, MPI_Group group, int assert, MPI_Win win, int post)
 {
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS)
         rc = check_assert(func, w, assert,
                           post ? MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT
@@ -917,7 +917,7 @@ int PMPI_Win_complete(MPI_Win win)
 {
     static const char func[] = "MPI_Win_complete";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     char why[MF_RMA_WHY_LEN];
@@ -929,7 +929,7 @@ int PMPI_Win_wait(MPI_Win win)
 {
     static const char func[] = "MPI_Win_wait";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
     char why[MF_RMA_WHY_LEN];
@@ -941,7 +941,7 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 {
     static const char func[] = "MPI_Win_test";
     mf_win_t *w = NULL;
-    int rc = check_win(func, win, &w);
+    int rc = mf_check_win(func, win, &w);
     if (rc == MPI_SUCCESS && flag == NULL)
         rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument flag is NULL"));
     if (rc != MPI_SUCCESS)
