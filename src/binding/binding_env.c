@@ -106,6 +106,7 @@ static int lib_shutdown_locked(const char *func)
                            "%d other thread(s) still wait in MPI calls, which could never "
                            "complete; every thread must be done with MPI before it finalizes",
                            waiting);
+    mf_vci_async_stop(); /* before the layers its progress visits go */
     mf_sched_finish_abandoned();
     mf_part_fini();
     mf_rma_fini();

@@ -427,6 +427,7 @@ enum {
     PV_COMM_VCI,
     PV_DT_TEMP_MAX,
     PV_DT_IOV_MSGS,
+    PV_ASYNC_WAKEUPS,
     PV_COUNT
 };
 
@@ -470,6 +471,10 @@ static const pvar_def_t pvar_defs[PV_COUNT] = {
     [PV_DT_IOV_MSGS] = {"dtype_iov_msgs", MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT, 0,
                         "non-contiguous sends and receives handed to the transport as a "
                         "scatter-gather list (few large blocks)"},
+    [PV_ASYNC_WAKEUPS] = {"async_wakeups", MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT, 0,
+                          "times the progress helper thread woke up (MANIFOLD_ASYNC_PROGRESS=on: "
+                          "a transport event, new work, or a timed look while the program "
+                          "used a channel itself)"},
 };
 
 static int pvar_is_counter(int pvar)
@@ -497,6 +502,10 @@ static void pvar_sample(const struct MPI_ABI_T_pvar_handle *h, void *buf)
     }
     if (h->pvar == PV_DT_IOV_MSGS) {
         u[0] = mf_dtype_iov_msgs();
+        return;
+    }
+    if (h->pvar == PV_ASYNC_WAKEUPS) {
+        u[0] = mf_vci_async_wakeups();
         return;
     }
     if (h->pvar >= PV_CONTEXTS) {

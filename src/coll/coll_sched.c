@@ -429,6 +429,11 @@ static __attribute__((noinline)) void progress_started(void)
     pthread_mutex_unlock(&active.lock);
 }
 
+int mf_sched_started(void)
+{
+    return atomic_load_explicit(&active.count, memory_order_relaxed);
+}
+
 /* Every poll of every wait comes here: with no schedule started, one load. */
 MF_HOT_PATH void mf_sched_progress_all(void)
 {
@@ -465,6 +470,7 @@ mf_status_t mf_sched_start(mf_request_t *req)
     if (advance(s))
         finish(s);
     pthread_mutex_unlock(&active.lock);
+    mf_vci_async_kick();
     return MF_OK;
 }
 

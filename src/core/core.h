@@ -732,6 +732,7 @@ int mf_greq_cancel(mf_request_t *req);
 /* Collective schedules (src/coll/coll_sched.c): advance every started schedule once; free one.
  * The progress loops call the first, so a collective moves on whatever request is waited for. */
 void mf_sched_progress_all(void);
+int mf_sched_started(void); /* schedules started and not finished */
 /* Partitioned requests waiting for a control message (src/part/part.c): advanced from every
  * progress loop while any exists (mf_progress_part, one load when none does). */
 extern atomic_int mf_part_waiting;
@@ -751,6 +752,10 @@ static inline __attribute__((always_inline)) void mf_progress_rma(void)
         mf_rma_progress_all();
 }
 void mf_sched_free(struct mf_sched *sched);
+/* For the progress helper (MANIFOLD_ASYNC_PROGRESS): whether schedules, partitioned set-ups
+ * or windows are outstanding, and one round of their progress. */
+int mf_progress_upper_pending(void);
+void mf_progress_upper(void);
 /* Progress all VCIs the process uses once (for Testany/Testall on mixed requests). */
 void mf_progress_poke(mf_vci_t *vci, int *polls_p);
 /* One poll for a call that only tests: the unsuccessful ones are counted per thread, so

@@ -72,6 +72,9 @@ mf_status_t mf_init(int required, int *provided_p)
     status = mf_comm_init_builtin();
     if (status != MF_OK)
         goto err_requests;
+    status = mf_vci_async_start(mf_progress_upper, mf_progress_upper_pending);
+    if (status != MF_OK)
+        goto err_requests;
     *provided_p = mf_global.thread_level;
     atomic_store_explicit(&mf_global.state, MF_STATE_READY, memory_order_release);
     return MF_OK;

@@ -471,6 +471,21 @@ static inline __attribute__((always_inline)) void poke(mf_vci_t *vci, int *polls
         *polls_p = idle_polls(vci, polls);
 }
 
+/* The progress helper's view of the layers above the transport (mf_vci_async_start): their
+ * work outstanding, and one round of their progress. */
+int mf_progress_upper_pending(void)
+{
+    return mf_sched_started() != 0 || atomic_load(&mf_part_waiting) != 0 ||
+           atomic_load(&mf_rma_windows) != 0;
+}
+
+void mf_progress_upper(void)
+{
+    mf_sched_progress_all();
+    mf_progress_part();
+    mf_progress_rma();
+}
+
 void mf_progress_poke(mf_vci_t *vci, int *polls_p)
 {
     poke(vci, polls_p);
@@ -657,7 +672,9 @@ static __attribute__((noinline)) int complete_any(MPI_Request *handle_p, MPI_Sta
     mf_request_fill_status(req, status);
     int err = mf_request_error(req);
     if (req->persistent) {
-        __atomic_store_n(&req->active, 0, __ATOMIC_RELAXED);
+        /* release: a thread that finds the request inactive (MPI_Parrived's flag) may then
+         * read what its completion delivered */
+        __atomic_store_n(&req->active, 0, __ATOMIC_RELEASE);
         return err;
     }
     if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {

@@ -147,6 +147,7 @@ static void waiting_add(mf_part_t *pt)
         atomic_fetch_add_explicit(&mf_part_waiting, 1, memory_order_relaxed);
     }
     pthread_mutex_unlock(&waiting.lock);
+    mf_vci_async_kick();
 }
 
 static void waiting_remove(mf_part_t *pt)
@@ -630,8 +631,8 @@ mf_status_t mf_part_pready(mf_request_t *req, int p)
 int mf_part_parrived(mf_request_t *req, int p)
 {
     mf_part_t *pt = req->part;
-    if (!__atomic_load_n(&req->active, __ATOMIC_RELAXED) || req->peer == MPI_PROC_NULL)
-        return 1;
+    if (!__atomic_load_n(&req->active, __ATOMIC_ACQUIRE) || req->peer == MPI_PROC_NULL)
+        return 1; /* completed: acquire pairs with mf_request_complete's release */
     mf_progress_test(req->vci);
     part_poll(req);
     if (mf_vci_op_is_done(&req->op))

@@ -789,6 +789,7 @@ int mf_win_create(mf_comm_t *comm, int flavor, void **base_p, size_t size, int d
         wins.head->prev = w;
     wins.head = w;
     atomic_fetch_add(&mf_rma_windows, 1);
+    mf_vci_async_kick(); /* a target serves requests while it computes */
     pthread_mutex_unlock(&wins.lock);
     *win_p = w;
     return MPI_SUCCESS;

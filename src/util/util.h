@@ -141,6 +141,7 @@ typedef struct mf_params {
     int vci_stats;         /* MANIFOLD_VCI_STATS */
     int progress_sweep;    /* MANIFOLD_PROGRESS_SWEEP_POLLS */
     int print_params;      /* MANIFOLD_PRINT_PARAMS */
+    int async_progress;    /* MANIFOLD_ASYNC_PROGRESS: 0 off, 1 on */
     /* MANIFOLD_COLL_<NAME>: forced collective algorithms (0: selection table) */
     int coll_barrier;
     int coll_bcast;

@@ -28,6 +28,7 @@ extern char **environ;
 
 static const char *const thread_cs_choices[] = {"vci", "global", NULL};
 static const char *const vci_progress_choices[] = {"own", "all", NULL};
+static const char *const async_progress_choices[] = {"off", "on", NULL};
 static const char *const vci_sharing_choices[] = {"context", "worker", "shared", NULL};
 /* Collective algorithms: index 0 lets the selection table decide; the order is the
  * MF_COLL_<NAME>_* ids of src/coll/coll.h. */
@@ -80,6 +81,11 @@ static const param_def_t param_table[] = {
      "unsuccessful polls of a request's own channel before all other channels are progressed "
      "(rounded up to a power of two)",
      NULL},
+    {"ASYNC_PROGRESS", &mf_params.async_progress, 0, 0, 1,
+     "a helper thread per process that progresses communication while the program computes "
+     "(on), sleeping on the transport's events whenever nothing needs progress and leaving "
+     "channels alone while the program's own threads use them; off: only MPI calls progress",
+     async_progress_choices},
     {"PRINT_PARAMS", &mf_params.print_params, 0, 0, 1,
      "print every tunable that differs from its default at init (rank 0)", NULL},
     {"COLL_BARRIER", &mf_params.coll_barrier, 0, 0, 1, "barrier algorithm (auto: selection table)",

@@ -10,10 +10,12 @@
 
 #include <errno.h>
 #include <linux/membarrier.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +36,7 @@ typedef struct mf_worker {
     int index;
     int own_context;
     int neps;
+    int efd; /* the worker's event file descriptor (asynchronous progress only) */
     /* The thread that last progressed the worker for a request of its own or started an
      * operation on it (mf_vci_thread_id()), cleared by global sweeps of other threads, which then
      * note the time in idle_since: a sweep leaves a worker another thread uses alone until
@@ -112,7 +115,8 @@ static mf_status_t context_create(ucp_context_h *context_p)
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_REQUEST_SIZE,
-        .features = UCP_FEATURE_TAG,
+        /* wakeups: the helper thread sleeps on the workers' event file descriptors */
+        .features = UCP_FEATURE_TAG | (mf_vci_async ? UCP_FEATURE_WAKEUP : 0),
         .mt_workers_shared = 1,
         /* Room in every UCX request for the op a pending send binds to after the call
          * (mf_vci_tag_send_try_locked). */
@@ -151,6 +155,12 @@ static mf_status_t worker_create(mf_worker_t *w, int index)
     ucs_status_t st = ucp_worker_create(w->context, &wparams, &w->worker);
     if (st != UCS_OK) {
         mf_log(MF_LOG_ERROR, "vci", "cannot create worker %d: %s", index, ucs_status_string(st));
+        return status_from_ucs(st);
+    }
+    w->efd = -1;
+    if (mf_vci_async && (st = ucp_worker_get_efd(w->worker, &w->efd)) != UCS_OK) {
+        mf_log(MF_LOG_ERROR, "vci", "no event file descriptor for worker %d: %s", index,
+               ucs_status_string(st));
         return status_from_ucs(st);
     }
     w->eps = mf_calloc((size_t)pool.world_size, sizeof(ucp_ep_h), "endpoint table");
@@ -212,6 +222,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
 {
     pool.world_rank = world_rank;
     pool.world_size = world_size;
+    mf_vci_async = mf_params.async_progress;
     pool.nvcis = nvcis < MF_VCI_MAX ? nvcis : MF_VCI_MAX;
     pool.nworkers_max = pool.nvcis;
     if (mf_params.vci_sharing == MF_VCI_SHARING_SHARED && mf_params.vci_workers < pool.nvcis)
@@ -260,6 +271,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
 
 void mf_vci_pool_fini(void)
 {
+    mf_vci_async_stop();
     for (int i = 0; i < MF_VCI_MAX; i++)
         worker_destroy(&pool.workers[i]);
     free(pool.vci_mem);
@@ -304,9 +316,10 @@ mf_status_t mf_vci_activate(mf_vci_t *vci)
         mf_worker_t *w = &pool.workers[worker_of(vci->head.index)];
         if (w->worker == NULL)
             status = worker_create(w, worker_of(vci->head.index));
-        if (status == MF_OK)
+        if (status == MF_OK) {
             atomic_store_explicit(&vci->w, w, memory_order_release);
-        else
+            mf_vci_async_kick(); /* a sleeping helper watches only the workers it armed */
+        } else
             mf_log(MF_LOG_ERROR, "vci", "cannot activate VCI %d", vci->head.index);
     }
     pthread_mutex_unlock(&pool.lock);
@@ -505,6 +518,55 @@ static inline ucp_ep_h ep_get_locked(mf_vci_t *vci, int peer, mf_status_t *statu
     return ep_connect_locked(w, peer, status_p);
 }
 
+/* ---- asynchronous progress: state and the count of transport requests in flight ---------- */
+
+int mf_vci_async;
+
+/* What the helper is doing: running, or blocked with nothing to progress (IDLE: only a kick
+ * or a new transport request wakes it) or with the workers armed (ARMED: their events, a kick,
+ * or a timed look wake it). */
+enum { ASYNC_AWAKE = 0, ASYNC_IDLE = 1, ASYNC_ARMED = 2 };
+
+static struct {
+    pthread_t thread;
+    int running;
+    int kick_fd; /* eventfd: kicks and the stop request */
+    void (*progress)(void);
+    int (*work_pending)(void);
+    atomic_int sleeping; /* ASYNC_* */
+    atomic_int stop;
+    atomic_uint kicks;
+    atomic_uint_fast64_t wakeups;
+    /* Transport requests the workers hold (counted only with the helper enabled; a callback
+     * that runs inside the call that issued its request makes it dip below zero briefly). */
+    atomic_long inflight __attribute__((aligned(MF_CACHE_LINE)));
+} async = {.kick_fd = -1};
+
+static void async_signal(void)
+{
+    uint64_t one = 1;
+    if (write(async.kick_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+        mf_log(MF_LOG_WARN, "vci", "cannot wake the progress helper: %s", strerror(errno));
+}
+
+/* A transport request stays with a worker: count it, and wake a helper that sleeps because
+ * nothing needed progress. The count's increment and the load of `sleeping` pair with the
+ * helper's store of ASYNC_IDLE and its load of the count (both sequentially consistent). */
+static __attribute__((noinline)) void async_request_held(void)
+{
+    atomic_fetch_add(&async.inflight, 1);
+    int idle = ASYNC_IDLE;
+    if (atomic_load(&async.sleeping) == ASYNC_IDLE &&
+        atomic_compare_exchange_strong(&async.sleeping, &idle, ASYNC_AWAKE))
+        async_signal();
+}
+
+static inline void async_request_released(void)
+{
+    if (MF_UNLIKELY(mf_vci_async))
+        atomic_fetch_sub_explicit(&async.inflight, 1, memory_order_relaxed);
+}
+
 static inline void op_finish(mf_vci_op_t *op, ucs_status_t st)
 {
     op->status = status_from_ucs(st);
@@ -516,6 +578,7 @@ static inline void op_finish(mf_vci_op_t *op, ucs_status_t st)
 
 static void send_done_cb(void *request, ucs_status_t st, void *user_data)
 {
+    async_request_released();
     op_finish(user_data, st);
     ucp_request_free(request);
 }
@@ -524,6 +587,7 @@ static void send_done_cb(void *request, ucs_status_t st, void *user_data)
 static void send_bound_cb(void *request, ucs_status_t st, void *user_data)
 {
     (void)user_data;
+    async_request_released();
     op_finish(*(mf_vci_op_t **)request, st);
     ucp_request_free(request);
 }
@@ -540,6 +604,7 @@ static inline void recv_finish(ucs_status_t st, const ucp_tag_recv_info_t *info,
 static void recv_done_cb(void *request, ucs_status_t st, const ucp_tag_recv_info_t *info,
                          void *user_data)
 {
+    async_request_released();
     recv_finish(st, info, user_data);
     ucp_request_free(request);
 }
@@ -549,6 +614,7 @@ static void recv_placed_cb(void *request, ucs_status_t st, const ucp_tag_recv_in
                            void *user_data)
 {
     (void)request;
+    async_request_released();
     recv_finish(st, info, user_data);
 }
 
@@ -577,6 +643,8 @@ static inline mf_status_t op_started(mf_vci_op_t *op, ucs_status_ptr_t ret, cons
     }
     if (MF_UNLIKELY(UCS_PTR_IS_ERR(ret)))
         return op_failed(ret, what);
+    if (MF_UNLIKELY(mf_vci_async))
+        async_request_held();
     /* The callback may already have run (and freed the transport request) inside the call. */
     if (!mf_vci_op_is_done(op))
         op->transport_req = ret;
@@ -619,6 +687,8 @@ MF_HOT_PATH mf_status_t mf_vci_tag_send_try_locked(mf_vci_t *vci, int peer, cons
     ucs_status_ptr_t ret = ucp_tag_send_nbx(ep, buf, len, tag, &param);
     if (MF_UNLIKELY(UCS_PTR_IS_ERR(ret)))
         return op_failed(ret, "tagged send");
+    if (ret != NULL && MF_UNLIKELY(mf_vci_async))
+        async_request_held();
     *pending_p = ret;
     return MF_OK;
 }
@@ -961,6 +1031,151 @@ unsigned mf_vci_progress_others(mf_vci_t *self)
 unsigned mf_vci_progress_all(void)
 {
     return progress_workers(NULL, 1);
+}
+
+/* ---- asynchronous progress: the helper thread ---------------------------------------------- */
+
+/* Upper-layer work pending (schedules, windows, partitioned set-ups): besides the workers'
+ * events, look again this often, for work whose trylock a program thread won. */
+#define ASYNC_RECHECK_MS 20
+/* A worker a program thread uses: look again once it may have been left alone. */
+#define ASYNC_DEFER_MS (SWEEP_IDLE_NS / 1000000u)
+
+/* Whether the program's threads left the worker alone for SWEEP_IDLE_NS (the global sweep's
+ * rule, on the same fields): while they use it, their own polls progress it, and the helper
+ * would only take the lock from under them. */
+static int worker_left_alone(mf_worker_t *w, uint64_t now)
+{
+    if (atomic_load_explicit(&w->user, memory_order_relaxed) != 0) {
+        atomic_store_explicit(&w->user, 0, memory_order_relaxed);
+        atomic_store_explicit(&w->idle_since, now, memory_order_relaxed);
+        return 0;
+    }
+    return now - atomic_load_explicit(&w->idle_since, memory_order_relaxed) >= SWEEP_IDLE_NS;
+}
+
+/* Progress every worker the program left alone until it has no event left, then arm it and
+ * add its descriptor to `fds`. Returns the events handled (nonzero: go round again); sets
+ * *deferred when a worker was in use. */
+static unsigned async_progress_workers(struct pollfd *fds, int *nfds, int *deferred)
+{
+    unsigned n = 0;
+    uint64_t now = mf_now_ns();
+    for (int i = 0; i < pool.nworkers_max; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        mf_worker_t *w = vci_worker(vci);
+        if (w == NULL)
+            continue;
+        if (!worker_left_alone(w, now) || !mf_vci_trylock(vci)) {
+            *deferred = 1;
+            continue;
+        }
+        unsigned got = ucp_worker_progress(w->worker);
+        if (got == 0) {
+            ucs_status_t st = ucp_worker_arm(w->worker);
+            if (st == UCS_OK)
+                fds[(*nfds)++] = (struct pollfd){.fd = w->efd, .events = POLLIN};
+            else if (st == UCS_ERR_BUSY)
+                got = 1; /* events came in meanwhile */
+            else
+                *deferred = 1;
+        }
+        mf_vci_unlock(vci);
+        n += got;
+    }
+    return n;
+}
+
+/* Block until a descriptor is ready, a kick comes or `timeout_ms` passes (-1: no limit). */
+static void async_sleep(struct pollfd *fds, int nfds, int timeout_ms)
+{
+    fds[0] = (struct pollfd){.fd = async.kick_fd, .events = POLLIN};
+    if (poll(fds, (nfds_t)nfds, timeout_ms) > 0 && (fds[0].revents & POLLIN)) {
+        uint64_t count;
+        if (read(async.kick_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+            mf_log(MF_LOG_WARN, "vci", "progress helper: %s", strerror(errno));
+    }
+    mf_vci_count(&async.wakeups);
+}
+
+static void *async_main(void *arg)
+{
+    (void)arg;
+    struct pollfd fds[MF_VCI_MAX + 1]; /* the kick descriptor, then armed workers */
+    while (!atomic_load_explicit(&async.stop, memory_order_acquire)) {
+        unsigned kicks = atomic_load(&async.kicks);
+        int upper = async.work_pending();
+        if (!upper && atomic_load(&async.inflight) <= 0) {
+            /* Nothing needs progress: sleep until a request or a kick says otherwise. */
+            atomic_store(&async.sleeping, ASYNC_IDLE);
+            if (atomic_load(&async.inflight) <= 0 && atomic_load(&async.kicks) == kicks &&
+                !async.work_pending())
+                async_sleep(fds, 1, -1);
+            atomic_store(&async.sleeping, ASYNC_AWAKE);
+            continue;
+        }
+        if (upper)
+            async.progress();
+        int nfds = 1, deferred = 0;
+        if (async_progress_workers(fds, &nfds, &deferred) > 0)
+            continue;
+        int timeout = deferred ? (int)ASYNC_DEFER_MS : upper ? ASYNC_RECHECK_MS : -1;
+        atomic_store(&async.sleeping, ASYNC_ARMED);
+        if (atomic_load(&async.kicks) == kicks)
+            async_sleep(fds, nfds, timeout);
+        atomic_store(&async.sleeping, ASYNC_AWAKE);
+    }
+    return NULL;
+}
+
+void mf_vci_async_wake(void)
+{
+    atomic_fetch_add(&async.kicks, 1);
+    if (atomic_load(&async.sleeping) != ASYNC_AWAKE &&
+        atomic_exchange(&async.sleeping, ASYNC_AWAKE) != ASYNC_AWAKE)
+        async_signal();
+}
+
+mf_status_t mf_vci_async_start(void (*progress)(void), int (*work_pending)(void))
+{
+    if (!mf_vci_async || async.running)
+        return MF_OK;
+    async.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (async.kick_fd < 0) {
+        mf_log(MF_LOG_ERROR, "vci", "cannot create the progress helper's eventfd: %s",
+               strerror(errno));
+        return MF_ERR_TRANSPORT;
+    }
+    async.progress = progress;
+    async.work_pending = work_pending;
+    atomic_store(&async.stop, 0);
+    atomic_store(&async.sleeping, ASYNC_AWAKE);
+    int rc = pthread_create(&async.thread, NULL, async_main, NULL);
+    if (rc != 0) {
+        mf_log(MF_LOG_ERROR, "vci", "cannot start the progress helper: %s", strerror(rc));
+        close(async.kick_fd);
+        async.kick_fd = -1;
+        return MF_ERR_NO_MEMORY;
+    }
+    async.running = 1;
+    return MF_OK;
+}
+
+void mf_vci_async_stop(void)
+{
+    if (!async.running)
+        return;
+    atomic_store_explicit(&async.stop, 1, memory_order_release);
+    async_signal();
+    pthread_join(async.thread, NULL);
+    close(async.kick_fd);
+    async.kick_fd = -1;
+    async.running = 0;
+}
+
+uint64_t mf_vci_async_wakeups(void)
+{
+    return atomic_load_explicit(&async.wakeups, memory_order_relaxed);
 }
 
 void mf_vci_stats_get(int index, mf_vci_stats_t *stats)

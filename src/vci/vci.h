@@ -250,6 +250,26 @@ unsigned mf_vci_progress_others(mf_vci_t *self);
 /* Progress every active VCI, waiting for each lock (MANIFOLD_VCI_PROGRESS=all, an ablation). */
 unsigned mf_vci_progress_all(void);
 
+/* Asynchronous progress (MANIFOLD_ASYNC_PROGRESS=on, docs/design/vci-progress.md): one helper
+ * thread per process progresses the workers while the program computes. It blocks on the
+ * workers' event file descriptors, and only while something needs progress: transport requests
+ * in flight (counted here, while the helper is enabled) or the upper layers' work, which
+ * `work_pending` reports and which they announce with mf_vci_async_kick when they start some.
+ * It leaves a worker alone while a thread of the program uses it (the rule of the global
+ * sweep) and runs `progress`, the upper layers' own progress (trylock only), every round.
+ * Start after the pool is up; stop before anything `progress` touches is torn down. */
+extern int mf_vci_async; /* the pool was brought up for a helper (set at pool init) */
+mf_status_t mf_vci_async_start(void (*progress)(void), int (*work_pending)(void));
+void mf_vci_async_stop(void);
+void mf_vci_async_wake(void);
+static inline void mf_vci_async_kick(void)
+{
+    if (MF_UNLIKELY(mf_vci_async))
+        mf_vci_async_wake();
+}
+/* Times the helper woke up (an event, a kick or a timed look), for MPI_T. */
+uint64_t mf_vci_async_wakeups(void);
+
 /* Version of the transport library, for MPI_Get_library_version. */
 void mf_vci_transport_version(unsigned *major, unsigned *minor, unsigned *release);
 
