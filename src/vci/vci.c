@@ -4,6 +4,7 @@
  * worker, progress and per-VCI statistics. Each VCI's worker runs in UCX's serialized mode
  * because the VCI lock already protects it; UCX therefore takes no lock of its own.
  */
+#define _GNU_SOURCE /* ppoll */
 #include "vci.h"
 
 #include "pmi.h"
@@ -1037,13 +1038,19 @@ unsigned mf_vci_progress_all(void)
 
 /* Upper-layer work pending (schedules, windows, partitioned set-ups): besides the workers'
  * events, look again this often, for work whose trylock a program thread won. */
-#define ASYNC_RECHECK_MS 20
-/* A worker a program thread uses: look again once it may have been left alone. */
-#define ASYNC_DEFER_MS (SWEEP_IDLE_NS / 1000000u)
+#define ASYNC_RECHECK_NS 20000000u
+/* A worker counts as left alone by the program once nobody used it for this long: longer
+ * than the gaps between the polls and calls of a thread that communicates, short against a
+ * computation worth overlapping. */
+#define ASYNC_IDLE_NS 50000u
+/* While the program keeps using a worker, the helper looks again after ASYNC_IDLE_NS, then
+ * twice as long each time, up to this: a thread blocked in a long wait costs a few hundred
+ * wake-ups a second, and a computation that starts after it waits at most this long. */
+#define ASYNC_DEFER_MAX_NS 100000u
 
-/* Whether the program's threads left the worker alone for SWEEP_IDLE_NS (the global sweep's
- * rule, on the same fields): while they use it, their own polls progress it, and the helper
- * would only take the lock from under them. */
+/* Whether the program's threads left the worker alone for ASYNC_IDLE_NS (the fields of the
+ * global sweep's rule): while they use it, their own polls progress it, and the helper would
+ * only take the lock from under them. */
 static int worker_left_alone(mf_worker_t *w, uint64_t now)
 {
     if (atomic_load_explicit(&w->user, memory_order_relaxed) != 0) {
@@ -1051,7 +1058,7 @@ static int worker_left_alone(mf_worker_t *w, uint64_t now)
         atomic_store_explicit(&w->idle_since, now, memory_order_relaxed);
         return 0;
     }
-    return now - atomic_load_explicit(&w->idle_since, memory_order_relaxed) >= SWEEP_IDLE_NS;
+    return now - atomic_load_explicit(&w->idle_since, memory_order_relaxed) >= ASYNC_IDLE_NS;
 }
 
 /* Progress every worker the program left alone until it has no event left, then arm it and
@@ -1086,11 +1093,13 @@ static unsigned async_progress_workers(struct pollfd *fds, int *nfds, int *defer
     return n;
 }
 
-/* Block until a descriptor is ready, a kick comes or `timeout_ms` passes (-1: no limit). */
-static void async_sleep(struct pollfd *fds, int nfds, int timeout_ms)
+/* Block until a descriptor is ready, a kick comes or `timeout_ns` passes (0: no limit). */
+static void async_sleep(struct pollfd *fds, int nfds, uint64_t timeout_ns)
 {
+    struct timespec limit = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
     fds[0] = (struct pollfd){.fd = async.kick_fd, .events = POLLIN};
-    if (poll(fds, (nfds_t)nfds, timeout_ms) > 0 && (fds[0].revents & POLLIN)) {
+    if (ppoll(fds, (nfds_t)nfds, timeout_ns ? &limit : NULL, NULL) > 0 &&
+        (fds[0].revents & POLLIN)) {
         uint64_t count;
         if (read(async.kick_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
             mf_log(MF_LOG_WARN, "vci", "progress helper: %s", strerror(errno));
@@ -1102,6 +1111,7 @@ static void *async_main(void *arg)
 {
     (void)arg;
     struct pollfd fds[MF_VCI_MAX + 1]; /* the kick descriptor, then armed workers */
+    uint64_t defer_ns = ASYNC_IDLE_NS;
     while (!atomic_load_explicit(&async.stop, memory_order_acquire)) {
         unsigned kicks = atomic_load(&async.kicks);
         int upper = async.work_pending();
@@ -1110,7 +1120,7 @@ static void *async_main(void *arg)
             atomic_store(&async.sleeping, ASYNC_IDLE);
             if (atomic_load(&async.inflight) <= 0 && atomic_load(&async.kicks) == kicks &&
                 !async.work_pending())
-                async_sleep(fds, 1, -1);
+                async_sleep(fds, 1, 0);
             atomic_store(&async.sleeping, ASYNC_AWAKE);
             continue;
         }
@@ -1119,7 +1129,12 @@ static void *async_main(void *arg)
         int nfds = 1, deferred = 0;
         if (async_progress_workers(fds, &nfds, &deferred) > 0)
             continue;
-        int timeout = deferred ? (int)ASYNC_DEFER_MS : upper ? ASYNC_RECHECK_MS : -1;
+        uint64_t timeout = upper ? ASYNC_RECHECK_NS : 0;
+        if (deferred) {
+            timeout = defer_ns;
+            defer_ns = defer_ns * 2 < ASYNC_DEFER_MAX_NS ? defer_ns * 2 : ASYNC_DEFER_MAX_NS;
+        } else
+            defer_ns = ASYNC_IDLE_NS;
         atomic_store(&async.sleeping, ASYNC_ARMED);
         if (atomic_load(&async.kicks) == kicks)
             async_sleep(fds, nfds, timeout);
