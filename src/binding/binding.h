@@ -43,6 +43,15 @@ int mf_err_raise_win(struct MPI_ABI_Win *win, int code);
 int mf_check_win(const char *func, MPI_Win win, struct MPI_ABI_Win **w_p);
 /* MPI_Win_free: delete the window's attributes (their callbacks run). */
 int mf_binding_win_delete_attrs(const char *func, struct MPI_ABI_Win *win);
+/* Files (src/io): through the file's error handler, or MPI_FILE_NULL's when f is NULL (the
+ * default for files opened from now on, MPI_ERRORS_RETURN at first). */
+struct MPI_ABI_File;
+int mf_err_raise_file(struct MPI_ABI_File *f, int code);
+/* MPI_FILE_NULL's handler, with a reference for a file being opened. */
+MPI_Errhandler mf_err_file_default(void);
+/* `file` is an open file (*f_p), or MPI_FILE_NULL when null_ok (*f_p NULL); MPI_ERR_FILE
+ * through MPI_FILE_NULL's handler otherwise. */
+int mf_check_file(const char *func, MPI_File file, int null_ok, struct MPI_ABI_File **f_p);
 /* Calls session error handler `eh` (predefined or with a session callback) for `handle`. */
 int mf_err_raise_session_handler(MPI_Errhandler eh, MPI_Session handle, int code);
 /* Errors of a call that is given the error handler of the object it creates, before that object

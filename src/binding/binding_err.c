@@ -10,6 +10,7 @@
  * is never used: the tool interface's classes (MPI_T_ERR_*, 1001-1018) lie in it.
  */
 #include "binding.h"
+#include "io.h"
 #include "rma.h"
 
 #include "pt2pt.h"
@@ -431,16 +432,14 @@ void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char 
         snprintf(buf, len, "%s", generic);
 }
 
-static int raise_file(int code);
-
 int mf_binding_unsupported(const char *func, mf_errh_scope_t scope, const void *handle)
 {
     int code =
         mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func, "this function is not implemented yet");
-    /* No file can be opened, so a file operation's handler is MPI_FILE_NULL's
-     * (MPI_ERRORS_RETURN unless the program set one): a program may probe for MPI-IO. */
+    if (scope == MF_ERRH_FILE && mf_is_initialized())
+        return mf_err_raise_file(mf_file_get((MPI_File)(uintptr_t)handle), code);
     if (scope == MF_ERRH_FILE)
-        return raise_file(code);
+        return mf_err_raise_file(NULL, code);
     mf_comm_t *comm = NULL;
     if (scope == MF_ERRH_COMM && mf_is_initialized())
         comm = mf_comm_get((MPI_Comm)(uintptr_t)handle);
@@ -925,35 +924,55 @@ int PMPI_Remove_error_string(int errorcode)
     return user_remove("MPI_Remove_error_string", errorcode, 0, 1);
 }
 
-/* ---- files: no file can be opened yet, so only MPI_FILE_NULL's handler exists -------------- */
+/* ---- files ------------------------------------------------------------------------------ */
 
-/* The handler of MPI_FILE_NULL, used by file operations that have no file (MPI-4.1 section
- * 9.3: initially MPI_ERRORS_RETURN). Holds a reference on a user handler. */
+/* The handler of MPI_FILE_NULL: the default for files opened from now on, and the one of file
+ * operations that have no file (MPI-4.1 section 9.3: initially MPI_ERRORS_RETURN). Holds a
+ * reference on a user handler. */
 static _Atomic(MPI_Errhandler) file_null_errhandler = MPI_ERRORS_RETURN;
 
-static int raise_file(int code)
+MPI_Errhandler mf_err_file_default(void)
 {
-    MPI_Errhandler eh = mf_errhandler_acquire(&file_null_errhandler);
+    return mf_errhandler_acquire(&file_null_errhandler);
+}
+
+int mf_err_raise_file(mf_file_t *f, int code)
+{
+    _Atomic(MPI_Errhandler) *slot = f != NULL ? &f->errhandler : &file_null_errhandler;
+    MPI_Errhandler eh = mf_errhandler_acquire(slot);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh->file_fn == NULL) {
-        fatal(NULL, code);
+        char where[64 + 32];
+        if (f != NULL)
+            snprintf(where, sizeof(where), "the file %.64s", f->filename);
+        else
+            snprintf(where, sizeof(where), "MPI_FILE_NULL");
+        fatal_on(where, code);
         return code;
     }
-    MPI_File handle = MPI_FILE_NULL;
+    MPI_File handle = f != NULL ? f : MPI_FILE_NULL;
     eh->file_fn(&handle, &code);
     mf_errhandler_release(eh);
     return code;
 }
 
-static int check_file(const char *func, MPI_File file)
+static int raise_file_null(int code)
+{
+    return mf_err_raise_file(NULL, code);
+}
+
+int mf_check_file(const char *func, MPI_File file, int null_ok, mf_file_t **f_p)
 {
     int rc = mf_check_initialized(func);
-    if (rc != MPI_SUCCESS || file == MPI_FILE_NULL)
+    if (rc != MPI_SUCCESS)
         return rc;
-    return raise_file(mf_err_code(MPI_ERR_FILE, func,
-                                  "argument file: not a valid file (this library does "
-                                  "not open files yet; only MPI_FILE_NULL exists)"));
+    *f_p = mf_file_get(file);
+    if (*f_p != NULL || (null_ok && file == MPI_FILE_NULL))
+        return MPI_SUCCESS;
+    return raise_file_null(mf_err_code(MPI_ERR_FILE, func, "argument fh is %s",
+                                       file == MPI_FILE_NULL ? "MPI_FILE_NULL"
+                                                             : "not a valid open file"));
 }
 
 /* The error handler argument of a *_set_errhandler call for objects of kind `want`; errors go
@@ -989,12 +1008,13 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
     static const char func[] = "MPI_File_set_errhandler";
-    int rc = check_file(func, file);
+    mf_file_t *f = NULL;
+    int rc = mf_check_file(func, file, 1, &f);
     if (rc == MPI_SUCCESS)
-        rc = check_errhandler_kind(func, errhandler, "file", raise_file);
+        rc = check_errhandler_kind(func, errhandler, "file", raise_file_null);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_errhandler_replace(&file_null_errhandler, errhandler);
+    mf_errhandler_replace(f != NULL ? &f->errhandler : &file_null_errhandler, errhandler);
     return MPI_SUCCESS;
 }
 
@@ -1002,22 +1022,24 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
     static const char func[] = "MPI_File_get_errhandler";
-    int rc = check_file(func, file);
+    mf_file_t *f = NULL;
+    int rc = mf_check_file(func, file, 1, &f);
     if (rc == MPI_SUCCESS && errhandler == NULL)
-        rc = raise_file(mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
+        rc = mf_err_raise_file(f, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
     if (rc != MPI_SUCCESS)
         return rc;
-    *errhandler = mf_errhandler_acquire(&file_null_errhandler);
+    *errhandler = mf_errhandler_acquire(f != NULL ? &f->errhandler : &file_null_errhandler);
     return MPI_SUCCESS;
 }
 
 #pragma weak MPI_File_call_errhandler = PMPI_File_call_errhandler
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
-    int rc = check_file("MPI_File_call_errhandler", fh);
+    mf_file_t *f = NULL;
+    int rc = mf_check_file("MPI_File_call_errhandler", fh, 1, &f);
     if (rc != MPI_SUCCESS)
         return rc;
-    raise_file(errorcode);
+    mf_err_raise_file(f, errorcode);
     return MPI_SUCCESS;
 }
 

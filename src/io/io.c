@@ -1,0 +1,1184 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPI-IO over POSIX files (see io.h and docs/design/io.md).
+ *
+ * A data access is a stream of packed bytes (the memory side packed, or the user's buffer when
+ * it is one run) laid into the file through the view: byte p of the view's stream lies in tile
+ * p / fsize of the filetype, at the segment holding packed position p % fsize. The walk below
+ * turns a range of the stream into file pieces, merges pieces that touch, and moves them with
+ * pread/pwrite; a read of many pieces within a few MiB reads the whole span once (data
+ * sieving) and copies the pieces out. Writes never read-modify-write, so processes writing
+ * interleaved pieces of one file never overwrite each other's bytes.
+ */
+#include "io.h"
+
+#include "coll.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static mf_recycler_t file_objects = MF_RECYCLER_INIT;
+
+/* A read of more than one piece within this span reads the span at once. */
+#define SIEVE_SPAN_MAX (4u << 20)
+/* Pieces gathered before they are moved. */
+#define PIECES_MAX 256
+
+static int fail(char *why, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *why, int cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, MF_IO_WHY_LEN, fmt, ap);
+    va_end(ap);
+    return cls;
+}
+
+/* The error class of a failed system call's errno. */
+static int errno_class(int e)
+{
+    switch (e) {
+    case ENOENT: return MPI_ERR_NO_SUCH_FILE;
+    case EACCES:
+    case EPERM: return MPI_ERR_ACCESS;
+    case EEXIST: return MPI_ERR_FILE_EXISTS;
+    case ENOSPC: return MPI_ERR_NO_SPACE;
+    case EDQUOT: return MPI_ERR_QUOTA;
+    case EROFS: return MPI_ERR_READ_ONLY;
+    case ETXTBSY:
+    case EBUSY: return MPI_ERR_FILE_IN_USE;
+    case ENAMETOOLONG:
+    case ENOTDIR:
+    case EISDIR:
+    case ELOOP:
+    case EINVAL: return MPI_ERR_BAD_FILE;
+    default: return MPI_ERR_IO;
+    }
+}
+
+/* ROMIO's file system prefixes name the same POSIX files here. */
+static const char *strip_prefix(const char *filename)
+{
+    static const char *const prefixes[] = {"ufs:", "nfs:", "file:"};
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(filename, prefixes[i], n) == 0)
+            return filename + n;
+    }
+    return filename;
+}
+
+/* Every process's `ok` and whether `value` is the same everywhere, in one agreement (which is
+ * also a barrier). 0 when the agreement itself failed. */
+static int agree(mf_comm_t *c, int ok, int64_t value, int *all_ok_p, int *same_p)
+{
+    uint64_t w[3] = {ok ? UINT64_MAX : 0, (uint64_t)value, ~(uint64_t)value};
+    if (mf_coll_allreduce_band(c, w, 3) != MF_OK)
+        return 0;
+    *all_ok_p = w[0] == UINT64_MAX;
+    if (same_p != NULL)
+        *same_p = w[1] == (uint64_t)value && w[2] == ~(uint64_t)value;
+    return 1;
+}
+
+/* After an agreement found a problem elsewhere: the class every process returns. */
+static int fail_elsewhere(char *why, const char *what)
+{
+    return fail(why, MPI_ERR_OTHER, "another process of the file's communicator %s", what);
+}
+
+static int pwrite_all(int fd, const char *buf, size_t len, MPI_Offset off)
+{
+    while (len > 0) {
+        ssize_t n = pwrite(fd, buf, len, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : ENOSPC;
+        buf += n;
+        len -= (size_t)n;
+        off += n;
+    }
+    return 0;
+}
+
+/* Reads up to len bytes; *got_p < len only at the end of the file. */
+static int pread_upto(int fd, char *buf, size_t len, MPI_Offset off, size_t *got_p)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + (MPI_Offset)got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    *got_p = got;
+    return 0;
+}
+
+/* ---- the view ----------------------------------------------------------------------------- */
+
+static MPI_Count view_nruns(const mf_file_view_t *v)
+{
+    const mf_dtype_t *d = v->ft;
+    return d == NULL ? 1 : d->runs != NULL ? d->nruns : d->nsegs;
+}
+
+/* Run i of the filetype's segments (a listed segment is a run of one). */
+static mf_dtype_run_t view_run(const mf_file_view_t *v, MPI_Count i)
+{
+    const mf_dtype_t *d = v->ft;
+    if (d == NULL)
+        return (mf_dtype_run_t){0, v->fsize, 0, 1, 0};
+    if (d->runs != NULL)
+        return d->runs[i];
+    const mf_dtype_seg_t *s = &d->segs[i];
+    return (mf_dtype_run_t){s->off, s->len, s->pos, 1, 0};
+}
+
+/* Where the walk stands: tile, run, segment in the run, bytes into the segment. */
+typedef struct cursor {
+    MPI_Offset tile;
+    MPI_Count run, seg, inner;
+} cursor_t;
+
+/* The cursor at byte p of the view's stream (fsize > 0). */
+static cursor_t cursor_at(const mf_file_view_t *v, MPI_Offset p)
+{
+    cursor_t c = {p / v->fsize, 0, 0, 0};
+    MPI_Count within = p % v->fsize;
+    MPI_Count lo = 0, hi = view_nruns(v) - 1;
+    while (lo < hi) { /* the last run starting at or before `within` */
+        MPI_Count mid = lo + (hi - lo + 1) / 2;
+        if (view_run(v, mid).pos <= within)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    mf_dtype_run_t r = view_run(v, lo);
+    c.run = lo;
+    c.seg = (within - r.pos) / r.len;
+    c.inner = (within - r.pos) % r.len;
+    return c;
+}
+
+static MPI_Offset cursor_offset(const mf_file_view_t *v, const cursor_t *c, mf_dtype_run_t r)
+{
+    return v->disp + c->tile * v->fextent + r.off + c->seg * r.stride + c->inner;
+}
+
+/* The file offset of byte p of the view's stream. */
+static MPI_Offset view_offset(const mf_file_view_t *v, MPI_Offset p)
+{
+    if (v->fsize == 0)
+        return v->disp;
+    cursor_t c = cursor_at(v, p);
+    return cursor_offset(v, &c, view_run(v, c.run));
+}
+
+/* Bytes of the view's stream that lie before file offset `end`. */
+static MPI_Offset view_bytes_before(const mf_file_view_t *v, MPI_Offset end)
+{
+    MPI_Offset rel = end - v->disp;
+    if (rel <= 0 || v->fsize == 0)
+        return 0;
+    MPI_Offset bytes = rel / v->fextent * v->fsize;
+    MPI_Offset rem = rel % v->fextent;
+    for (MPI_Count i = 0; i < view_nruns(v); i++) {
+        mf_dtype_run_t r = view_run(v, i);
+        if (rem <= r.off)
+            continue;
+        MPI_Count n = r.stride > 0 ? (rem - r.off + r.stride - 1) / r.stride : 1;
+        if (n > r.n)
+            n = r.n;
+        MPI_Offset last = r.off + (n - 1) * r.stride;
+        bytes += (n - 1) * r.len + (rem - last < r.len ? rem - last : r.len);
+    }
+    return bytes;
+}
+
+/* A filetype's segments in one tile, and across tiles, never go backwards (nor overlap when
+ * `write`): MPI-4.1 section 14.3. */
+static int view_monotone(const mf_file_view_t *v, int write, char *why)
+{
+    MPI_Offset first = -1, prev_off = 0, prev_end = 0;
+    for (MPI_Count i = 0; i < view_nruns(v); i++) {
+        mf_dtype_run_t r = view_run(v, i);
+        if (r.stride < (write ? r.len : 0) && r.n > 1)
+            return fail(why, MPI_ERR_TYPE,
+                        "argument filetype has %s blocks", write ? "overlapping" : "decreasing");
+        MPI_Offset off = r.off, last = r.off + (r.n - 1) * r.stride;
+        if (first < 0) {
+            first = off;
+            if (off < 0)
+                return fail(why, MPI_ERR_TYPE,
+                            "argument filetype has a negative displacement (%lld)",
+                            (long long)off);
+        } else if (off < prev_off || (write && off < prev_end)) {
+            return fail(why, MPI_ERR_TYPE, "argument filetype's displacements %s at byte %lld",
+                        off < prev_off ? "decrease" : "overlap", (long long)off);
+        }
+        prev_off = last;
+        prev_end = last + r.len;
+    }
+    if (first >= 0 && (v->fextent + first < prev_off || (write && v->fextent + first < prev_end)))
+        return fail(why, MPI_ERR_TYPE,
+                    "argument filetype's extent (%lld bytes) is too small for its data: "
+                    "consecutive copies would %s",
+                    (long long)v->fextent, write ? "overlap" : "go backwards");
+    return MPI_SUCCESS;
+}
+
+static void view_release(mf_file_view_t *v)
+{
+    mf_dtype_release(v->etype);
+    mf_dtype_release(v->filetype);
+    v->etype = v->filetype = MPI_DATATYPE_NULL;
+}
+
+/* A copy of f's view that holds its own references (the caller releases it). */
+static mf_file_view_t view_snapshot(mf_file_t *f)
+{
+    mf_file_view_t v = f->view;
+    mf_dtype_retain(v.etype);
+    mf_dtype_retain(v.filetype);
+    return v;
+}
+
+/* ---- data representations ----------------------------------------------------------------- */
+
+typedef struct datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    int has_conversion;
+    struct datarep *next;
+} datarep_t;
+
+static pthread_mutex_t datarep_lock = PTHREAD_MUTEX_INITIALIZER;
+static datarep_t *datareps;
+
+/* 0 when `name` is usable in a view: native, internal, or registered without conversion. */
+static int datarep_check(const char *name, char *why)
+{
+    if (strcmp(name, "native") == 0 || strcmp(name, "internal") == 0)
+        return MPI_SUCCESS;
+    if (strcmp(name, "external32") == 0)
+        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
+                    "argument datarep=\"external32\" is not supported (use \"native\")");
+    pthread_mutex_lock(&datarep_lock);
+    const datarep_t *d = datareps;
+    while (d != NULL && strcmp(d->name, name) != 0)
+        d = d->next;
+    int known = d != NULL, conversion = d != NULL && d->has_conversion;
+    pthread_mutex_unlock(&datarep_lock);
+    if (!known)
+        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
+                    "argument datarep=\"%s\" is not a known data representation", name);
+    if (conversion)
+        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
+                    "argument datarep=\"%s\" has conversion functions, which this library does "
+                    "not apply (register it with MPI_CONVERSION_FN_NULL)",
+                    name);
+    return MPI_SUCCESS;
+}
+
+int mf_datarep_register(const char *name, int has_conversion, MPI_Datarep_extent_function *extent,
+                        void *extra_state, char *why)
+{
+    (void)extent; /* without conversion the file holds native data: native extents */
+    (void)extra_state;
+    if (strcmp(name, "native") == 0 || strcmp(name, "internal") == 0 ||
+        strcmp(name, "external32") == 0)
+        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is predefined", name);
+    datarep_t *d = calloc(1, sizeof(*d));
+    if (d == NULL)
+        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+    snprintf(d->name, sizeof(d->name), "%s", name);
+    d->has_conversion = has_conversion;
+    pthread_mutex_lock(&datarep_lock);
+    const datarep_t *e = datareps;
+    while (e != NULL && strcmp(e->name, name) != 0)
+        e = e->next;
+    if (e == NULL) {
+        d->next = datareps;
+        datareps = d;
+    }
+    pthread_mutex_unlock(&datarep_lock);
+    if (e != NULL) {
+        free(d);
+        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is already registered",
+                    name);
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- the shared file pointer ---------------------------------------------------------------- */
+
+/* Under the shared file's lock: old value to *old_p, then old + add (set: `value`). */
+static int shared_update(mf_file_t *f, int set, MPI_Offset value, MPI_Offset *old_p, char *why)
+{
+    int cls = MPI_SUCCESS;
+    pthread_mutex_lock(&f->shared_lock);
+    if (f->shared_fd < 0) {
+        f->shared_fd = open(f->shared_name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (f->shared_fd < 0) {
+            int e = errno;
+            cls = fail(why, MPI_ERR_IO, "cannot create %s for the shared file pointer: %s",
+                       f->shared_name, strerror(e));
+            goto out;
+        }
+    }
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 8};
+    while (fcntl(f->shared_fd, F_SETLKW, &lk) != 0) {
+        if (errno != EINTR) {
+            int e = errno;
+            cls = fail(why, MPI_ERR_IO, "cannot lock the shared file pointer (%s): %s",
+                       f->shared_name, strerror(e));
+            goto out;
+        }
+    }
+    int64_t cur = f->shared_initial;
+    size_t got = 0;
+    int e = pread_upto(f->shared_fd, (char *)&cur, sizeof(cur), 0, &got);
+    if (e == 0 && got < sizeof(cur))
+        cur = f->shared_initial; /* not written yet */
+    int64_t next = set ? value : cur + value;
+    if (e == 0 && next != cur)
+        e = pwrite_all(f->shared_fd, (const char *)&next, sizeof(next), 0);
+    lk.l_type = F_UNLCK;
+    fcntl(f->shared_fd, F_SETLK, &lk);
+    if (e != 0)
+        cls = fail(why, MPI_ERR_IO, "cannot update the shared file pointer (%s): %s",
+                   f->shared_name, strerror(e));
+    else
+        *old_p = cur;
+out:
+    pthread_mutex_unlock(&f->shared_lock);
+    return cls;
+}
+
+/* The shared pointer back to its initial value after a collective call (only if it was ever
+ * written: a file that does not exist yet already reads as shared_initial). */
+static void shared_reset(mf_file_t *f)
+{
+    int fd = open(f->shared_name, O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        if (ftruncate(fd, 0) != 0) { /* empty: shared_initial, which the caller set */
+        }
+        close(fd);
+    }
+}
+
+/* ---- open, close, delete ------------------------------------------------------------------ */
+
+static int check_amode(int amode, char *why)
+{
+    const int known = MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE |
+                      MPI_MODE_EXCL | MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL |
+                      MPI_MODE_UNIQUE_OPEN | MPI_MODE_WRONLY;
+    int access = amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
+    if ((amode & ~known) != 0)
+        return fail(why, MPI_ERR_AMODE, "argument amode=%d has bits of no MPI_MODE_ constant",
+                    amode);
+    if (access != MPI_MODE_RDONLY && access != MPI_MODE_RDWR && access != MPI_MODE_WRONLY)
+        return fail(why, MPI_ERR_AMODE,
+                    "argument amode=%d must have exactly one of MPI_MODE_RDONLY, MPI_MODE_RDWR "
+                    "and MPI_MODE_WRONLY",
+                    amode);
+    if (access == MPI_MODE_RDONLY && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)))
+        return fail(why, MPI_ERR_AMODE,
+                    "argument amode=%d combines MPI_MODE_RDONLY with MPI_MODE_%s", amode,
+                    (amode & MPI_MODE_CREATE) ? "CREATE" : "EXCL");
+    if (access == MPI_MODE_RDWR && (amode & MPI_MODE_SEQUENTIAL))
+        return fail(why, MPI_ERR_AMODE,
+                    "argument amode=%d combines MPI_MODE_RDWR with MPI_MODE_SEQUENTIAL", amode);
+    return MPI_SUCCESS;
+}
+
+static void file_release(mf_file_t *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    if (f->shared_fd >= 0)
+        close(f->shared_fd);
+    free(f->filename);
+    free(f->shared_name);
+    if (f->info != NULL)
+        mf_info_free(f->info);
+    view_release(&f->view);
+    if (f->comm != NULL)
+        mf_comm_free(f->comm);
+    mf_errhandler_release(atomic_load(&f->errhandler));
+    pthread_mutex_destroy(&f->lock);
+    pthread_mutex_destroy(&f->shared_lock);
+    pthread_mutex_destroy(&f->atomic_lock);
+    mf_recycler_put(&file_objects, f);
+}
+
+/* The shared pointer's file: ".<name>.<id>.shfp" in the data file's directory, so that every
+ * process that can see the file sees it too. */
+static char *shared_name(const char *path, const char *id)
+{
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash != NULL ? (int)(slash - path + 1) : 0;
+    const char *base = path + dirlen;
+    size_t len = strlen(path) + strlen(id) + 16;
+    char *name = malloc(len);
+    if (name != NULL)
+        snprintf(name, len, "%.*s.%s.%s.shfp", dirlen, path, base, id);
+    return name;
+}
+
+int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_ABI_Info *info,
+                 mf_file_t **file_p, char *why)
+{
+    int cls = check_amode(amode, why);
+    int all_ok = 0, same = 0;
+    if (!agree(comm, cls == MPI_SUCCESS, amode, &all_ok, &same))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (cls != MPI_SUCCESS)
+        return cls;
+    if (!all_ok)
+        return fail(why, MPI_ERR_AMODE, "another process passed an invalid amode");
+    if (!same)
+        return fail(why, MPI_ERR_NOT_SAME, "argument amode=%d differs between the processes",
+                    amode);
+
+    mf_file_t *f = mf_recycler_take(&file_objects, sizeof(*f), "a file");
+    if (f == NULL)
+        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+    f->fd = f->shared_fd = -1;
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->shared_lock, NULL);
+    pthread_mutex_init(&f->atomic_lock, NULL);
+    f->amode = amode;
+    f->errhandler = MPI_ERRORS_RETURN;
+    f->view = (mf_file_view_t){0, MPI_BYTE, MPI_BYTE, 1, 1, 1, NULL, "native"};
+    const char *path = strip_prefix(filename);
+    f->filename = strdup(filename);
+    if (mf_comm_dup(comm, &f->comm) != MF_OK) {
+        f->comm = NULL;
+        file_release(f);
+        return fail(why, MPI_ERR_OTHER, "cannot make the file's communicator");
+    }
+    mf_errhandler_replace(&f->comm->errhandler, MPI_ERRORS_RETURN);
+    mf_comm_t *c = f->comm;
+
+    int flags = O_CLOEXEC;
+    switch (amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY)) {
+    case MPI_MODE_RDONLY: flags |= O_RDONLY; break;
+    case MPI_MODE_WRONLY: flags |= O_WRONLY; break;
+    default: flags |= O_RDWR; break;
+    }
+    /* The first process creates the file (alone, so MPI_MODE_EXCL means what it says); the
+     * others open it once it exists. Its error reaches everyone. */
+    int err = 0;
+    if (c->rank == 0) {
+        int create = (amode & MPI_MODE_CREATE) ? O_CREAT : 0;
+        int excl = (amode & MPI_MODE_EXCL) ? O_EXCL | O_CREAT : 0;
+        f->fd = open(path, flags | create | excl, 0666);
+        err = f->fd < 0 ? errno : 0;
+    }
+    /* rank 0's errno and a name for the shared pointer's file */
+    struct {
+        int32_t err;
+        char id[44];
+    } first = {err, ""};
+    if (c->rank == 0) {
+        static atomic_uint seq;
+        snprintf(first.id, sizeof(first.id), "%ld-%u-%u", (long)getpid(), c->context_id,
+                 atomic_fetch_add(&seq, 1));
+    }
+    if (mf_coll_bcast(c, &first, sizeof(first), 0) != MF_OK) {
+        file_release(f);
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    }
+    if (c->rank != 0 && first.err == 0) {
+        f->fd = open(path, flags, 0666);
+        err = f->fd < 0 ? errno : 0;
+    }
+    int mine = first.err != 0 ? first.err : err;
+    int *errs = calloc((size_t)c->size, sizeof(int));
+    if (errs == NULL || mf_coll_allgather(c, &mine, sizeof(int), errs) != MF_OK) {
+        free(errs);
+        file_release(f);
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    }
+    int bad = -1;
+    for (int i = 0; i < c->size && bad < 0; i++)
+        if (errs[i] != 0)
+            bad = i;
+    err = bad >= 0 ? errs[bad] : 0;
+    free(errs);
+    if (err != 0) {
+        file_release(f);
+        if (bad == c->rank || first.err != 0)
+            return fail(why, errno_class(err), "cannot open %s: %s", filename, strerror(err));
+        return fail(why, errno_class(err), "process %d of the communicator cannot open %s: %s",
+                    bad, filename, strerror(err));
+    }
+
+    f->shared_name = shared_name(path, first.id);
+    if (f->filename == NULL || f->shared_name == NULL ||
+        (info != NULL && mf_info_dup(info, &f->info) != MF_OK)) {
+        file_release(f); /* everyone opened: the others see the same shortage or none */
+        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+    }
+    if (amode & MPI_MODE_APPEND) {
+        struct stat st;
+        if (fstat(f->fd, &st) == 0)
+            f->fp = f->shared_initial = (MPI_Offset)st.st_size; /* etype MPI_BYTE */
+    }
+    *file_p = f;
+    return MPI_SUCCESS;
+}
+
+int mf_file_close(mf_file_t *f, char *why)
+{
+    mf_comm_t *c = f->comm;
+    int cls = MPI_SUCCESS;
+    /* everyone has finished with the file (and the shared pointer) before it goes */
+    if (mf_coll_barrier(c) != MF_OK)
+        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (c->rank == 0) {
+        unlink(f->shared_name);
+        if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && unlink(strip_prefix(f->filename)) != 0 &&
+            cls == MPI_SUCCESS) {
+            int e = errno;
+            cls = fail(why, errno_class(e), "cannot delete %s on closing it: %s", f->filename,
+                       strerror(e));
+        }
+    }
+    if (f->fd >= 0 && close(f->fd) != 0 && cls == MPI_SUCCESS) {
+        int e = errno;
+        cls = fail(why, MPI_ERR_IO, "closing %s failed: %s", f->filename, strerror(e));
+    }
+    f->fd = -1;
+    file_release(f);
+    return cls;
+}
+
+int mf_file_delete(const char *filename, char *why)
+{
+    if (unlink(strip_prefix(filename)) == 0)
+        return MPI_SUCCESS;
+    int e = errno;
+    return fail(why, errno_class(e), "cannot delete %s: %s", filename, strerror(e));
+}
+
+/* ---- views -------------------------------------------------------------------------------- */
+
+/* The view of (disp, etype, filetype, datarep), checked, in *v (no references taken). */
+static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char *datarep, mf_file_view_t *v, char *why)
+{
+    mf_dtype_props_t ep = {0}, fp = {0};
+    if (mf_dtype_props(etype, &ep) != MF_OK)
+        return fail(why, MPI_ERR_TYPE, "argument etype is not a valid datatype");
+    if (mf_dtype_props(filetype, &fp) != MF_OK)
+        return fail(why, MPI_ERR_TYPE, "argument filetype is not a valid datatype");
+    if (!ep.committed)
+        return fail(why, MPI_ERR_TYPE, "argument etype is not committed");
+    if (!fp.committed)
+        return fail(why, MPI_ERR_TYPE, "argument filetype is not committed");
+    if (ep.psize <= 0)
+        return fail(why, MPI_ERR_TYPE, "argument etype holds no data (its size is 0)");
+    if (fp.psize % ep.psize != 0)
+        return fail(why, MPI_ERR_TYPE,
+                    "argument filetype (%lld bytes of data) is not made of whole etypes (%lld "
+                    "bytes each)",
+                    (long long)fp.psize, (long long)ep.psize);
+    if (fp.extent < 0)
+        return fail(why, MPI_ERR_TYPE, "argument filetype has a negative extent (%lld)",
+                    (long long)fp.extent);
+    int cls = datarep_check(datarep, why);
+    if (cls != MPI_SUCCESS)
+        return cls;
+    if (disp < 0 && !(disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL)))
+        return fail(why, MPI_ERR_ARG,
+                    disp == MPI_DISPLACEMENT_CURRENT
+                        ? "argument disp=MPI_DISPLACEMENT_CURRENT needs a file opened with "
+                          "MPI_MODE_SEQUENTIAL"
+                        : "argument disp=%lld is negative",
+                    (long long)disp);
+    *v = (mf_file_view_t){disp, etype, filetype, ep.psize, fp.psize, fp.extent, NULL, ""};
+    v->ft = fp.derived ? mf_dtype_get(filetype) : mf_dtype_pair_twin(filetype);
+    snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
+    if (v->fsize > 0)
+        return view_monotone(v, !(f->amode & MPI_MODE_RDONLY), why);
+    return MPI_SUCCESS;
+}
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char *datarep, char *why)
+{
+    mf_file_view_t v;
+    int cls = view_make(f, disp, etype, filetype, datarep, &v, why);
+    /* the etype's size and the representation must agree (MPI-4.1 section 14.3) */
+    int all_ok = 0, same_size = 0, same_rep = 0, ignored = 0;
+    if (!agree(f->comm, cls == MPI_SUCCESS, cls == MPI_SUCCESS ? v.esize : 0, &all_ok,
+               &same_size) ||
+        !agree(f->comm, 1, (int64_t)hash_string(datarep), &ignored, &same_rep))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (cls != MPI_SUCCESS)
+        return cls;
+    if (!all_ok)
+        return fail_elsewhere(why, "passed an invalid view");
+    if (!same_size)
+        return fail(why, MPI_ERR_NOT_SAME, "argument etype's size differs between the processes");
+    if (!same_rep)
+        return fail(why, MPI_ERR_NOT_SAME, "argument datarep differs between the processes");
+    if (disp == MPI_DISPLACEMENT_CURRENT) {
+        /* the byte the shared pointer reaches in the old view, read by the first process
+         * (everyone's shared accesses are done: the agreement above was a barrier) */
+        struct {
+            int64_t disp;
+            int32_t cls;
+            char why[MF_IO_WHY_LEN];
+        } cur = {0, MPI_SUCCESS, ""};
+        if (f->comm->rank == 0) {
+            MPI_Offset pos = 0;
+            cur.cls = shared_update(f, 0, 0, &pos, cur.why);
+            pthread_mutex_lock(&f->lock);
+            cur.disp = view_offset(&f->view, pos * f->view.esize);
+            pthread_mutex_unlock(&f->lock);
+        }
+        if (mf_coll_bcast(f->comm, &cur, sizeof(cur), 0) != MF_OK)
+            return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        if (cur.cls != MPI_SUCCESS)
+            return fail(why, cur.cls, "%s", cur.why);
+        v.disp = cur.disp;
+    }
+    mf_dtype_retain(etype);
+    mf_dtype_retain(filetype);
+    pthread_mutex_lock(&f->lock);
+    mf_file_view_t old = f->view;
+    f->view = v;
+    f->fp = 0;
+    f->shared_initial = 0;
+    pthread_mutex_unlock(&f->lock);
+    view_release(&old);
+    if (f->comm->rank == 0)
+        shared_reset(f);
+    if (mf_coll_barrier(f->comm) != MF_OK) /* nobody uses the pointer before it is reset */
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    return MPI_SUCCESS;
+}
+
+/* ---- data access -------------------------------------------------------------------------- */
+
+typedef struct piece {
+    MPI_Offset off;
+    size_t len;
+} piece_t;
+
+/* A batch of pieces of the stream, in stream order, to move at `stream`. */
+typedef struct batch {
+    int fd, write;
+    char *stream; /* where the next piece's bytes are */
+    piece_t pieces[PIECES_MAX];
+    int n;
+    MPI_Count moved; /* bytes moved so far */
+    int eof;         /* a read reached the end of the file */
+    int err;         /* errno of a failed call */
+} batch_t;
+
+static void batch_flush(batch_t *b)
+{
+    if (b->n == 0 || b->eof || b->err != 0) {
+        b->n = 0;
+        return;
+    }
+    MPI_Offset start = b->pieces[0].off;
+    MPI_Offset span = b->pieces[b->n - 1].off + (MPI_Offset)b->pieces[b->n - 1].len - start;
+    char *sieve = NULL;
+    size_t have = 0;
+    if (!b->write && b->n > 1 && span <= (MPI_Offset)SIEVE_SPAN_MAX &&
+        (sieve = malloc((size_t)span)) != NULL)
+        b->err = pread_upto(b->fd, sieve, (size_t)span, start, &have);
+    for (int i = 0; i < b->n && b->err == 0 && !b->eof; i++) {
+        piece_t *p = &b->pieces[i];
+        size_t got = p->len;
+        if (b->write) {
+            b->err = pwrite_all(b->fd, b->stream, p->len, p->off);
+        } else if (sieve != NULL) {
+            size_t at = (size_t)(p->off - start);
+            got = at >= have ? 0 : have - at < p->len ? have - at : p->len;
+            memcpy(b->stream, sieve + at, got);
+        } else {
+            b->err = pread_upto(b->fd, b->stream, p->len, p->off, &got);
+        }
+        if (b->err != 0)
+            break;
+        b->stream += got;
+        b->moved += (MPI_Count)got;
+        if (got < p->len)
+            b->eof = 1;
+    }
+    free(sieve);
+    b->n = 0;
+}
+
+static void batch_add(batch_t *b, MPI_Offset off, size_t len)
+{
+    if (b->n > 0) {
+        piece_t *last = &b->pieces[b->n - 1];
+        if (last->off + (MPI_Offset)last->len == off) {
+            last->len += len;
+            return;
+        }
+        if (b->n == PIECES_MAX)
+            batch_flush(b);
+    }
+    b->pieces[b->n++] = (piece_t){off, len};
+}
+
+/* Move `len` bytes at `stream` to or from bytes [p, p + len) of the view's stream. */
+static int view_move(int fd, const mf_file_view_t *v, int write, MPI_Offset p, char *stream,
+                     MPI_Count len, MPI_Count *moved_p)
+{
+    batch_t *b = malloc(sizeof(*b));
+    if (b == NULL)
+        return ENOMEM;
+    b->fd = fd;
+    b->write = write;
+    b->stream = stream;
+    b->n = 0;
+    b->moved = 0;
+    b->eof = b->err = 0;
+    cursor_t c = cursor_at(v, p);
+    MPI_Count nruns = view_nruns(v);
+    while (len > 0 && !b->eof && b->err == 0) {
+        mf_dtype_run_t r = view_run(v, c.run);
+        MPI_Count take = r.len - c.inner < len ? r.len - c.inner : len;
+        batch_add(b, cursor_offset(v, &c, r), (size_t)take);
+        len -= take;
+        c.inner = 0;
+        if (++c.seg == r.n) {
+            c.seg = 0;
+            if (++c.run == nruns) {
+                c.run = 0;
+                c.tile++;
+            }
+        }
+    }
+    batch_flush(b);
+    int err = b->err;
+    *moved_p = b->moved;
+    free(b);
+    return err;
+}
+
+/* Atomic mode: the process-wide byte-range lock over [start, end), taken (type F_RDLCK or
+ * F_WRLCK) or dropped (F_UNLCK). */
+static int range_lock(int fd, short type, MPI_Offset start, MPI_Offset end)
+{
+    struct flock lk = {.l_type = type, .l_whence = SEEK_SET, .l_start = start,
+                       .l_len = end - start};
+    while (fcntl(fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &lk) != 0)
+        if (errno != EINTR)
+            return errno;
+    return 0;
+}
+
+/* The access at byte p of v's stream, after the checks and the pointer updates. */
+static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Offset p,
+                        void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count bytes,
+                        MPI_Count *bytes_p, char *why)
+{
+    *bytes_p = 0;
+    if (bytes == 0)
+        return MPI_SUCCESS;
+    if (v->fsize == 0)
+        return fail(why, MPI_ERR_IO,
+                    "the file view holds no data (its filetype's size is 0), so %lld bytes "
+                    "cannot be %s",
+                    (long long)bytes, write ? "written" : "read");
+    MPI_Datatype mdt = mf_dtype_packed_as(dt);
+    MPI_Aint off = 0;
+    char *stream = NULL, *tmp = NULL;
+    if (mf_dtype_contiguous(mdt, count, &off)) {
+        stream = (char *)(uintptr_t)((uintptr_t)buf + (uintptr_t)off);
+    } else {
+        tmp = mf_dtype_temp_alloc((size_t)bytes);
+        if (tmp == NULL)
+            return fail(why, MPI_ERR_NO_MEM, "cannot allocate %lld bytes to pack the data",
+                        (long long)bytes);
+        if (write)
+            mf_dtype_pack(mdt, count, buf, tmp, 0, bytes);
+        stream = tmp;
+    }
+    int atomic = __atomic_load_n(&f->atomic, __ATOMIC_RELAXED);
+    MPI_Offset lo = 0, hi = 0;
+    int err = 0;
+    if (atomic) {
+        lo = view_offset(v, p);
+        hi = view_offset(v, p + bytes - 1) + 1;
+        pthread_mutex_lock(&f->atomic_lock);
+        err = range_lock(f->fd, write ? F_WRLCK : F_RDLCK, lo, hi);
+    }
+    MPI_Count moved = 0;
+    if (err == 0)
+        err = view_move(f->fd, v, write, p, stream, bytes, &moved);
+    if (atomic) {
+        range_lock(f->fd, F_UNLCK, lo, hi);
+        pthread_mutex_unlock(&f->atomic_lock);
+    }
+    if (tmp != NULL) {
+        if (!write && moved > 0)
+            mf_dtype_unpack(mdt, count, buf, tmp, 0, moved);
+        mf_dtype_temp_free(tmp);
+    }
+    if (err != 0)
+        return fail(why, write ? errno_class(err) : MPI_ERR_IO, "%s %s failed: %s",
+                    write ? "writing" : "reading", f->filename, strerror(err));
+    *bytes_p = moved;
+    return MPI_SUCCESS;
+}
+
+/* The access mode allows this access. */
+static int access_allowed(mf_file_t *f, int write, char *why)
+{
+    int access = f->amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
+    if (write && access == MPI_MODE_RDONLY)
+        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_RDONLY");
+    if (!write && access == MPI_MODE_WRONLY)
+        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_WRONLY");
+    return MPI_SUCCESS;
+}
+
+/* The bytes of `count` items of dt, which must be whole etypes of the view. */
+static int access_size(const mf_file_view_t *v, MPI_Count count, MPI_Datatype dt,
+                       MPI_Count *bytes_p, char *why)
+{
+    mf_dtype_props_t p = {0};
+    mf_dtype_props(dt, &p);
+    MPI_Count bytes = count * p.psize;
+    if (bytes % v->esize != 0)
+        return fail(why, MPI_ERR_TYPE,
+                    "%lld bytes of data (argument count=%lld of datatype) are not whole etypes "
+                    "of the view (%lld bytes each)",
+                    (long long)bytes, (long long)count, (long long)v->esize);
+    *bytes_p = bytes;
+    return MPI_SUCCESS;
+}
+
+int mf_file_access(mf_file_t *f, mf_io_where_t where, int write, MPI_Offset offset, void *buf,
+                   MPI_Count count, MPI_Datatype dt, MPI_Count *bytes_p, char *why)
+{
+    int cls = access_allowed(f, write, why);
+    if (cls != MPI_SUCCESS)
+        return cls;
+    if (where != MF_IO_SHARED && (f->amode & MPI_MODE_SEQUENTIAL))
+        return fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
+                    "may be used");
+    MPI_Count bytes = 0;
+    pthread_mutex_lock(&f->lock);
+    mf_file_view_t v = view_snapshot(f);
+    cls = access_size(&v, count, dt, &bytes, why);
+    MPI_Offset pos = offset;
+    if (cls == MPI_SUCCESS && where == MF_IO_INDIVIDUAL) {
+        pos = f->fp;
+        f->fp += bytes / v.esize;
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (cls == MPI_SUCCESS && where == MF_IO_SHARED)
+        cls = shared_update(f, 0, bytes / v.esize, &pos, why);
+    if (cls == MPI_SUCCESS)
+        cls = access_bytes(f, &v, write, pos * v.esize, buf, count, dt, bytes, bytes_p, why);
+    view_release(&v);
+    return cls;
+}
+
+int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, MPI_Datatype dt,
+                           MPI_Count *bytes_p, char *why)
+{
+    mf_comm_t *c = f->comm;
+    pthread_mutex_lock(&f->lock);
+    mf_file_view_t v = view_snapshot(f);
+    pthread_mutex_unlock(&f->lock);
+    MPI_Count bytes = 0;
+    int cls = access_allowed(f, write, why);
+    if (cls == MPI_SUCCESS)
+        cls = access_size(&v, count, dt, &bytes, why);
+    /* every process's etypes (-1: its call is wrong), then the first process moves the shared
+     * pointer past all of them and says where they start */
+    int64_t mine = cls == MPI_SUCCESS ? bytes / v.esize : -1;
+    int64_t *all = calloc((size_t)c->size, sizeof(int64_t));
+    if (all == NULL || mf_coll_allgather(c, &mine, sizeof(mine), all) != MF_OK) {
+        free(all);
+        view_release(&v);
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    }
+    int64_t before = 0, total = 0, bad = 0;
+    for (int i = 0; i < c->size; i++) {
+        bad |= all[i] < 0;
+        total += all[i];
+        if (i < c->rank)
+            before += all[i];
+    }
+    free(all);
+    struct {
+        int64_t base;
+        int32_t cls;
+        char why[MF_IO_WHY_LEN];
+    } *start = calloc(1, sizeof(*start));
+    if (start == NULL) {
+        view_release(&v); /* the others wait in the broadcast: out of memory is fatal here */
+        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+    }
+    if (c->rank == 0 && !bad)
+        start->cls = shared_update(f, 0, total, &start->base, start->why);
+    if (mf_coll_bcast(c, start, sizeof(*start), 0) != MF_OK)
+        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    else if (cls == MPI_SUCCESS && bad)
+        cls = fail_elsewhere(why, "passed invalid arguments");
+    else if (cls == MPI_SUCCESS && start->cls != MPI_SUCCESS)
+        cls = fail(why, start->cls, "%s", start->why);
+    if (cls == MPI_SUCCESS)
+        cls = access_bytes(f, &v, write, (start->base + before) * v.esize, buf, count, dt, bytes,
+                           bytes_p, why);
+    free(start);
+    view_release(&v);
+    return cls;
+}
+
+/* ---- file pointers ---------------------------------------------------------------------- */
+
+static int file_size(mf_file_t *f, MPI_Offset *size_p, char *why)
+{
+    struct stat st;
+    if (fstat(f->fd, &st) != 0) {
+        int e = errno;
+        return fail(why, MPI_ERR_IO, "cannot find the size of %s: %s", f->filename, strerror(e));
+    }
+    *size_p = (MPI_Offset)st.st_size;
+    return MPI_SUCCESS;
+}
+
+/* The new position of a seek from `cur` (v: the view, for MPI_SEEK_END). */
+static int seek_target(mf_file_t *f, const mf_file_view_t *v, MPI_Offset cur, MPI_Offset offset,
+                       int whence, MPI_Offset *pos_p, char *why)
+{
+    MPI_Offset base = 0;
+    switch (whence) {
+    case MPI_SEEK_SET: break;
+    case MPI_SEEK_CUR: base = cur; break;
+    case MPI_SEEK_END: {
+        MPI_Offset size = 0;
+        int cls = file_size(f, &size, why);
+        if (cls != MPI_SUCCESS)
+            return cls;
+        base = (view_bytes_before(v, size) + v->esize - 1) / v->esize;
+        break;
+    }
+    default:
+        return fail(why, MPI_ERR_ARG,
+                    "argument whence=%d is none of MPI_SEEK_SET, MPI_SEEK_CUR and MPI_SEEK_END",
+                    whence);
+    }
+    if (base + offset < 0)
+        return fail(why, MPI_ERR_ARG, "argument offset=%lld would move the pointer before the "
+                    "start of the view (to %lld)",
+                    (long long)offset, (long long)(base + offset));
+    *pos_p = base + offset;
+    return MPI_SUCCESS;
+}
+
+static int sequential_refuses(mf_file_t *f, char *why)
+{
+    if (f->amode & MPI_MODE_SEQUENTIAL)
+        return fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
+                    "the file was opened with MPI_MODE_SEQUENTIAL: it has no individual file "
+                    "pointer");
+    return MPI_SUCCESS;
+}
+
+int mf_file_seek(mf_file_t *f, MPI_Offset offset, int whence, char *why)
+{
+    int cls = sequential_refuses(f, why);
+    if (cls != MPI_SUCCESS)
+        return cls;
+    pthread_mutex_lock(&f->lock);
+    MPI_Offset pos = 0;
+    cls = seek_target(f, &f->view, f->fp, offset, whence, &pos, why);
+    if (cls == MPI_SUCCESS)
+        f->fp = pos;
+    pthread_mutex_unlock(&f->lock);
+    return cls;
+}
+
+int mf_file_seek_shared(mf_file_t *f, MPI_Offset offset, int whence, char *why)
+{
+    mf_comm_t *c = f->comm;
+    int all_ok = 0, same_offset = 0, same_whence = 0;
+    if (!agree(c, 1, offset, &all_ok, &same_offset) || !agree(c, 1, whence, &all_ok, &same_whence))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (!same_offset || !same_whence)
+        return fail(why, MPI_ERR_NOT_SAME, "argument %s differs between the processes",
+                    !same_offset ? "offset" : "whence");
+    struct {
+        int32_t cls;
+        char why[MF_IO_WHY_LEN];
+    } result = {MPI_SUCCESS, ""};
+    if (c->rank == 0) {
+        MPI_Offset cur = 0, pos = 0;
+        pthread_mutex_lock(&f->lock);
+        mf_file_view_t v = view_snapshot(f);
+        pthread_mutex_unlock(&f->lock);
+        result.cls = shared_update(f, 0, 0, &cur, result.why);
+        if (result.cls == MPI_SUCCESS)
+            result.cls = seek_target(f, &v, cur, offset, whence, &pos, result.why);
+        if (result.cls == MPI_SUCCESS)
+            result.cls = shared_update(f, 1, pos, &cur, result.why);
+        view_release(&v);
+    }
+    if (mf_coll_bcast(c, &result, sizeof(result), 0) != MF_OK)
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : fail(why, result.cls, "%s", result.why);
+}
+
+int mf_file_get_position(mf_file_t *f, MPI_Offset *offset_p, char *why)
+{
+    int cls = sequential_refuses(f, why);
+    if (cls != MPI_SUCCESS)
+        return cls;
+    pthread_mutex_lock(&f->lock);
+    *offset_p = f->fp;
+    pthread_mutex_unlock(&f->lock);
+    return MPI_SUCCESS;
+}
+
+int mf_file_get_position_shared(mf_file_t *f, MPI_Offset *offset_p, char *why)
+{
+    return shared_update(f, 0, 0, offset_p, why);
+}
+
+int mf_file_get_byte_offset(mf_file_t *f, MPI_Offset offset, MPI_Offset *disp_p, char *why)
+{
+    (void)why;
+    pthread_mutex_lock(&f->lock);
+    *disp_p = view_offset(&f->view, offset * f->view.esize);
+    pthread_mutex_unlock(&f->lock);
+    return MPI_SUCCESS;
+}
+
+/* ---- size, atomicity, sync ----------------------------------------------------------------- */
+
+/* A collective change the first process makes for everyone: `value` agreed on, then `change`
+ * run on rank 0 and its result shared. */
+static int first_changes(mf_file_t *f, const char *arg, MPI_Offset value, int local_cls,
+                         int (*change)(mf_file_t *f, MPI_Offset value, char *why), char *why)
+{
+    mf_comm_t *c = f->comm;
+    int all_ok = 0, same = 0;
+    if (!agree(c, local_cls == MPI_SUCCESS, value, &all_ok, &same))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (local_cls != MPI_SUCCESS)
+        return local_cls;
+    if (!all_ok)
+        return fail_elsewhere(why, "passed invalid arguments");
+    if (!same)
+        return fail(why, MPI_ERR_NOT_SAME, "argument %s=%lld differs between the processes", arg,
+                    (long long)value);
+    struct {
+        int32_t cls;
+        char why[MF_IO_WHY_LEN];
+    } result = {MPI_SUCCESS, ""};
+    if (c->rank == 0)
+        result.cls = change(f, value, result.why);
+    if (mf_coll_bcast(c, &result, sizeof(result), 0) != MF_OK)
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : fail(why, result.cls, "%s", result.why);
+}
+
+static int do_truncate(mf_file_t *f, MPI_Offset size, char *why)
+{
+    if (ftruncate(f->fd, (off_t)size) == 0)
+        return MPI_SUCCESS;
+    int e = errno;
+    return fail(why, errno_class(e), "cannot set the size of %s to %lld: %s", f->filename,
+                (long long)size, strerror(e));
+}
+
+static int do_preallocate(mf_file_t *f, MPI_Offset size, char *why)
+{
+    MPI_Offset now = 0;
+    int cls = file_size(f, &now, why);
+    if (cls != MPI_SUCCESS || size <= now)
+        return cls;
+    int e = posix_fallocate(f->fd, 0, (off_t)size);
+    if (e == 0)
+        return MPI_SUCCESS;
+    return fail(why, errno_class(e), "cannot allocate %lld bytes for %s: %s", (long long)size,
+                f->filename, strerror(e));
+}
+
+static int writable(mf_file_t *f, const char *func_what, char *why)
+{
+    if ((f->amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY)) == MPI_MODE_RDONLY)
+        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_RDONLY: cannot %s",
+                    func_what);
+    return MPI_SUCCESS;
+}
+
+/* (The access mode is the same everywhere, so writable() fails everywhere or nowhere.) */
+int mf_file_set_size(mf_file_t *f, MPI_Offset size, char *why)
+{
+    return first_changes(f, "size", size, writable(f, "change its size", why), do_truncate, why);
+}
+
+int mf_file_preallocate(mf_file_t *f, MPI_Offset size, char *why)
+{
+    return first_changes(f, "size", size, writable(f, "allocate space", why), do_preallocate,
+                         why);
+}
+
+int mf_file_set_atomicity(mf_file_t *f, int flag, char *why)
+{
+    int all_ok = 0, same = 0;
+    if (!agree(f->comm, 1, flag != 0, &all_ok, &same))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (!same)
+        return fail(why, MPI_ERR_NOT_SAME, "argument flag differs between the processes");
+    __atomic_store_n(&f->atomic, flag != 0, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
+int mf_file_sync(mf_file_t *f, char *why)
+{
+    int e = fsync(f->fd) == 0 ? 0 : errno;
+    if (e == EINVAL || e == EROFS) /* a file that cannot be synced has nothing to sync */
+        e = 0;
+    int all_ok = 0;
+    if (!agree(f->comm, e == 0, 0, &all_ok, NULL))
+        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    if (e != 0)
+        return fail(why, errno_class(e), "cannot sync %s: %s", f->filename, strerror(e));
+    if (!all_ok)
+        return fail_elsewhere(why, "could not sync the file");
+    return MPI_SUCCESS;
+}
+
+int mf_file_get_size(mf_file_t *f, MPI_Offset *size_p, char *why)
+{
+    return file_size(f, size_p, why);
+}

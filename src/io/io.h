@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * MPI-IO (MPI-4.1 chapter 14) over POSIX files: every process opens the file itself and moves
+ * its own data with pread/pwrite, through the file view (a displacement and a filetype tiled
+ * from it) mapped to file offsets here. Collective calls agree on their arguments and results
+ * over a private duplicate of the communicator; the data access calls of the collective forms
+ * move each process's data independently (no aggregation). The shared file pointer lives in a
+ * small file beside the data file, updated under an fcntl lock, so no process has to make
+ * progress for another's access. See docs/design/io.md.
+ *
+ * The functions here return an MPI error class (MPI_SUCCESS when none) and, on error, a reason
+ * in `why` (MF_IO_WHY_LEN bytes) for the binding's message.
+ */
+#ifndef MF_IO_H
+#define MF_IO_H
+
+#include "core.h"
+
+#define MF_IO_WHY_LEN 256
+
+/* The data representations a view may name: MPI's own and those of MPI_Register_datarep
+ * (which are accepted only without conversion functions: their data is the native bytes). */
+typedef enum {
+    MF_DATAREP_NATIVE = 0,
+    MF_DATAREP_INTERNAL,
+    MF_DATAREP_USER,
+} mf_datarep_t;
+
+/* The file view: `disp` bytes in, the filetype tiled every `fextent` bytes, each tile holding
+ * `fsize` bytes of data in its segments; positions count etypes of `esize` bytes. */
+typedef struct mf_file_view {
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype; /* counted references */
+    MPI_Count esize, fsize;
+    MPI_Aint fextent;
+    const mf_dtype_t *ft; /* the filetype's layout (a pair type's twin); NULL: one segment */
+    char datarep[MPI_MAX_DATAREP_STRING];
+} mf_file_view_t;
+
+struct MPI_ABI_File {
+    uint32_t kind;
+    void *recycled_next; /* the recycler's link while freed (core.h) */
+    mf_comm_t *comm;     /* private duplicate, its errors returned (MPI_ERRORS_RETURN) */
+    int fd;
+    int amode;
+    char *filename;
+    _Atomic(MPI_Errhandler) errhandler;
+    pthread_mutex_t lock; /* everything below */
+    struct MPI_ABI_Info *info;
+    mf_file_view_t view;
+    MPI_Offset fp; /* the individual file pointer, in etypes of the view */
+    int atomic;    /* MPI_File_set_atomicity */
+    /* one split collective at a time (MPI-4.1 section 14.4.5): which, and its status */
+    const char *split_begun;
+    MPI_Status split_status;
+    /* the shared file pointer: a file of one 8-byte value (etypes), made on first use; empty
+     * means `shared_initial` (0, or the size at opening with MPI_MODE_APPEND) */
+    char *shared_name;
+    int shared_fd;
+    MPI_Offset shared_initial;
+    pthread_mutex_t shared_lock; /* fcntl locks are the process's: threads take this first */
+    pthread_mutex_t atomic_lock; /* the same for atomic mode's byte-range locks */
+};
+
+typedef struct MPI_ABI_File mf_file_t;
+
+static inline mf_file_t *mf_file_get(MPI_File handle)
+{
+    if (mf_handle_is_predefined(handle))
+        return NULL;
+    return handle->kind == MF_KIND_FILE ? handle : NULL;
+}
+
+/* Collective over comm (an intracommunicator): every process opens `filename` with `amode`
+ * (checked here); the first process creates it. All return the same class. */
+int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_ABI_Info *info,
+                 mf_file_t **file_p, char *why);
+/* Collective: closes (and with MPI_MODE_DELETE_ON_CLOSE deletes) the file; frees f. */
+int mf_file_close(mf_file_t *f, char *why);
+int mf_file_delete(const char *filename, char *why);
+
+/* Collective. disp MPI_DISPLACEMENT_CURRENT (sequential files) starts at the shared file
+ * pointer. The types are checked here (committed, filetype made of etypes, displacements
+ * nondecreasing); both file pointers go to 0. */
+int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char *datarep, char *why);
+
+typedef enum {
+    MF_IO_AT,         /* explicit offset */
+    MF_IO_INDIVIDUAL, /* the individual file pointer */
+    MF_IO_SHARED,     /* the shared file pointer */
+} mf_io_where_t;
+
+/* Read (write 0) or write `count` items of dt at buf (checked by the caller) at `offset`
+ * etypes into the view (MF_IO_AT) or at a file pointer, which then moves past the data.
+ * *bytes_p: the bytes moved (a read stops at the end of the file). */
+int mf_file_access(mf_file_t *f, mf_io_where_t where, int write, MPI_Offset offset, void *buf,
+                   MPI_Count count, MPI_Datatype dt, MPI_Count *bytes_p, char *why);
+/* Collective: MPI_File_read/write_ordered, the processes' data in rank order at the shared
+ * file pointer. */
+int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, MPI_Datatype dt,
+                           MPI_Count *bytes_p, char *why);
+
+int mf_file_seek(mf_file_t *f, MPI_Offset offset, int whence, char *why);
+int mf_file_seek_shared(mf_file_t *f, MPI_Offset offset, int whence, char *why); /* collective */
+int mf_file_get_position(mf_file_t *f, MPI_Offset *offset_p, char *why);
+int mf_file_get_position_shared(mf_file_t *f, MPI_Offset *offset_p, char *why);
+int mf_file_get_byte_offset(mf_file_t *f, MPI_Offset offset, MPI_Offset *disp_p, char *why);
+
+/* Collective; the same value on every process (MPI_ERR_NOT_SAME otherwise). */
+int mf_file_set_size(mf_file_t *f, MPI_Offset size, char *why);
+int mf_file_preallocate(mf_file_t *f, MPI_Offset size, char *why);
+int mf_file_set_atomicity(mf_file_t *f, int flag, char *why);
+int mf_file_sync(mf_file_t *f, char *why); /* collective */
+int mf_file_get_size(mf_file_t *f, MPI_Offset *size_p, char *why);
+
+/* MPI_Register_datarep: MPI_ERR_DUP_DATAREP for a name already known. */
+int mf_datarep_register(const char *name, int has_conversion, MPI_Datarep_extent_function *extent,
+                        void *extra_state, char *why);
+
+#endif /* MF_IO_H */
