@@ -456,6 +456,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     mf_file_t *f = mf_recycler_take(&file_objects, sizeof(*f), "a file");
     if (f == NULL)
         return fail(why, MPI_ERR_NO_MEM, "out of memory");
+    f->kind = MF_KIND_FILE;
     f->fd = f->shared_fd = -1;
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->shared_lock, NULL);
