@@ -9,7 +9,7 @@
  * and freed; MPI_WIN_NULL is MPI_ERR_WIN. File
  * operations without a file (MPI_File_open, MPI_File_delete) report on MPI_FILE_NULL's handler
  * (section 14.7): with every handler at its default, a failing MPI_File_open returns its error
- * and the program goes on (Manifold has no MPI-IO yet and once aborted the job there).
+ * and the program goes on (an unsupported MPI-IO once aborted the job there on Manifold).
  */
 #include "mtest.h"
 
