@@ -970,9 +970,9 @@ int mf_check_file(const char *func, MPI_File file, int null_ok, mf_file_t **f_p)
     *f_p = mf_file_get(file);
     if (*f_p != NULL || (null_ok && file == MPI_FILE_NULL))
         return MPI_SUCCESS;
-    return raise_file_null(mf_err_code(MPI_ERR_FILE, func, "argument fh is %s",
-                                       file == MPI_FILE_NULL ? "MPI_FILE_NULL"
-                                                             : "not a valid open file"));
+    return raise_file_null(
+        mf_err_code(MPI_ERR_FILE, func, "argument fh is %s",
+                    file == MPI_FILE_NULL ? "MPI_FILE_NULL" : "not a valid open file"));
 }
 
 /* The error handler argument of a *_set_errhandler call for objects of kind `want`; errors go

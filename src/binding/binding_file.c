@@ -394,9 +394,8 @@ static int register_datarep(const char *func, const char *datarep, int has_conve
     if (rc != MPI_SUCCESS)
         return rc;
     if (datarep == NULL || datarep[0] == '\0' || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
-                                              "argument datarep is %s",
-                                              datarep == NULL       ? "NULL"
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument datarep is %s",
+                                              datarep == NULL      ? "NULL"
                                               : datarep[0] == '\0' ? "empty"
                                                                    : "longer than "
                                                                      "MPI_MAX_DATAREP_STRING"));
@@ -405,8 +404,7 @@ static int register_datarep(const char *func, const char *datarep, int has_conve
             NULL, mf_err_code(MPI_ERR_ARG, func, "argument dtype_file_extent_fn is NULL"));
     char why[MF_IO_WHY_LEN];
     int cls = mf_datarep_register(datarep, has_conversion, extent_fn, extra_state, why);
-    return cls == MPI_SUCCESS ? MPI_SUCCESS
-                              : mf_err_raise(NULL, mf_err_code(cls, func, "%s", why));
+    return cls == MPI_SUCCESS ? MPI_SUCCESS : mf_err_raise(NULL, mf_err_code(cls, func, "%s", why));
 }
 
 #pragma weak MPI_Register_datarep = PMPI_Register_datarep
@@ -493,9 +491,9 @@ int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
     if (rc != MPI_SUCCESS)
         return rc;
     if (offset < 0)
-        return mf_err_raise_file(f, mf_err_code(MPI_ERR_ARG, func,
-                                                "argument offset=%lld is negative",
-                                                (long long)offset));
+        return mf_err_raise_file(
+            f,
+            mf_err_code(MPI_ERR_ARG, func, "argument offset=%lld is negative", (long long)offset));
     char why[MF_IO_WHY_LEN];
     int cls = mf_file_get_byte_offset(f, offset, disp, why);
     return cls == MPI_SUCCESS ? MPI_SUCCESS : raise_io(f, func, cls, why);
@@ -527,8 +525,8 @@ typedef struct io_call {
 
 static int request_query(void *extra_state, MPI_Status *status)
 {
-    mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR,
-                  *(MPI_Count *)extra_state, 0);
+    mf_status_set(status, MPI_ANY_SOURCE, MPI_ANY_TAG, status->MPI_ERROR, *(MPI_Count *)extra_state,
+                  0);
     return MPI_SUCCESS;
 }
 
@@ -546,8 +544,7 @@ static int request_cancel(void *extra_state, int complete)
 }
 
 /* A completed request whose status says `bytes` were moved. */
-static int completed_request(mf_file_t *f, const char *func, MPI_Count bytes,
-                             MPI_Request *request)
+static int completed_request(mf_file_t *f, const char *func, MPI_Count bytes, MPI_Request *request)
 {
     MPI_Count *state = malloc(sizeof(*state));
     mf_request_t *req = NULL;
@@ -602,10 +599,10 @@ static int file_io(const io_call_t *a)
         return mf_err_raise_file(f, rc);
     char why[MF_IO_WHY_LEN];
     MPI_Count moved = 0;
-    int cls = a->ordered ? mf_file_access_ordered(f, a->write, a->buf, a->count, a->datatype,
-                                                  &moved, why)
-                         : mf_file_access(f, a->where, a->write, a->offset, a->buf, a->count,
-                                          a->datatype, &moved, why);
+    int cls = a->ordered
+                  ? mf_file_access_ordered(f, a->write, a->buf, a->count, a->datatype, &moved, why)
+                  : mf_file_access(f, a->where, a->write, a->offset, a->buf, a->count, a->datatype,
+                                   &moved, why);
     if (cls != MPI_SUCCESS)
         return raise_io(f, func, cls, why);
     switch (a->form) {
@@ -636,12 +633,12 @@ static int split_end(const char *func, MPI_File fh, MPI_Status *status)
         f->split_begun = NULL;
     pthread_mutex_unlock(&f->lock);
     if (!match)
-        return mf_err_raise_file(
-            f, mf_err_code(MPI_ERR_OTHER, func,
-                           pending == NULL ? "no split collective is active on the file"
-                                           : "the active split collective is not this one "
-                                             "(%s completes it)",
-                           pending));
+        return mf_err_raise_file(f, mf_err_code(MPI_ERR_OTHER, func,
+                                                pending == NULL
+                                                    ? "no split collective is active on the file"
+                                                    : "the active split collective is not this one "
+                                                      "(%s completes it)",
+                                                pending));
     set_status(status, mf_status_bytes(&kept));
     return MPI_SUCCESS;
 }
@@ -651,8 +648,8 @@ static int io_blocking(const char *func, MPI_File fh, mf_io_where_t where, int w
                        MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                        MPI_Status *status)
 {
-    io_call_t a = {func, fh, where, 0, write, offset, (void *)(uintptr_t)buf, count, dt,
-                   IO_BLOCKING, status, NULL, NULL};
+    io_call_t a = {func,  fh, where,       0,      write, offset, (void *)(uintptr_t)buf,
+                   count, dt, IO_BLOCKING, status, NULL,  NULL};
     return file_io(&a);
 }
 
@@ -660,24 +657,35 @@ static int io_nonblocking(const char *func, MPI_File fh, mf_io_where_t where, in
                           MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                           MPI_Request *request)
 {
-    io_call_t a = {func, fh, where, 0, write, offset, (void *)(uintptr_t)buf, count, dt,
-                   IO_NONBLOCKING, NULL, request, NULL};
+    io_call_t a = {func,  fh, where,          0,    write,   offset, (void *)(uintptr_t)buf,
+                   count, dt, IO_NONBLOCKING, NULL, request, NULL};
     return file_io(&a);
 }
 
 static int io_begin(const char *func, const char *end, MPI_File fh, mf_io_where_t where, int write,
                     MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt)
 {
-    io_call_t a = {func, fh, where, 0, write, offset, (void *)(uintptr_t)buf, count, dt,
-                   IO_BEGIN, NULL, NULL, end};
+    io_call_t a = {func,  fh, where,    0,    write, offset, (void *)(uintptr_t)buf,
+                   count, dt, IO_BEGIN, NULL, NULL,  end};
     return file_io(&a);
 }
 
 static int io_ordered(const char *func, const char *end, MPI_File fh, int write, const void *buf,
                       MPI_Count count, MPI_Datatype dt, MPI_Status *status)
 {
-    io_call_t a = {func, fh, MF_IO_SHARED, 1, write, 0, (void *)(uintptr_t)buf, count, dt,
-                   end != NULL ? IO_BEGIN : IO_BLOCKING, status, NULL, end};
+    io_call_t a = {func,
+                   fh,
+                   MF_IO_SHARED,
+                   1,
+                   write,
+                   0,
+                   (void *)(uintptr_t)buf,
+                   count,
+                   dt,
+                   end != NULL ? IO_BEGIN : IO_BLOCKING,
+                   status,
+                   NULL,
+                   end};
     return file_io(&a);
 }
 
@@ -694,8 +702,7 @@ int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_
 int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking("MPI_File_read_at_c", fh, MF_IO_AT, 0, offset, buf, count, datatype,
-                       status);
+    return io_blocking("MPI_File_read_at_c", fh, MF_IO_AT, 0, offset, buf, count, datatype, status);
 }
 
 #pragma weak MPI_File_read_at_all = PMPI_File_read_at_all
@@ -773,8 +780,8 @@ int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
 int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iread_at_all_c", fh, MF_IO_AT, 0, offset, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iread_at_all_c", fh, MF_IO_AT, 0, offset, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_iwrite_at = PMPI_File_iwrite_at
@@ -797,16 +804,16 @@ int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_C
 int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                             MPI_Datatype datatype, MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iwrite_at_all", fh, MF_IO_AT, 1, offset, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iwrite_at_all", fh, MF_IO_AT, 1, offset, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_iwrite_at_all_c = PMPI_File_iwrite_at_all_c
 int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                               MPI_Datatype datatype, MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iwrite_at_all_c", fh, MF_IO_AT, 1, offset, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iwrite_at_all_c", fh, MF_IO_AT, 1, offset, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_read_at_all_begin = PMPI_File_read_at_all_begin
@@ -841,11 +848,11 @@ int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf
 }
 
 #pragma weak MPI_File_write_at_all_begin_c = PMPI_File_write_at_all_begin_c
-int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf,
-                                   MPI_Count count, MPI_Datatype datatype)
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
 {
-    return io_begin("MPI_File_write_at_all_begin_c", "MPI_File_write_at_all_end", fh, MF_IO_AT,
-                    1, offset, buf, count, datatype);
+    return io_begin("MPI_File_write_at_all_begin_c", "MPI_File_write_at_all_end", fh, MF_IO_AT, 1,
+                    offset, buf, count, datatype);
 }
 
 #pragma weak MPI_File_write_at_all_end = PMPI_File_write_at_all_end
@@ -867,13 +874,11 @@ int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI
 int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Status *status)
 {
-    return io_blocking("MPI_File_read_c", fh, MF_IO_INDIVIDUAL, 0, 0, buf, count, datatype,
-                       status);
+    return io_blocking("MPI_File_read_c", fh, MF_IO_INDIVIDUAL, 0, 0, buf, count, datatype, status);
 }
 
 #pragma weak MPI_File_read_all = PMPI_File_read_all
-int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                       MPI_Status *status)
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return io_blocking("MPI_File_read_all", fh, MF_IO_INDIVIDUAL, 0, 0, buf, count, datatype,
                        status);
@@ -891,8 +896,7 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                     MPI_Status *status)
 {
-    return io_blocking("MPI_File_write", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype,
-                       status);
+    return io_blocking("MPI_File_write", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype, status);
 }
 
 #pragma weak MPI_File_write_c = PMPI_File_write_c
@@ -946,8 +950,8 @@ int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype
 int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iread_all_c", fh, MF_IO_INDIVIDUAL, 0, 0, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iread_all_c", fh, MF_IO_INDIVIDUAL, 0, 0, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_iwrite = PMPI_File_iwrite
@@ -970,30 +974,30 @@ int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dataty
 int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                          MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iwrite_all", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iwrite_all", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_iwrite_all_c = PMPI_File_iwrite_all_c
 int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iwrite_all_c", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iwrite_all_c", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_read_all_begin = PMPI_File_read_all_begin
 int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    return io_begin("MPI_File_read_all_begin", "MPI_File_read_all_end", fh, MF_IO_INDIVIDUAL, 0,
-                    0, buf, count, datatype);
+    return io_begin("MPI_File_read_all_begin", "MPI_File_read_all_end", fh, MF_IO_INDIVIDUAL, 0, 0,
+                    buf, count, datatype);
 }
 
 #pragma weak MPI_File_read_all_begin_c = PMPI_File_read_all_begin_c
 int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
-    return io_begin("MPI_File_read_all_begin_c", "MPI_File_read_all_end", fh, MF_IO_INDIVIDUAL,
-                    0, 0, buf, count, datatype);
+    return io_begin("MPI_File_read_all_begin_c", "MPI_File_read_all_end", fh, MF_IO_INDIVIDUAL, 0,
+                    0, buf, count, datatype);
 }
 
 #pragma weak MPI_File_read_all_end = PMPI_File_read_all_end
@@ -1006,16 +1010,16 @@ int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 #pragma weak MPI_File_write_all_begin = PMPI_File_write_all_begin
 int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
-    return io_begin("MPI_File_write_all_begin", "MPI_File_write_all_end", fh, MF_IO_INDIVIDUAL,
-                    1, 0, buf, count, datatype);
+    return io_begin("MPI_File_write_all_begin", "MPI_File_write_all_end", fh, MF_IO_INDIVIDUAL, 1,
+                    0, buf, count, datatype);
 }
 
 #pragma weak MPI_File_write_all_begin_c = PMPI_File_write_all_begin_c
 int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                 MPI_Datatype datatype)
 {
-    return io_begin("MPI_File_write_all_begin_c", "MPI_File_write_all_end", fh, MF_IO_INDIVIDUAL,
-                    1, 0, buf, count, datatype);
+    return io_begin("MPI_File_write_all_begin_c", "MPI_File_write_all_end", fh, MF_IO_INDIVIDUAL, 1,
+                    0, buf, count, datatype);
 }
 
 #pragma weak MPI_File_write_all_end = PMPI_File_write_all_end
@@ -1071,8 +1075,8 @@ int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datat
 int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                              MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iread_shared_c", fh, MF_IO_SHARED, 0, 0, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iread_shared_c", fh, MF_IO_SHARED, 0, 0, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_iwrite_shared = PMPI_File_iwrite_shared
@@ -1084,11 +1088,11 @@ int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatyp
 }
 
 #pragma weak MPI_File_iwrite_shared_c = PMPI_File_iwrite_shared_c
-int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Request *request)
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Request *request)
 {
-    return io_nonblocking("MPI_File_iwrite_shared_c", fh, MF_IO_SHARED, 1, 0, buf, count,
-                          datatype, request);
+    return io_nonblocking("MPI_File_iwrite_shared_c", fh, MF_IO_SHARED, 1, 0, buf, count, datatype,
+                          request);
 }
 
 #pragma weak MPI_File_read_ordered = PMPI_File_read_ordered
@@ -1113,8 +1117,8 @@ int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatyp
 }
 
 #pragma weak MPI_File_write_ordered_c = PMPI_File_write_ordered_c
-int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
-                              MPI_Datatype datatype, MPI_Status *status)
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                              MPI_Status *status)
 {
     return io_ordered("MPI_File_write_ordered_c", NULL, fh, 1, buf, count, datatype, status);
 }
@@ -1122,8 +1126,8 @@ int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count,
 #pragma weak MPI_File_read_ordered_begin = PMPI_File_read_ordered_begin
 int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
-    return io_ordered("MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", fh, 0, buf,
-                      count, datatype, NULL);
+    return io_ordered("MPI_File_read_ordered_begin", "MPI_File_read_ordered_end", fh, 0, buf, count,
+                      datatype, NULL);
 }
 
 #pragma weak MPI_File_read_ordered_begin_c = PMPI_File_read_ordered_begin_c

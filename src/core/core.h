@@ -40,9 +40,9 @@ typedef enum {
     /* A request MPI_Request_free let go of in flight: the library's to finish, no longer a
      * request to its handle (a copy waited for ever), until its release frees it. */
     MF_KIND_REQUEST_ORPHAN = 0x6672ee0a,
-    MF_KIND_WIN = 0x6672ee0b, /* windows (src/rma) */
+    MF_KIND_WIN = 0x6672ee0b,  /* windows (src/rma) */
     MF_KIND_FILE = 0x6672ee0c, /* open files (src/io) */
-    MF_KIND_OP = 0x6672ee20,  /* user-defined operations (coll.h) */
+    MF_KIND_OP = 0x6672ee20,   /* user-defined operations (coll.h) */
     /* Every value once: a handle of one kind given where another is expected is told apart
      * by this word alone (datatypes and groups once shared a value and passed for each
      * other). */

@@ -215,15 +215,14 @@ static int view_monotone(const mf_file_view_t *v, int write, char *why)
     for (MPI_Count i = 0; i < view_nruns(v); i++) {
         mf_dtype_run_t r = view_run(v, i);
         if (r.stride < (write ? r.len : 0) && r.n > 1)
-            return fail(why, MPI_ERR_TYPE,
-                        "argument filetype has %s blocks", write ? "overlapping" : "decreasing");
+            return fail(why, MPI_ERR_TYPE, "argument filetype has %s blocks",
+                        write ? "overlapping" : "decreasing");
         MPI_Offset off = r.off, last = r.off + (r.n - 1) * r.stride;
         if (first < 0) {
             first = off;
             if (off < 0)
                 return fail(why, MPI_ERR_TYPE,
-                            "argument filetype has a negative displacement (%lld)",
-                            (long long)off);
+                            "argument filetype has a negative displacement (%lld)", (long long)off);
         } else if (off < prev_off || (write && off < prev_end)) {
             return fail(why, MPI_ERR_TYPE, "argument filetype's displacements %s at byte %lld",
                         off < prev_off ? "decrease" : "overlap", (long long)off);
@@ -382,9 +381,9 @@ static void shared_reset(mf_file_t *f)
 
 static int check_amode(int amode, char *why)
 {
-    const int known = MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE |
-                      MPI_MODE_EXCL | MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL |
-                      MPI_MODE_UNIQUE_OPEN | MPI_MODE_WRONLY;
+    const int known = MPI_MODE_APPEND | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_EXCL |
+                      MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_SEQUENTIAL | MPI_MODE_UNIQUE_OPEN |
+                      MPI_MODE_WRONLY;
     int access = amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
     if ((amode & ~known) != 0)
         return fail(why, MPI_ERR_AMODE, "argument amode=%d has bits of no MPI_MODE_ constant",
@@ -524,8 +523,8 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
         file_release(f);
         if (bad == c->rank || first.err != 0)
             return fail(why, errno_class(err), "cannot open %s: %s", filename, strerror(err));
-        return fail(why, errno_class(err), "process %d of the communicator cannot open %s: %s",
-                    bad, filename, strerror(err));
+        return fail(why, errno_class(err), "process %d of the communicator cannot open %s: %s", bad,
+                    filename, strerror(err));
     }
 
     f->shared_name = shared_name(path, first.id);
@@ -791,8 +790,8 @@ static int view_move(int fd, const mf_file_view_t *v, int write, MPI_Offset p, c
  * F_WRLCK) or dropped (F_UNLCK). */
 static int range_lock(int fd, short type, MPI_Offset start, MPI_Offset end)
 {
-    struct flock lk = {.l_type = type, .l_whence = SEEK_SET, .l_start = start,
-                       .l_len = end - start};
+    struct flock lk = {
+        .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = end - start};
     while (fcntl(fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &lk) != 0)
         if (errno != EINTR)
             return errno;
@@ -800,9 +799,9 @@ static int range_lock(int fd, short type, MPI_Offset start, MPI_Offset end)
 }
 
 /* The access at byte p of v's stream, after the checks and the pointer updates. */
-static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Offset p,
-                        void *buf, MPI_Count count, MPI_Datatype dt, MPI_Count bytes,
-                        MPI_Count *bytes_p, char *why)
+static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Offset p, void *buf,
+                        MPI_Count count, MPI_Datatype dt, MPI_Count bytes, MPI_Count *bytes_p,
+                        char *why)
 {
     *bytes_p = 0;
     if (bytes == 0)
@@ -997,7 +996,8 @@ static int seek_target(mf_file_t *f, const mf_file_view_t *v, MPI_Offset cur, MP
                     whence);
     }
     if (base + offset < 0)
-        return fail(why, MPI_ERR_ARG, "argument offset=%lld would move the pointer before the "
+        return fail(why, MPI_ERR_ARG,
+                    "argument offset=%lld would move the pointer before the "
                     "start of the view (to %lld)",
                     (long long)offset, (long long)(base + offset));
     *pos_p = base + offset;
@@ -1149,8 +1149,7 @@ int mf_file_set_size(mf_file_t *f, MPI_Offset size, char *why)
 
 int mf_file_preallocate(mf_file_t *f, MPI_Offset size, char *why)
 {
-    return first_changes(f, "size", size, writable(f, "allocate space", why), do_preallocate,
-                         why);
+    return first_changes(f, "size", size, writable(f, "allocate space", why), do_preallocate, why);
 }
 
 int mf_file_set_atomicity(mf_file_t *f, int flag, char *why)
