@@ -522,9 +522,12 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     if (err != 0) {
         file_release(f);
         if (bad == c->rank || first.err != 0)
-            return fail(why, errno_class(err), "cannot open %s: %s", filename, strerror(err));
-        return fail(why, errno_class(err), "process %d of the communicator cannot open %s: %s", bad,
-                    filename, strerror(err));
+            return fail(why, errno_class(err), "argument filename=\"%s\" cannot be opened: %s",
+                        filename, strerror(err));
+        return fail(why, errno_class(err),
+                    "argument filename=\"%s\" cannot be opened by process %d of the "
+                    "communicator: %s",
+                    filename, bad, strerror(err));
     }
 
     f->shared_name = shared_name(path, first.id);
@@ -572,7 +575,8 @@ int mf_file_delete(const char *filename, char *why)
     if (unlink(strip_prefix(filename)) == 0)
         return MPI_SUCCESS;
     int e = errno;
-    return fail(why, errno_class(e), "cannot delete %s: %s", filename, strerror(e));
+    return fail(why, errno_class(e), "argument filename=\"%s\" cannot be deleted: %s", filename,
+                strerror(e));
 }
 
 /* ---- views -------------------------------------------------------------------------------- */
