@@ -3,7 +3,7 @@
 # AddressSanitizer/UBSan tree (all tests) and the ThreadSanitizer tree (multithreaded tests),
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
 # Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll,
-# bench-threads (SUITES=... picks the suites, default all), bench-part, bench-instructions,
+# bench-threads (SUITES=... picks the suites, default all), bench-part, bench-io, bench-instructions,
 # check-mpi4py (mpi4py's test suite on the optimised tree; not part of check), format, clean.
 
 JOBS ?= 2
@@ -12,7 +12,7 @@ CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich \
 	-DMF_UCX_PKGCONFIG=$(CURDIR)/$(B)/ucx-pkgconfig
 
 .PHONY: all deps build release check check-asan check-tsan check-mpi4py unimplemented demo bench \
-	bench-dtype bench-coll bench-threads bench-part bench-instructions format clean
+	bench-dtype bench-coll bench-threads bench-part bench-io bench-instructions format clean
 
 all: build
 
@@ -83,6 +83,10 @@ bench-threads: release
 bench-part: release
 	tools/install-deps.sh --with-openmpi
 	python3 bench/run_part.py $(B)/release
+
+bench-io: release
+	tools/install-deps.sh --with-openmpi
+	python3 bench/run_io.py $(B)/release
 
 bench-instructions: release
 	tools/install-deps.sh --with-openmpi --with-valgrind

@@ -25,8 +25,10 @@
 
 static mf_recycler_t file_objects = MF_RECYCLER_INIT;
 
-/* A read of more than one piece within this span reads the span at once. */
-#define SIEVE_SPAN_MAX (4u << 20)
+/* A read of more than one piece within this span reads the span at once (into a staging
+ * buffer the thread keeps: the datatype engine's temporaries, cached up to 256 KiB by default,
+ * MANIFOLD_DT_TEMP_CACHE; a fresh buffer of megabytes costs its page faults every time). */
+#define SIEVE_SPAN_MAX (256u << 10)
 /* Pieces gathered before they are moved. */
 #define PIECES_MAX 256
 
@@ -180,6 +182,8 @@ static MPI_Offset cursor_offset(const mf_file_view_t *v, const cursor_t *c, mf_d
 /* The file offset of byte p of the view's stream. */
 static MPI_Offset view_offset(const mf_file_view_t *v, MPI_Offset p)
 {
+    if (v->dense)
+        return v->disp + v->dense_off + p;
     if (v->fsize == 0)
         return v->disp;
     cursor_t c = cursor_at(v, p);
@@ -189,9 +193,11 @@ static MPI_Offset view_offset(const mf_file_view_t *v, MPI_Offset p)
 /* Bytes of the view's stream that lie before file offset `end`. */
 static MPI_Offset view_bytes_before(const mf_file_view_t *v, MPI_Offset end)
 {
-    MPI_Offset rel = end - v->disp;
+    MPI_Offset rel = end - v->disp - (v->dense ? v->dense_off : 0);
     if (rel <= 0 || v->fsize == 0)
         return 0;
+    if (v->dense)
+        return rel;
     MPI_Offset bytes = rel / v->fextent * v->fsize;
     MPI_Offset rem = rel % v->fextent;
     for (MPI_Count i = 0; i < view_nruns(v); i++) {
@@ -462,7 +468,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     pthread_mutex_init(&f->atomic_lock, NULL);
     f->amode = amode;
     f->errhandler = MPI_ERRORS_RETURN;
-    f->view = (mf_file_view_t){0, MPI_BYTE, MPI_BYTE, 1, 1, 1, NULL, "native"};
+    f->view = (mf_file_view_t){0, MPI_BYTE, MPI_BYTE, 1, 1, 1, NULL, 1, 0, "native"};
     const char *path = strip_prefix(filename);
     f->filename = strdup(filename);
     if (mf_comm_dup(comm, &f->comm) != MF_OK) {
@@ -614,12 +620,15 @@ static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                           "MPI_MODE_SEQUENTIAL"
                         : "argument disp=%lld is negative",
                     (long long)disp);
-    *v = (mf_file_view_t){disp, etype, filetype, ep.psize, fp.psize, fp.extent, NULL, ""};
+    *v = (mf_file_view_t){disp, etype, filetype, ep.psize, fp.psize, fp.extent, NULL, 0, 0, ""};
     v->ft = fp.derived ? mf_dtype_get(filetype) : mf_dtype_pair_twin(filetype);
     snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
-    if (v->fsize > 0)
-        return view_monotone(v, !(f->amode & MPI_MODE_RDONLY), why);
-    return MPI_SUCCESS;
+    if (v->fsize == 0)
+        return MPI_SUCCESS;
+    mf_dtype_run_t r = view_run(v, 0);
+    v->dense = view_nruns(v) == 1 && (r.n == 1 || r.stride == r.len) && r.n * r.len == v->fextent;
+    v->dense_off = r.off;
+    return view_monotone(v, !(f->amode & MPI_MODE_RDONLY), why);
 }
 
 static uint64_t hash_string(const char *s)
@@ -715,7 +724,7 @@ static void batch_flush(batch_t *b)
     char *sieve = NULL;
     size_t have = 0;
     if (!b->write && b->n > 1 && span <= (MPI_Offset)SIEVE_SPAN_MAX &&
-        (sieve = malloc((size_t)span)) != NULL)
+        (sieve = mf_dtype_temp_alloc((size_t)span)) != NULL)
         b->err = pread_upto(b->fd, sieve, (size_t)span, start, &have);
     for (int i = 0; i < b->n && b->err == 0 && !b->eof; i++) {
         piece_t *p = &b->pieces[i];
@@ -736,7 +745,8 @@ static void batch_flush(batch_t *b)
         if (got < p->len)
             b->eof = 1;
     }
-    free(sieve);
+    if (sieve != NULL)
+        mf_dtype_temp_free(sieve);
     b->n = 0;
 }
 
@@ -767,9 +777,11 @@ static int view_move(int fd, const mf_file_view_t *v, int write, MPI_Offset p, c
     b->n = 0;
     b->moved = 0;
     b->eof = b->err = 0;
+    if (v->dense) /* one piece, however long */
+        batch_add(b, view_offset(v, p), (size_t)len);
     cursor_t c = cursor_at(v, p);
     MPI_Count nruns = view_nruns(v);
-    while (len > 0 && !b->eof && b->err == 0) {
+    while (!v->dense && len > 0 && !b->eof && b->err == 0) {
         mf_dtype_run_t r = view_run(v, c.run);
         MPI_Count take = r.len - c.inner < len ? r.len - c.inner : len;
         batch_add(b, cursor_offset(v, &c, r), (size_t)take);

@@ -34,6 +34,10 @@ typedef struct mf_file_view {
     MPI_Count esize, fsize;
     MPI_Aint fextent;
     const mf_dtype_t *ft; /* the filetype's layout (a pair type's twin); NULL: one segment */
+    /* the tiles are one run of data from disp + dense_off (contiguous filetypes, the default
+     * view): the stream maps to the file by an addition */
+    int dense;
+    MPI_Offset dense_off;
     char datarep[MPI_MAX_DATAREP_STRING];
 } mf_file_view_t;
 

@@ -4,7 +4,8 @@
  * own region of a shared file and checks every byte of the region afterwards (read with the
  * default view), then reads back through the view from random etype offsets. The filetypes:
  * an hindexed type of random blocks (a short segment list) and vectors of a few hundred blocks
- * (which the library keeps as runs of segments), each resized to an extent past its data, with
+ * (which the library keeps as runs of segments), each resized to an extent past its data, and
+ * one block as long as the extent at an offset (consecutive tiles form one run), with
  * accesses that start and end in the middle of segments and tiles; the memory side is
  * contiguous or a vector with holes. Bytes in the filetype's holes must keep the fill pattern.
  */
@@ -43,6 +44,14 @@ static void random_layout(layout_t *l, int kind)
 {
     MPI_Aint at = 4 * (rand() % 3);
     l->per_tile = 0;
+    if (kind == 2) { /* one block as long as the extent, past lb: the tiles are one run */
+        l->n = 1;
+        l->len[0] = 1 + rand() % 8;
+        l->off[0] = at + (rand() % 2);
+        l->per_tile = l->len[0];
+        l->extent = 4 * l->len[0];
+        return;
+    }
     if (kind == 0) { /* irregular blocks */
         l->n = 1 + rand() % 12;
         for (int b = 0; b < l->n; b++) {
@@ -67,7 +76,7 @@ static void random_layout(layout_t *l, int kind)
 static MPI_Datatype make_filetype(const layout_t *l, int kind)
 {
     MPI_Datatype t, r;
-    if (kind == 0) {
+    if (kind != 1) {
         MPI_Type_create_hindexed(l->n, l->len, l->off, MPI_INT, &t);
     } else {
         MPI_Datatype v;
@@ -105,7 +114,7 @@ int main(int argc, char **argv)
     MPI_Offset base = (MPI_Offset)rank * REGION;
 
     for (int round = 0; round < 12; round++) {
-        int kind = round % 2;
+        int kind = round % 3;
         layout_t l;
         random_layout(&l, kind);
         MPI_Datatype ft = make_filetype(&l, kind);
