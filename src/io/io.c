@@ -375,12 +375,15 @@ out:
  * written: a file that does not exist yet already reads as shared_initial). */
 static void shared_reset(mf_file_t *f)
 {
-    int fd = open(f->shared_name, O_RDWR | O_CLOEXEC);
-    if (fd >= 0) {
-        if (ftruncate(fd, 0) != 0) { /* empty: shared_initial, which the caller set */
-        }
-        close(fd);
+    /* through this process's descriptor when it has one: closing another one on the same file
+     * would drop the process's fcntl locks on it */
+    pthread_mutex_lock(&f->shared_lock);
+    int fd = f->shared_fd >= 0 ? f->shared_fd : open(f->shared_name, O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && ftruncate(fd, 0) != 0) { /* cannot fail on a regular file opened to write */
     }
+    if (fd >= 0 && fd != f->shared_fd)
+        close(fd);
+    pthread_mutex_unlock(&f->shared_lock);
 }
 
 /* ---- open, close, delete ------------------------------------------------------------------ */
