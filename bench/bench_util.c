@@ -64,8 +64,7 @@ static void print_usage(const char *name, const mf_bench_opts_t *opts)
            opts->window);
 }
 
-/* Parses "4096", "4k" or "4M" (binary multiples). Returns 0 or -1. */
-static int parse_size(const char *text, size_t *size_p)
+int mf_bench_parse_size(const char *text, size_t *size_p)
 {
     char *end;
     unsigned long long value;
@@ -115,9 +114,9 @@ static int parse_count(const char *text, int *value_p)
 static int apply_option(const char *option, const char *value, mf_bench_opts_t *opts)
 {
     if (strcmp(option, "--min") == 0)
-        return parse_size(value, &opts->min_size);
+        return mf_bench_parse_size(value, &opts->min_size);
     if (strcmp(option, "--max") == 0)
-        return parse_size(value, &opts->max_size);
+        return mf_bench_parse_size(value, &opts->max_size);
     if (strcmp(option, "--iters") == 0)
         return parse_positive(value, &opts->iters);
     if (strcmp(option, "--reps") == 0)

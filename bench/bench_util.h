@@ -65,6 +65,8 @@ mf_bench_args_t mf_bench_parse_args(int argc, char **argv, const char *name, int
  * Returns the number of sizes and stores a malloc'ed array in *sizes_p (aborts if memory is
  * short, since the other rank would otherwise wait forever). */
 int mf_bench_sizes(const mf_bench_opts_t *opts, size_t **sizes_p);
+/* Parses "4096", "4k" or "4M" (binary multiples) into *size_p. Returns 0 or -1. */
+int mf_bench_parse_size(const char *text, size_t *size_p);
 
 /* Timed iterations for one size: opts.iters, reduced so that one repetition moves about
  * opts.byte_budget bytes when each iteration sends msgs_per_iter messages, but never below 4. */

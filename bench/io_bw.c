@@ -388,29 +388,6 @@ static int run_one(const io_opts_t *o, int pat, size_t size, const char *path, u
     return 0;
 }
 
-/* "4096", "4k", "16M" (binary multiples). Returns 0 or -1. */
-static int parse_size(const char *text, size_t *size_p)
-{
-    char *end;
-    unsigned long long v, scale = 1;
-    if (text[0] < '0' || text[0] > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(text, &end, 10);
-    if (errno)
-        return -1;
-    if (*end == 'k' || *end == 'K')
-        scale = 1024;
-    else if (*end == 'm' || *end == 'M')
-        scale = 1024 * 1024;
-    if (scale != 1)
-        end++;
-    if (*end != '\0' || v > INT_MAX / scale)
-        return -1;
-    *size_p = (size_t)(v * scale);
-    return 0;
-}
-
 static int parse_patterns(char *list, int *on)
 {
     for (int p = 0; p < PAT_COUNT; p++)
@@ -444,13 +421,13 @@ static int parse_args(int argc, char **argv, io_opts_t *o)
         if (!strcmp(a, "--dir") && has) {
             o->dir = argv[++i];
         } else if (!strcmp(a, "--min") && has) {
-            if (parse_size(argv[++i], &o->min_size))
+            if (mf_bench_parse_size(argv[++i], &o->min_size))
                 goto bad;
         } else if (!strcmp(a, "--max") && has) {
-            if (parse_size(argv[++i], &o->max_size))
+            if (mf_bench_parse_size(argv[++i], &o->max_size))
                 goto bad;
         } else if (!strcmp(a, "--block") && has) {
-            if (parse_size(argv[++i], &o->block))
+            if (mf_bench_parse_size(argv[++i], &o->block))
                 goto bad;
         } else if ((!strcmp(a, "--iters") || !strcmp(a, "--reps")) && has) {
             o->iters = atoi(argv[++i]);
