@@ -19,7 +19,7 @@
  * - MPI_MODE_APPEND: the individual and shared file pointers start at the end of the file.
  * File names are "io_basic_<pid of rank 0>*.dat" in the current directory; all are deleted.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,41 +27,6 @@
 #include <unistd.h>
 
 #define N 16 /* ints written by each rank */
-
-/* rc must be MPI_SUCCESS; the message has the call and the error string */
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
-
-/* "io_basic_<pid of rank 0><suffix>.dat", the same on every rank */
-static void make_name(char *name, size_t len, const char *suffix)
-{
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(name, len, "io_basic_%d%s.dat", pid, suffix);
-}
-
-/* make the writes of every rank visible to every rank (MPI-4.1 section 14.6.1) */
-static void sync_all(MPI_File fh)
-{
-    CHECK_OK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_OK(MPI_File_sync(fh));
-}
-
-static int count_of(MPI_Status *st, MPI_Datatype type)
-{
-    int count = -1;
-    MPI_Get_count(st, type, &count);
-    return count;
-}
 
 static MPI_Offset size_of(MPI_File fh)
 {
@@ -306,9 +271,9 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    make_name(name, sizeof(name), "");
-    make_name(name_doc, sizeof(name_doc), "_doc");
-    make_name(name_app, sizeof(name_app), "_app");
+    make_name(name, sizeof(name), "io_basic", "");
+    make_name(name_doc, sizeof(name_doc), "io_basic", "_doc");
+    make_name(name_app, sizeof(name_app), "io_basic", "_app");
 
     if (CHECK_OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL,
                                &fh))) {

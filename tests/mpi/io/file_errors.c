@@ -23,22 +23,11 @@
  * MPI_File_open (with MPI_FILE_NULL) and files opened afterwards inherit it. After all that the
  * file still works. Files: "io_errors_<pid of rank 0>*.dat", all deleted.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
 
 /* argument names in the message are checked on Manifold only */
 #define CHECK_ARG(rc, cls, fname, arg)                                                             \

@@ -18,7 +18,7 @@
  * MPI_REQUEST_NULL, and the file size is six segments. File: "io_nonblocking_<pid of rank
  * 0>.dat", deleted on close.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,17 +27,6 @@
 
 #define N    32 /* ints per rank and segment */
 #define NSEG 6
-
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
 
 static int rank, nprocs;
 
@@ -63,13 +52,6 @@ static void check_data(const int *buf, MPI_Status *st, int s, int r, const char 
         if (!MTEST_CHECK(buf[i] == 1000000 * (s + 1) + 1000 * r + i,
                          "%s: int %d is %d, expected rank %d's segment %d", what, i, buf[i], r, s))
             break;
-}
-
-static MPI_Offset position(MPI_File fh)
-{
-    MPI_Offset pos = -1;
-    CHECK_OK(MPI_File_get_position(fh, &pos));
-    return pos;
 }
 
 static void test_until_done(MPI_Request *req, MPI_Status *st, const char *what)

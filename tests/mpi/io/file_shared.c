@@ -16,7 +16,7 @@
  *   right neighbour's record), with the counts in the statuses of the *_end calls.
  * Files: "io_shared_<pid of rank 0>*.dat", deleted at the end.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,39 +26,7 @@
 #define R 6 /* ints in a record */
 #define K 3 /* records each rank writes with MPI_File_write_shared */
 
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
-
 static int rank, nprocs;
-
-static void make_name(char *name, size_t len, const char *suffix)
-{
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(name, len, "io_shared_%d%s.dat", pid, suffix);
-}
-
-static void sync_all(MPI_File fh)
-{
-    CHECK_OK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_OK(MPI_File_sync(fh));
-}
-
-static int count_of(MPI_Status *st, MPI_Datatype type)
-{
-    int count = -1;
-    MPI_Get_count(st, type, &count);
-    return count;
-}
 
 /* the shared pointer must be at want on every rank; the barrier keeps the next access of the
  * pointer from any rank after this check on all */
@@ -265,8 +233,8 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    make_name(name, sizeof(name), "");
-    make_name(name2, sizeof(name2), "_ord");
+    make_name(name, sizeof(name), "io_shared", "");
+    make_name(name2, sizeof(name2), "io_shared", "_ord");
     write_shared(name);
     ordered_and_split(name2);
     return mtest_finalize(0);

@@ -14,7 +14,7 @@
  *   whole, each thread's in the order it wrote them.
  * Files: "io_threads_<pid of rank 0>*.dat", deleted on close.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -27,17 +27,6 @@
 #define ROUNDS 5
 #define K      16 /* records per thread */
 #define R      4  /* ints per record */
-
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
 
 static int rank, nprocs;
 
@@ -113,13 +102,6 @@ static void run_threads(MPI_File fh, void *(*fn)(void *))
     for (int t = 0; t < NT; t++)
         if (!pthread_equal(th[t], pthread_self()))
             pthread_join(th[t], NULL);
-}
-
-static void sync_all(MPI_File fh)
-{
-    CHECK_OK(MPI_File_sync(fh));
-    MPI_Barrier(MPI_COMM_WORLD);
-    CHECK_OK(MPI_File_sync(fh));
 }
 
 static void explicit_offsets(const char *name)

@@ -25,7 +25,7 @@
  * MPI_BYTE, MPI_BYTE). MPI_File_get_type_extent is the type's extent for "native". File:
  * "io_view_<pid of rank 0>.dat", deleted at the end.
  */
-#include "mtest.h"
+#include "io_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,37 +38,12 @@
 #define GC  60 /* columns */
 #define HDR 8  /* ints of the subarray case's header */
 
-#define CHECK_OK(call) check_ok((call), #call, __LINE__)
-
-static int check_ok(int rc, const char *call, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    if (rc != MPI_SUCCESS)
-        MPI_Error_string(rc, msg, &len);
-    return mtest_check(rc == MPI_SUCCESS, __FILE__, line, "%s failed: %s", call, msg);
-}
-
 static int rank, nprocs;
 
 /* the int a rank writes as its i-th */
 static int value(int owner, int i)
 {
     return 100000 * (owner + 1) + i;
-}
-
-static int count_of(MPI_Status *st, MPI_Datatype type)
-{
-    int count = -1;
-    MPI_Get_count(st, type, &count);
-    return count;
-}
-
-static MPI_Offset position(MPI_File fh)
-{
-    MPI_Offset pos = -1;
-    CHECK_OK(MPI_File_get_position(fh, &pos));
-    return pos;
 }
 
 /* which rank wrote file int k (after any header) and as its how-manieth */
@@ -403,13 +378,6 @@ static void case_memtype(MPI_File fh)
     check_file(fh, 0, nprocs * NB * B, owner_contig, "strided memory");
 }
 
-static void make_name(char *name, size_t len)
-{
-    int pid = (int)getpid();
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    snprintf(name, len, "io_view_%d.dat", pid);
-}
-
 int main(int argc, char **argv)
 {
     char name[64];
@@ -418,7 +386,7 @@ int main(int argc, char **argv)
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    make_name(name, sizeof(name));
+    make_name(name, sizeof(name), "io_view", "");
     if (CHECK_OK(MPI_File_open(MPI_COMM_WORLD, name,
                                MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                                MPI_INFO_NULL, &fh))) {
