@@ -4,8 +4,9 @@
  * small key-value data (network addresses) with the other processes of its job. It speaks the
  * PMI-1 and PMI-2 wire protocols served by our mpiexec, hydra and Slurm, over the socket the
  * launcher left in PMI_FD or a TCP connection to PMI_PORT, and falls back to a one-process
- * "singleton" job with an in-memory key space when no launcher is present. Every function is
- * thread-safe: one internal mutex serialises the conversation with the launcher.
+ * "singleton" job with an in-memory key space when no launcher is present. It also asks the
+ * launcher to start new jobs (spawn) and to keep service names (the name service). Every
+ * function is thread-safe: one internal mutex serialises the conversation with the launcher.
  */
 #ifndef MF_PMI_H
 #define MF_PMI_H
@@ -19,6 +20,8 @@ typedef struct mf_pmi_job {
     int local_rank, local_size; /* processes of this job on this node (from PMI_process_mapping,
                                    or MPI_LOCALRANKID/MPI_LOCALNRANKS, or 0/1) */
     int singleton;              /* 1 when started without a launcher */
+    int spawned; /* 1 when another job started this one with mf_pmi_spawn (env PMI_SPAWNED=1, or
+                    spawner-jobid in the launcher's init answer) */
     char kvsname[256];
 } mf_pmi_job_t;
 
@@ -72,6 +75,45 @@ mf_status_t mf_pmi_get_node_rank_list(int *ranks_p, int max_ranks, int *count_p)
 /* The node of every rank (node_of_rank has `size` entries, the job size), numbered from 0 in the
  * launcher's PMI_process_mapping. MF_ERR_NOT_FOUND when the launcher gives no mapping. */
 mf_status_t mf_pmi_get_node_map(int *node_of_rank, int size);
+
+/* One command of a spawn: `maxprocs` copies of `command` with argv[0..argc-1] after it.
+ * info_keys/info_vals (ninfo pairs) are passed to the launcher as the spawn's info
+ * (e.g. "wdir", "path", "host"; a launcher ignores what it does not know). */
+typedef struct mf_pmi_spawn_cmd {
+    const char *command;
+    int argc;
+    const char *const *argv;
+    int maxprocs;
+    int ninfo;
+    const char *const *info_keys;
+    const char *const *info_vals;
+} mf_pmi_spawn_cmd_t;
+
+/* Asks the launcher to start one new job made of all the commands' processes (ranks numbered
+ * in command order; command i's processes have appnum i). The npreput key/value pairs are put
+ * into the new job's key space before its processes start, so they read them with
+ * mf_pmi_get(-1, key, ...) after their first fence; preput keys and values follow the
+ * mf_pmi_put rules. Returns when the launcher has answered: MF_OK when every process was
+ * started; MF_ERR_UNSUPPORTED for a singleton or a launcher that does not serve spawn;
+ * MF_ERR_INVALID for arguments that cannot travel (a newline under PMI-1, ';' in a PMI-2
+ * request to a launcher other than ours, a request over 32 KiB or 512 key=value pairs);
+ * MF_ERR_OTHER when the launcher refused or failed the spawn (an mf_log error line says what it
+ * said); MF_ERR_IO/MF_ERR_PROTOCOL when the connection failed. Collective over nothing: only the
+ * caller talks to the launcher. */
+mf_status_t mf_pmi_spawn(int ncmds, const mf_pmi_spawn_cmd_t *cmds, int npreput,
+                         const char *const *preput_keys, const char *const *preput_vals);
+
+/* The launcher's name service (MPI_Publish_name and friends), shared by all jobs of one
+ * launcher. Service names and port names follow mf_pmi_put's value rules (MF_ERR_INVALID
+ * otherwise). publish: MF_ERR_INVALID also when the name is already published (the launcher
+ * does not say why it refused, and util.h has no "exists" code); lookup: MF_ERR_NOT_FOUND when
+ * it is not published, MF_ERR_TRUNCATE when port_size is too small for the port and its NUL;
+ * unpublish: MF_ERR_NOT_FOUND when it is not published (by anyone: unpublishing another
+ * process's name is allowed). MF_ERR_UNSUPPORTED for a singleton or a launcher that answers
+ * the request with something else than its reply. */
+mf_status_t mf_pmi_publish_name(const char *service, const char *port);
+mf_status_t mf_pmi_lookup_name(const char *service, char *port, size_t port_size);
+mf_status_t mf_pmi_unpublish_name(const char *service);
 
 /* Which wire protocol is in use: 1, 2, or 0 for a singleton. */
 int mf_pmi_version(void);

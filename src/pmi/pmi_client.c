@@ -44,6 +44,21 @@ static mf_status_t conn_send(const char *buf, size_t len)
     return MF_OK;
 }
 
+mf_status_t mf_pmi_send_locked(mf_pmi_out_t *req)
+{
+    mf_status_t status = mf_pmi_out_end(req);
+    if (status != MF_OK) {
+        mf_log(MF_LOG_ERROR, "pmi", "cannot encode a PMI-%d request: %s", req->version,
+               mf_status_str(status));
+        return status;
+    }
+    if (mf_pmi_state.broken)
+        return MF_ERR_IO;
+    if ((status = conn_send(req->buf, req->len)) != MF_OK)
+        mf_pmi_state.broken = 1;
+    return status;
+}
+
 static mf_status_t conn_fill(void)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
@@ -324,6 +339,23 @@ static void set_limits_locked(int keylen, int vallen)
         st->value_max = VALUE_MAX_CAP;
 }
 
+/* A job started by a spawn: the launcher names the spawning job in its init answer (PMI-2
+ * fullinit, PMI-1 initack in port mode; hydra does) and/or sets PMI_SPAWNED=1 (hydra and our
+ * mpiexec do; it is all PMI-1 over PMI_FD has). */
+static void note_spawner_locked(void)
+{
+    const char *spawner = mf_pmi_msg_get(&mf_pmi_state.reply, "spawner-jobid");
+    if (spawner != NULL && spawner[0] != '\0')
+        mf_pmi_state.job.spawned = 1;
+}
+
+static void note_spawned_env_locked(void)
+{
+    const char *flag = getenv("PMI_SPAWNED");
+    if (flag != NULL && flag[0] != '\0' && strcmp(flag, "0") != 0)
+        mf_pmi_state.job.spawned = 1;
+}
+
 /* Port mode: initack tells rank and size; hydra then also sends three "cmd=set" lines (size,
  * rank, debug) which older launchers used instead. */
 static mf_status_t initack_locked(int pmi_id)
@@ -335,6 +367,7 @@ static mf_status_t initack_locked(int pmi_id)
     mf_status_t status = mf_pmi_call_locked(&req, "initack", 0);
     (void)mf_pmi_msg_get_int(&st->reply, "rank", &st->job.rank);
     (void)mf_pmi_msg_get_int(&st->reply, "size", &st->job.size);
+    note_spawner_locked();
     for (int i = 0; i < 3 && status == MF_OK; i++) {
         if ((status = conn_read_line()) != MF_OK) {
             st->broken = 1;
@@ -344,6 +377,7 @@ static mf_status_t initack_locked(int pmi_id)
             break;
         (void)mf_pmi_msg_get_int(&st->reply, "rank", &st->job.rank);
         (void)mf_pmi_msg_get_int(&st->reply, "size", &st->job.size);
+        note_spawner_locked();
     }
     return status;
 }
@@ -391,6 +425,7 @@ static mf_status_t init_job_v2_locked(int pmi_id)
         return status;
     if (mf_pmi_msg_get_int(&st->reply, "appnum", &st->job.appnum) != MF_OK)
         st->job.appnum = 0;
+    note_spawner_locked();
     mf_pmi_out_begin(&req, 2, "job-getid");
     if ((status = mf_pmi_call_locked(&req, "job-getid-response", 0)) != MF_OK)
         return status;
@@ -522,10 +557,12 @@ static mf_status_t init_locked(void)
         status = MF_ERR_PROTOCOL;
         goto err_close_connection;
     }
+    note_spawned_env_locked();
     init_locality_locked();
     init_node_tag_locked();
-    mf_log(MF_LOG_DEBUG, "pmi", "PMI-%d: rank %d of %d, local %d of %d, kvs %s", st->version,
-           st->job.rank, st->job.size, st->job.local_rank, st->job.local_size, st->job.kvsname);
+    mf_log(MF_LOG_DEBUG, "pmi", "PMI-%d: rank %d of %d, local %d of %d, kvs %s%s", st->version,
+           st->job.rank, st->job.size, st->job.local_rank, st->job.local_size, st->job.kvsname,
+           st->job.spawned ? " (spawned)" : "");
     return MF_OK;
 
 err_close_connection:

@@ -46,6 +46,17 @@ extern mf_pmi_state_t mf_pmi_state;
  * MF_ERR_NOT_FOUND without logging (the caller asked for a key that may not exist). */
 mf_status_t mf_pmi_call_locked(mf_pmi_out_t *req, const char *expect, int missing_ok);
 
+/* Sends req without waiting for a reply (the first blocks of a multi-block request); a failed
+ * send marks the connection broken. */
+mf_status_t mf_pmi_send_locked(mf_pmi_out_t *req);
+
+/* MF_ERR_INVALID (logged) unless mf_pmi_init was called. */
+mf_status_t mf_pmi_check_ready_locked(const char *what);
+
+/* The key and value rules of mf_pmi_put; MF_ERR_INVALID (logged, naming the bad byte). */
+mf_status_t mf_pmi_check_key(const char *key);
+mf_status_t mf_pmi_check_value(const char *value);
+
 /* Reads a job attribute such as PMI_process_mapping (PMI-1: a reserved key; PMI-2:
  * info-getjobattr) into value. */
 mf_status_t mf_pmi_get_job_attr_locked(const char *key, char *value, size_t value_size);

@@ -14,7 +14,7 @@
 
 /* Letters, digits, '_', '-' and '/' are what every launcher's key parser accepts; "PMI_" keys
  * are reserved for the launcher's job attributes. */
-static mf_status_t check_key(const char *key)
+mf_status_t mf_pmi_check_key(const char *key)
 {
     size_t len = strlen(key);
     if (len == 0 || len > mf_pmi_state.key_max || strncmp(key, "PMI_", 4) == 0 ||
@@ -26,7 +26,7 @@ static mf_status_t check_key(const char *key)
     return MF_OK;
 }
 
-static mf_status_t check_value(const char *value)
+mf_status_t mf_pmi_check_value(const char *value)
 {
     size_t len = strlen(value);
     for (size_t i = 0; i < len; i++) {
@@ -44,7 +44,7 @@ static mf_status_t check_value(const char *value)
     return MF_OK;
 }
 
-static mf_status_t check_ready_locked(const char *what)
+mf_status_t mf_pmi_check_ready_locked(const char *what)
 {
     if (mf_pmi_state.init_count > 0)
         return MF_OK;
@@ -56,7 +56,7 @@ static mf_status_t check_ready_locked(const char *what)
  * whole job on one, so they are refused everywhere. */
 static mf_status_t check_lookup_ready_locked(const char *what)
 {
-    mf_status_t status = check_ready_locked(what);
+    mf_status_t status = mf_pmi_check_ready_locked(what);
     if (status != MF_OK || mf_pmi_state.fenced)
         return status;
     mf_log(MF_LOG_ERROR, "pmi", "%s called before the first mf_pmi_fence", what);
@@ -89,7 +89,7 @@ static mf_status_t put_locked(const char *key, const char *value)
     mf_pmi_state_t *st = &mf_pmi_state;
     mf_pmi_out_t req;
     mf_status_t status;
-    if ((status = check_key(key)) != MF_OK || (status = check_value(value)) != MF_OK)
+    if ((status = mf_pmi_check_key(key)) != MF_OK || (status = mf_pmi_check_value(value)) != MF_OK)
         return status;
     if (st->version == 0)
         return mf_pmi_local_put_locked(key, value);
@@ -105,7 +105,7 @@ static mf_status_t get_locked(int src_rank, const char *key, char *value, size_t
 {
     mf_pmi_state_t *st = &mf_pmi_state;
     mf_pmi_out_t req;
-    mf_status_t status = check_key(key);
+    mf_status_t status = mf_pmi_check_key(key);
     if (status != MF_OK)
         return status;
     if (st->version == 0) {
@@ -146,7 +146,7 @@ mf_status_t mf_pmi_get_job_attr_locked(const char *key, char *value, size_t valu
 mf_status_t mf_pmi_put(const char *key, const char *value)
 {
     pthread_mutex_lock(&mf_pmi_state.lock);
-    mf_status_t status = check_ready_locked("mf_pmi_put");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_put");
     if (status == MF_OK)
         status = put_locked(key, value);
     pthread_mutex_unlock(&mf_pmi_state.lock);
@@ -168,7 +168,7 @@ mf_status_t mf_pmi_fence(void)
     mf_pmi_state_t *st = &mf_pmi_state;
     mf_pmi_out_t req;
     pthread_mutex_lock(&st->lock);
-    mf_status_t status = check_ready_locked("mf_pmi_fence");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_fence");
     if (status == MF_OK && st->version > 0) {
         mf_pmi_out_begin(&req, st->version, st->version == 2 ? "kvs-fence" : "barrier_in");
         status =
@@ -209,7 +209,7 @@ static mf_status_t put_node_attr_locked(const char *key, const char *value)
             return status;
         return put_locked(tagged, value);
     }
-    if ((status = check_key(key)) != MF_OK || (status = check_value(value)) != MF_OK)
+    if ((status = mf_pmi_check_key(key)) != MF_OK || (status = mf_pmi_check_value(value)) != MF_OK)
         return status;
     mf_pmi_out_begin(&req, 2, "info-putnodeattr");
     mf_pmi_out_add(&req, "key", key);
@@ -228,7 +228,7 @@ static mf_status_t get_node_attr_locked(const char *key, char *value, size_t val
             return status;
         return get_locked(-1, tagged, value, value_size);
     }
-    if ((status = check_key(key)) != MF_OK)
+    if ((status = mf_pmi_check_key(key)) != MF_OK)
         return status;
     /* wait=FALSE: callers fence first, and a missing attribute must not hang the process. */
     mf_pmi_out_begin(&req, 2, "info-getnodeattr");
@@ -242,7 +242,7 @@ static mf_status_t get_node_attr_locked(const char *key, char *value, size_t val
 mf_status_t mf_pmi_put_node_attr(const char *key, const char *value)
 {
     pthread_mutex_lock(&mf_pmi_state.lock);
-    mf_status_t status = check_ready_locked("mf_pmi_put_node_attr");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_put_node_attr");
     if (status == MF_OK)
         status = put_node_attr_locked(key, value);
     pthread_mutex_unlock(&mf_pmi_state.lock);
@@ -252,7 +252,7 @@ mf_status_t mf_pmi_put_node_attr(const char *key, const char *value)
 mf_status_t mf_pmi_get_node_attr(const char *key, char *value, size_t value_size)
 {
     pthread_mutex_lock(&mf_pmi_state.lock);
-    mf_status_t status = check_ready_locked("mf_pmi_get_node_attr");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_get_node_attr");
     if (status == MF_OK)
         status = get_node_attr_locked(key, value, value_size);
     pthread_mutex_unlock(&mf_pmi_state.lock);
@@ -263,7 +263,7 @@ mf_status_t mf_pmi_get_node_rank_list(int *ranks_p, int max_ranks, int *count_p)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
     pthread_mutex_lock(&st->lock);
-    mf_status_t status = check_ready_locked("mf_pmi_get_node_rank_list");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_get_node_rank_list");
     if (status == MF_OK && st->node_ranks == NULL)
         status = MF_ERR_NOT_FOUND;
     if (status == MF_OK && max_ranks < st->job.local_size)
@@ -281,7 +281,7 @@ mf_status_t mf_pmi_get_node_map(int *node_of_rank, int size)
     char mapping[MF_PMI_WIRE_MAX];
     mf_pmi_state_t *st = &mf_pmi_state;
     pthread_mutex_lock(&st->lock);
-    mf_status_t status = check_ready_locked("mf_pmi_get_node_map");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_get_node_map");
     if (status == MF_OK)
         status = mf_pmi_get_job_attr_locked("PMI_process_mapping", mapping, sizeof(mapping));
     pthread_mutex_unlock(&st->lock);
@@ -337,7 +337,7 @@ mf_status_t mf_pmi_put_blob(const char *key, const void *data, size_t len)
         return MF_ERR_NO_MEMORY;
     mf_pmi_hex_encode(data, len, hex);
     pthread_mutex_lock(&st->lock);
-    mf_status_t status = check_ready_locked("mf_pmi_put_blob");
+    mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_put_blob");
     if (status == MF_OK && blob_chunk_chars() <= BLOB_HEADER_RESERVE) {
         mf_log(MF_LOG_ERROR, "pmi", "the launcher's value limit (%zu) is too small for blobs",
                st->value_max);

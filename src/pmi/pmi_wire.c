@@ -55,6 +55,17 @@ static mf_status_t check_cmd(const mf_pmi_msg_t *msg)
     return MF_OK;
 }
 
+/* Sets the caller's message only on success, copying only the pairs in use (the array is large
+ * for spawn requests, and most messages have a handful). */
+static mf_status_t finish_parse(const mf_pmi_msg_t *msg, mf_pmi_msg_t *msg_p)
+{
+    if (check_cmd(msg) != MF_OK)
+        return MF_ERR_PROTOCOL;
+    msg_p->npairs = msg->npairs;
+    memcpy(msg_p->pairs, msg->pairs, (size_t)msg->npairs * sizeof(msg->pairs[0]));
+    return MF_OK;
+}
+
 /* Cuts one PMI-1 value starting at *p_p in place, undoing backslash escapes; leaves *p_p on the
  * character after the value's terminating space (or on the final NUL). */
 static char *cut_v1_value(char **p_p)
@@ -73,7 +84,8 @@ static char *cut_v1_value(char **p_p)
 
 mf_status_t mf_pmi_wire_parse_v1(char *line, mf_pmi_msg_t *msg_p)
 {
-    mf_pmi_msg_t msg = {.npairs = 0};
+    mf_pmi_msg_t msg;
+    msg.npairs = 0;
     char *p = line;
     while (*p != '\0') {
         if (*p == ' ') {
@@ -98,15 +110,40 @@ mf_status_t mf_pmi_wire_parse_v1(char *line, mf_pmi_msg_t *msg_p)
         msg.pairs[msg.npairs].value = value;
         msg.npairs++;
     }
-    if (check_cmd(&msg) != MF_OK)
-        return MF_ERR_PROTOCOL;
-    *msg_p = msg;
-    return MF_OK;
+    return finish_parse(&msg, msg_p);
+}
+
+mf_status_t mf_pmi_wire_parse_mcmd(char *block, mf_pmi_msg_t *msg_p)
+{
+    mf_pmi_msg_t msg;
+    char *line = block;
+    msg.npairs = 0;
+    while (*line != '\0') {
+        char *end = strchr(line, '\n'), *next = end != NULL ? end + 1 : line + strlen(line);
+        if (end != NULL)
+            *end = '\0';
+        if (line[0] != '\0') {
+            char *eq = strchr(line, '=');
+            if (eq == NULL || eq == line || msg.npairs == MF_PMI_WIRE_MAX_PAIRS)
+                return MF_ERR_PROTOCOL;
+            *eq = '\0';
+            /* "mcmd=NAME" opens the block and names the command, like cmd= elsewhere. */
+            int first = msg.npairs == 0;
+            if (first && strcmp(line, "mcmd") != 0)
+                return MF_ERR_PROTOCOL;
+            msg.pairs[msg.npairs].key = first ? "cmd" : line;
+            msg.pairs[msg.npairs].value = eq + 1;
+            msg.npairs++;
+        }
+        line = next;
+    }
+    return finish_parse(&msg, msg_p);
 }
 
 mf_status_t mf_pmi_wire_parse_v2(char *body, size_t len, mf_pmi_msg_t *msg_p)
 {
-    mf_pmi_msg_t msg = {.npairs = 0};
+    mf_pmi_msg_t msg;
+    msg.npairs = 0;
     char *p = body, *end = body + len;
     body[len] = '\0';
     if (strlen(body) != len)
@@ -133,10 +170,7 @@ mf_status_t mf_pmi_wire_parse_v2(char *body, size_t len, mf_pmi_msg_t *msg_p)
         msg.pairs[msg.npairs].value = value;
         msg.npairs++;
     }
-    if (check_cmd(&msg) != MF_OK)
-        return MF_ERR_PROTOCOL;
-    *msg_p = msg;
-    return MF_OK;
+    return finish_parse(&msg, msg_p);
 }
 
 int mf_pmi_wire_v2_body_len(const char header[MF_PMI_V2_HEADER_LEN])
@@ -157,7 +191,7 @@ static void out_append(mf_pmi_out_t *out, const char *text, size_t len)
 {
     if (out->status != MF_OK)
         return;
-    if (out->len + len + 1 > sizeof(out->buf)) {
+    if (out->len + len + 1 > out->cap) {
         out->status = MF_ERR_TRUNCATE;
         return;
     }
@@ -166,25 +200,33 @@ static void out_append(mf_pmi_out_t *out, const char *text, size_t len)
     out->buf[out->len] = '\0';
 }
 
-void mf_pmi_out_begin(mf_pmi_out_t *out, int version, const char *cmd)
+void mf_pmi_out_begin_in(mf_pmi_out_t *out, int version, const char *cmd, char *storage, size_t cap)
 {
     out->version = version;
     out->status = MF_OK;
     out->len = 0;
+    out->buf = storage;
+    out->cap = cap;
     out->buf[0] = '\0';
     if (version == 2)
         out_append(out, "      ", MF_PMI_V2_HEADER_LEN);
-    out_append(out, "cmd=", 4);
+    out_append(out, version == MF_PMI_MCMD ? "mcmd=" : "cmd=", version == MF_PMI_MCMD ? 5 : 4);
     out_append(out, cmd, strlen(cmd));
-    if (version == 2)
-        out_append(out, ";", 1);
+    if (version != 1)
+        out_append(out, version == 2 ? ";" : "\n", 1);
 }
 
-/* PMI-1 escapes ' ' and '\' with a backslash and cannot carry a newline; PMI-2 doubles ';'. */
+void mf_pmi_out_begin(mf_pmi_out_t *out, int version, const char *cmd)
+{
+    mf_pmi_out_begin_in(out, version, cmd, out->small, sizeof(out->small));
+}
+
+/* PMI-1 escapes ' ' and '\' with a backslash and cannot carry a newline; PMI-2 doubles ';'; the
+ * multi-line form takes anything but a newline as it is. */
 static void out_append_value(mf_pmi_out_t *out, const char *value)
 {
     for (const char *c = value; *c != '\0' && out->status == MF_OK; c++) {
-        if (out->version == 1 && *c == '\n')
+        if (out->version != 2 && *c == '\n')
             out->status = MF_ERR_INVALID;
         else if (out->version == 1 && (*c == ' ' || *c == '\\'))
             out_append(out, "\\", 1);
@@ -202,8 +244,8 @@ void mf_pmi_out_add(mf_pmi_out_t *out, const char *key, const char *value)
     out_append(out, key, strlen(key));
     out_append(out, "=", 1);
     out_append_value(out, value);
-    if (out->version == 2)
-        out_append(out, ";", 1);
+    if (out->version != 1)
+        out_append(out, out->version == 2 ? ";" : "\n", 1);
 }
 
 void mf_pmi_out_add_int(mf_pmi_out_t *out, const char *key, int value)
@@ -217,6 +259,8 @@ mf_status_t mf_pmi_out_end(mf_pmi_out_t *out)
 {
     if (out->version == 1) {
         out_append(out, "\n", 1);
+    } else if (out->version == MF_PMI_MCMD) {
+        out_append(out, "endcmd\n", 7);
     } else if (out->status == MF_OK) {
         char header[MF_PMI_V2_HEADER_LEN + 1];
         snprintf(header, sizeof(header), "%6d", (int)(out->len - MF_PMI_V2_HEADER_LEN));

@@ -14,8 +14,13 @@
 #include <stddef.h>
 
 #define MF_PMI_WIRE_MAX       4096 /* largest message we build or accept, header included */
-#define MF_PMI_WIRE_MAX_PAIRS 32
+#define MF_PMI_WIRE_MAX_PAIRS 512  /* a spawn request carries every argument as a pair */
 #define MF_PMI_V2_HEADER_LEN  6
+#define MF_PMI_SPAWN_MAX      (32 * 1024) /* largest spawn request (built in caller storage) */
+
+/* The "version" of the PMI-1 multi-line form that spawn uses: "mcmd=spawn\n", one "key=value\n"
+ * line per pair (the value runs to the end of the line, unescaped), then "endcmd\n". */
+#define MF_PMI_MCMD 3
 
 /* A parsed message: pairs[0] is always "cmd". Keys and values point into the parsed buffer. */
 typedef struct mf_pmi_msg {
@@ -28,6 +33,10 @@ typedef struct mf_pmi_msg {
 /* Parses one PMI-1 line in place (without its '\n'): space-separated key=value tokens starting
  * with cmd=, a backslash escapes the next character of a value. MF_ERR_PROTOCOL if malformed. */
 mf_status_t mf_pmi_wire_parse_v1(char *line, mf_pmi_msg_t *msg_p);
+
+/* Parses one PMI-1 multi-line block in place, from "mcmd=NAME" up to (without) its "endcmd"
+ * line: pairs[0] is then cmd=NAME. MF_ERR_PROTOCOL if malformed. */
+mf_status_t mf_pmi_wire_parse_mcmd(char *block, mf_pmi_msg_t *msg_p);
 
 /* Parses one PMI-2 frame body of len bytes in place (the buffer must have room for one more
  * byte): key=value pairs each ended by ';', where ";;" inside a value stands for ';'. */
@@ -44,18 +53,24 @@ const char *mf_pmi_msg_get(const mf_pmi_msg_t *msg, const char *key);
 mf_status_t mf_pmi_msg_get_int(const mf_pmi_msg_t *msg, const char *key, int *value_p);
 
 /* Builds one message: begin, add pairs, end. The first error (message too long, a character
- * the protocol cannot carry) sticks and is returned by mf_pmi_out_end. */
+ * the protocol cannot carry) sticks and is returned by mf_pmi_out_end. version is 1, 2 or
+ * MF_PMI_MCMD. The message is in buf: the struct's own MF_PMI_WIRE_MAX bytes, or the storage
+ * given to mf_pmi_out_begin_in for larger ones (spawn requests). */
 typedef struct mf_pmi_out {
     int version;
     mf_status_t status;
-    size_t len;
-    char buf[MF_PMI_WIRE_MAX];
+    size_t len, cap;
+    char *buf;
+    char small[MF_PMI_WIRE_MAX];
 } mf_pmi_out_t;
 
 void mf_pmi_out_begin(mf_pmi_out_t *out, int version, const char *cmd);
+void mf_pmi_out_begin_in(mf_pmi_out_t *out, int version, const char *cmd, char *storage,
+                         size_t cap);
 void mf_pmi_out_add(mf_pmi_out_t *out, const char *key, const char *value);
 void mf_pmi_out_add_int(mf_pmi_out_t *out, const char *key, int value);
-mf_status_t mf_pmi_out_end(mf_pmi_out_t *out); /* adds '\n' (PMI-1) or the length header */
+/* Adds '\n' (PMI-1), "endcmd\n" (MF_PMI_MCMD) or the length header (PMI-2). */
+mf_status_t mf_pmi_out_end(mf_pmi_out_t *out);
 
 /* Lower-case hex; out must hold 2 * len + 1 bytes and is NUL-terminated. */
 void mf_pmi_hex_encode(const void *data, size_t len, char *out);

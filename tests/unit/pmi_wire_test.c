@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the PMI wire codec (src/pmi/pmi_wire.c): PMI-1 line and PMI-2 frame parsing
- * with well-formed and malformed input, the length header, the message builder's escaping and
- * limits, hex encoding and PMI_process_mapping. Plain C; prints each failed check and exits
- * non-zero if there was any.
+ * with well-formed and malformed input, the PMI-1 multi-line (mcmd) form of spawn, the length
+ * header, the message builder's escaping and limits, hex encoding and PMI_process_mapping. Plain C;
+ * prints each failed check and exits non-zero if there was any.
  */
 #include "pmi_wire.h"
 
@@ -65,7 +65,7 @@ static void test_v1_parse(void)
 static void test_v1_malformed(void)
 {
     mf_pmi_msg_t msg;
-    char many[1024] = "cmd=x";
+    char many[8 + 4 * MF_PMI_WIRE_MAX_PAIRS] = "cmd=x";
     CHECK(parse1("", &msg) == MF_ERR_PROTOCOL);
     CHECK(parse1("   ", &msg) == MF_ERR_PROTOCOL);
     CHECK(parse1("key=v cmd=x", &msg) == MF_ERR_PROTOCOL);
@@ -149,6 +149,43 @@ static void test_builder(void)
     CHECK(mf_pmi_out_end(&out) == MF_ERR_TRUNCATE);
 }
 
+static void test_mcmd(void)
+{
+    mf_pmi_msg_t msg;
+    mf_pmi_out_t out;
+    char storage[64];
+    snprintf(scratch, sizeof(scratch), "mcmd=spawn\nnprocs=2\narg1=a b=c\\ d\narg2=\n\n");
+    CHECK(mf_pmi_wire_parse_mcmd(scratch, &msg) == MF_OK && msg.npairs == 4);
+    CHECK(strcmp(mf_pmi_msg_cmd(&msg), "spawn") == 0 && value_is(&msg, "nprocs", "2"));
+    CHECK(value_is(&msg, "arg1", "a b=c\\ d") && value_is(&msg, "arg2", ""));
+    snprintf(scratch, sizeof(scratch), "cmd=spawn\nnprocs=2\n");
+    CHECK(mf_pmi_wire_parse_mcmd(scratch, &msg) == MF_ERR_PROTOCOL);
+    snprintf(scratch, sizeof(scratch), "mcmd=spawn\nno equals sign\n");
+    CHECK(mf_pmi_wire_parse_mcmd(scratch, &msg) == MF_ERR_PROTOCOL);
+    snprintf(scratch, sizeof(scratch), "mcmd=spawn\n=v\n");
+    CHECK(mf_pmi_wire_parse_mcmd(scratch, &msg) == MF_ERR_PROTOCOL);
+    snprintf(scratch, sizeof(scratch), "mcmd=\n");
+    CHECK(mf_pmi_wire_parse_mcmd(scratch, &msg) == MF_ERR_PROTOCOL);
+
+    mf_pmi_out_begin(&out, MF_PMI_MCMD, "spawn");
+    mf_pmi_out_add_int(&out, "nprocs", 3);
+    mf_pmi_out_add(&out, "arg1", "x y\\;z");
+    CHECK(mf_pmi_out_end(&out) == MF_OK);
+    CHECK(strcmp(out.buf, "mcmd=spawn\nnprocs=3\narg1=x y\\;z\nendcmd\n") == 0);
+    mf_pmi_out_begin(&out, MF_PMI_MCMD, "spawn");
+    mf_pmi_out_add(&out, "arg1", "two\nlines");
+    CHECK(mf_pmi_out_end(&out) == MF_ERR_INVALID);
+
+    /* caller storage: the message lives there and is bounded by its size */
+    mf_pmi_out_begin_in(&out, 2, "spawn", storage, sizeof(storage));
+    mf_pmi_out_add(&out, "subcmd", "prog");
+    CHECK(mf_pmi_out_end(&out) == MF_OK && out.buf == storage);
+    CHECK(strcmp(storage, "    22cmd=spawn;subcmd=prog;") == 0);
+    mf_pmi_out_begin_in(&out, 2, "spawn", storage, sizeof(storage));
+    mf_pmi_out_add(&out, "subcmd", "a-program-name-that-is-longer-than-the-storage-given");
+    CHECK(mf_pmi_out_end(&out) == MF_ERR_TRUNCATE);
+}
+
 static void test_hex(void)
 {
     unsigned char bytes[256], back[256];
@@ -203,6 +240,7 @@ int main(void)
     test_v2_malformed();
     test_v2_header();
     test_builder();
+    test_mcmd();
     test_hex();
     test_mapping();
     if (failures != 0) {
