@@ -607,6 +607,7 @@ int PMPI_Comm_disconnect(MPI_Comm *comm)
     rc = mf_binding_comm_delete_attrs(func, c);
     if (rc != MPI_SUCCESS)
         return rc;
+    mf_dynproc_forget(c); /* MPI_Comm_get_parent answers MPI_COMM_NULL from now on */
     mf_comm_free(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

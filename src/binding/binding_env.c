@@ -427,18 +427,6 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
     return MPI_SUCCESS;
 }
 
-/* Processes are never spawned (MPI_Comm_spawn is not supported): no parent. */
-#pragma weak MPI_Comm_get_parent = PMPI_Comm_get_parent
-int PMPI_Comm_get_parent(MPI_Comm *parent)
-{
-    int rc = mf_check_initialized("MPI_Comm_get_parent");
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_ptr("MPI_Comm_get_parent", NULL, parent, "parent");
-    if (rc == MPI_SUCCESS)
-        *parent = MPI_COMM_NULL;
-    return rc;
-}
-
 #pragma weak MPI_Comm_dup = PMPI_Comm_dup
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
@@ -501,6 +489,7 @@ int PMPI_Comm_free(MPI_Comm *comm)
     rc = mf_binding_comm_delete_attrs(func, c);
     if (rc != MPI_SUCCESS)
         return rc;
+    mf_dynproc_forget(c); /* MPI_Comm_get_parent answers MPI_COMM_NULL from now on */
     mf_comm_free(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;

@@ -201,9 +201,12 @@ static inline mf_session_t *mf_session_get(MPI_Session handle)
 
 /* ---- communicators ----------------------------------------------------------------------- */
 
-#define MF_CONTEXT_MAX   4096 /* live communicators per process */
-#define MF_CONTEXT_WORLD 0
-#define MF_CONTEXT_SELF  1
+#define MF_CONTEXT_MAX 4096 /* live communicators per process */
+/* The two contexts of MPI_Comm_connect/accept's handshake (core_dynproc.c), beyond every
+ * communicator's and every group view's. */
+#define MF_CONTEXT_DYNPROC (6 * MF_CONTEXT_MAX)
+#define MF_CONTEXT_WORLD   0
+#define MF_CONTEXT_SELF    1
 
 /* The MPI-4 info assertions a communicator's members agreed on (mf_comm_set_info). */
 enum {
@@ -311,6 +314,38 @@ static inline int mf_comm_world_rank(const mf_comm_t *comm, int rank)
 {
     return comm->world_ranks == NULL ? rank : comm->world_ranks[rank];
 }
+
+/* A process named the same way by every process (world ranks are numbers of the local process
+ * table: processes of other jobs get different ones in different jobs). */
+typedef struct mf_proc_id {
+    uint64_t job; /* mf_vci_job_key of its job */
+    int32_t rank; /* in its job's MPI_COMM_WORLD */
+    int32_t pad;
+} mf_proc_id_t;
+
+static inline mf_proc_id_t mf_proc_id(int world_rank)
+{
+    mf_proc_id_t id = {0, 0, 0};
+    mf_vci_process_id(world_rank, &id.job, &id.rank);
+    return id;
+}
+
+/* The world rank (process table number) of id, or -1 when this process never met it. */
+static inline int mf_proc_find(mf_proc_id_t id)
+{
+    return mf_vci_find_process(id.job, id.rank);
+}
+
+/* A 32-bit digest of comm's `rank`, the same on every process (for agreement seeds). */
+static inline unsigned mf_comm_proc_key(const mf_comm_t *comm, int rank)
+{
+    mf_proc_id_t id = mf_proc_id(mf_comm_world_rank(comm, rank));
+    return (unsigned)(id.job ^ (id.job >> 32)) * 2654435761u + (unsigned)id.rank;
+}
+
+/* Whether the communicator (both groups) holds processes of another job: every member
+ * answers alike. */
+int mf_comm_spans_jobs(const mf_comm_t *comm);
 
 static inline int mf_comm_is_inter(const mf_comm_t *comm)
 {
@@ -433,6 +468,50 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
 mf_status_t mf_comm_intercomm_from_groups(const struct MPI_ABI_Group *local, int local_leader,
                                           int remote_leader_world, const char *stringtag,
                                           int *err_class_p, mf_comm_t **comm_p);
+/* A private copy of the intracommunicator comm (same group and order; no hints, topology,
+ * attributes): the local half of an intercommunicator. Collective over comm. */
+mf_status_t mf_comm_dup_private(mf_comm_t *comm, mf_comm_t **lc_p);
+/* The end of an intercommunicator constructor whose groups already know each other
+ * (remote_ranks, in this process's numbering): agree on a context id over `lc` (owned from now
+ * on, also on failure) and the leaders' link, then build. On the leader, `view` and `remote`
+ * reach the other leader on view's user context, with send_tag on messages to it and recv_tag
+ * on those from it; `seed` must be the same on every process of both groups. */
+mf_status_t mf_comm_inter_finish(mf_comm_t *lc, int leader, mf_comm_t *view, int remote,
+                                 int send_tag, int recv_tag, unsigned seed, int remote_size,
+                                 const int *remote_ranks, MPI_Errhandler eh, mf_comm_t **comm_p);
+/* ---- dynamic processes (core_dynproc.c) ------------------------------------------------- */
+
+/* Why a dynamic-process call failed: the MPI error class and a message naming the argument,
+ * the same on every process of the calling group. */
+typedef struct mf_dynproc_err {
+    int err_class;
+    char why[200];
+} mf_dynproc_err_t;
+
+/* The key under which a spawn leaves the parents' port name in the children's key space. */
+#define MF_PARENT_PORT_KEY "mf-parent-port"
+
+mf_status_t mf_dynproc_open_port(char *name, size_t size, mf_dynproc_err_t *err);
+mf_status_t mf_dynproc_close_port(const char *name, mf_dynproc_err_t *err);
+/* Collective over the intracommunicator comm: MPI_Comm_accept (accept set) or
+ * MPI_Comm_connect; port_name matters at `root` only. */
+mf_status_t mf_dynproc_connect(mf_comm_t *comm, int root, const char *port_name, int accept,
+                               mf_dynproc_err_t *err, mf_comm_t **inter_p);
+/* Collective over the intracommunicator comm: the root asks the launcher for the processes
+ * of `cmds` (root only) unless root_err (root only) already holds an error of its arguments,
+ * then the group accepts their connection. */
+struct mf_pmi_spawn_cmd;
+mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds,
+                             const struct mf_pmi_spawn_cmd *cmds, const mf_dynproc_err_t *root_err,
+                             mf_dynproc_err_t *err, mf_comm_t **inter_p);
+/* Spawned processes, from MPI_Init: connect MPI_COMM_WORLD to the parents. */
+mf_status_t mf_dynproc_init_parent(void);
+/* The intercommunicator to the parents (NULL: not spawned, or freed/disconnected since). */
+mf_comm_t *mf_dynproc_parent(void);
+/* The user frees or disconnects comm: if it is the parent, MPI_Comm_get_parent forgets it. */
+void mf_dynproc_forget(mf_comm_t *comm);
+void mf_dynproc_fini(void);
+
 /* Collective over an intercommunicator: the intracommunicator of both groups, the group with
  * `high` false first (ties: the group whose leader has the lower world rank). */
 mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm_p);
@@ -676,6 +755,8 @@ int mf_request_pass_first_poll(void);
  * next watch_ms milliseconds: for MPI_Finalize, which must not destroy what they poll. */
 int mf_request_other_waiters(int watch_ms);
 void mf_request_wait_done(mf_request_t *req);
+/* Waits for a library-internal request, releases it and returns its transport status. */
+mf_status_t mf_request_finish(mf_request_t *req);
 /* Done with nothing left to drive (no poll hook): what a wait checks first, inline. */
 static inline int mf_request_done_now(mf_request_t *req)
 {

@@ -531,8 +531,20 @@ static mf_status_t create_group_on(mf_comm_t *parent, unsigned view_ctx, const m
                       .context_id = view_ctx,
                       .world_ranks = group->world_ranks,
                       .vci = parent->vci};
-    unsigned seed = view_ctx * 2654435761u + (unsigned)tag * 40503u +
-                    (unsigned)group->world_ranks[0] * 7919u + (unsigned)group->size;
+    /* World ranks are this job's numbers: a group that spans jobs names its members by group
+     * rank (then only a later creation with the same tag whose messages arrive early could
+     * mistake them; the standard asks for distinct tags on concurrent ones). */
+    int spans = 0;
+    for (int i = 0; i < group->size; i++)
+        spans |= group->world_ranks[i] >= mf_global.world_size;
+    if (spans) {
+        view.tag_rank = group->rank;
+        view.world_tags = 0;
+    }
+    mf_comm_t first = {.size = 1, .world_ranks = group->world_ranks};
+    unsigned first_key = spans ? mf_comm_proc_key(&first, 0) : (unsigned)group->world_ranks[0];
+    unsigned seed =
+        view_ctx * 2654435761u + (unsigned)tag * 40503u + first_key * 7919u + (unsigned)group->size;
     unsigned id;
     int vci;
     mf_status_t status = ctx_agree(&view, tag, seed, &id, &vci);
@@ -1060,10 +1072,29 @@ out_free:
     return status;
 }
 
+static mf_status_t host_color(mf_comm_t *parent, int *color_p);
+
+int mf_comm_spans_jobs(const mf_comm_t *comm)
+{
+    for (int i = 0; i < comm->size; i++) {
+        if (mf_comm_world_rank(comm, i) >= mf_global.world_size)
+            return 1;
+    }
+    for (int i = 0; i < comm->remote_size; i++) {
+        if (comm->remote_ranks[i] >= mf_global.world_size)
+            return 1;
+    }
+    return 0;
+}
+
 /* The color of this process in a split by node: the lowest world rank on its node, from the
- * launcher's process mapping, or else from an exchange of host names over the parent. */
+ * launcher's process mapping, or else from an exchange of host names over the parent, where it
+ * is the parent rank of the first process on the same host (the launcher's mapping covers one
+ * job: a parent that spans jobs always takes this way). */
 static mf_status_t node_color(mf_comm_t *parent, int *color_p)
 {
+    if (mf_comm_spans_jobs(parent))
+        return host_color(parent, color_p);
     int count = 0;
     int *ranks = mf_malloc(sizeof(int) * (size_t)mf_global.world_size, "node ranks");
     if (ranks == NULL)
@@ -1075,16 +1106,21 @@ static mf_status_t node_color(mf_comm_t *parent, int *color_p)
     free(ranks);
     if (from_pmi)
         return MF_OK;
+    return host_color(parent, color_p);
+}
+
+static mf_status_t host_color(mf_comm_t *parent, int *color_p)
+{
     char mine[MPI_MAX_PROCESSOR_NAME] = {0};
     if (gethostname(mine, sizeof(mine) - 1) != 0)
         snprintf(mine, sizeof(mine), "localhost");
     char *all = mf_malloc(sizeof(mine) * (size_t)parent->size, "host names");
     if (all == NULL)
         return MF_ERR_NO_MEMORY;
-    status = mf_coll_allgather(parent, mine, sizeof(mine), all);
+    mf_status_t status = mf_coll_allgather(parent, mine, sizeof(mine), all);
     for (int i = 0; status == MF_OK && i < parent->size; i++) {
         if (strcmp(all + sizeof(mine) * (size_t)i, mine) == 0) {
-            *color_p = mf_comm_world_rank(parent, i);
+            *color_p = i;
             break;
         }
     }
@@ -1109,43 +1145,32 @@ mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm
 
 /* How the two leaders of an intercommunicator operation talk: point-to-point on `comm` (a view
  * of the peer communicator, or the intercommunicator itself) on context `ctx`, with `remote`
- * the other leader as comm's point-to-point names it. */
+ * the other leader as comm's point-to-point names it. Messages to the remote leader carry
+ * `tag`, those from it `rtag`: the same but between processes of different jobs
+ * (mf_comm_inter_finish), where each side picks the tag it receives. */
 typedef struct inter_link {
     mf_comm_t *comm;
     unsigned ctx;
     int remote;
-    int tag;
+    int tag, rtag;
 } inter_link_t;
-
-static mf_status_t req_finish(mf_request_t *req)
-{
-    mf_request_wait_done(req);
-    mf_status_t status = req->op.status;
-    if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
-        mf_vci_t *vci = req->vci; /* the request may be reused once released */
-        mf_vci_lock(vci);
-        mf_request_release_locked(req);
-        mf_vci_unlock(vci);
-    }
-    return status;
-}
 
 static mf_status_t link_sendrecv(const inter_link_t *link, const void *sbuf, size_t slen,
                                  void *rbuf, size_t rlen)
 {
     mf_request_t *rreq, *sreq;
     mf_status_t status =
-        mf_pt2pt_irecv(rbuf, rlen, link->remote, link->tag, link->comm, link->ctx, &rreq);
+        mf_pt2pt_irecv(rbuf, rlen, link->remote, link->rtag, link->comm, link->ctx, &rreq);
     if (status != MF_OK)
         return status;
     status = mf_pt2pt_isend(sbuf, slen, link->remote, link->tag, link->comm, link->ctx,
                             MF_SEND_STANDARD, 1, &sreq);
     if (status != MF_OK) {
-        req_finish(rreq); /* a posted receive cannot be abandoned */
+        mf_request_finish(rreq); /* a posted receive cannot be abandoned */
         return status;
     }
-    mf_status_t rstatus = req_finish(rreq);
-    status = req_finish(sreq);
+    mf_status_t rstatus = mf_request_finish(rreq);
+    status = mf_request_finish(sreq);
     return rstatus != MF_OK ? rstatus : status;
 }
 
@@ -1262,34 +1287,51 @@ static unsigned inter_seed(int a, int b, unsigned salt)
 static mf_status_t inter_connect(mf_comm_t *lc, int leader, const inter_link_t *link,
                                  MPI_Errhandler eh, int *err_class_p, mf_comm_t **comm_p)
 {
-    int mine[2] = {lc->size, mf_comm_world_rank(lc, leader)}, theirs[2];
+    int mine[2] = {lc->size, (int)mf_comm_proc_key(lc, leader)}, theirs[2];
     int *ranks = NULL, *rranks = NULL;
+    mf_proc_id_t *ids = NULL, *rids = NULL;
     char *in_local = NULL;
     mf_status_t status = inter_swap(lc, leader, link, mine, theirs, sizeof(mine));
     if (status != MF_OK)
         goto err_free;
     status = MF_ERR_NO_MEMORY;
+    int nprocs = mf_vci_process_count();
     ranks = mf_malloc(sizeof(int) * (size_t)lc->size, "communicator ranks");
     rranks = mf_malloc(sizeof(int) * (size_t)theirs[0], "remote group ranks");
-    in_local = mf_calloc((size_t)mf_global.world_size, 1, "group membership");
-    if (ranks == NULL || rranks == NULL || in_local == NULL)
+    ids = mf_malloc(sizeof(*ids) * (size_t)lc->size, "process ids");
+    rids = mf_malloc(sizeof(*rids) * (size_t)theirs[0], "process ids");
+    in_local = mf_calloc((size_t)nprocs, 1, "group membership");
+    if (ranks == NULL || rranks == NULL || ids == NULL || rids == NULL || in_local == NULL)
         goto err_free;
     for (int i = 0; i < lc->size; i++) {
         ranks[i] = mf_comm_world_rank(lc, i);
         in_local[ranks[i]] = 1;
+        ids[i] = mf_proc_id(ranks[i]);
     }
+    /* The groups travel as job-independent process ids: either may hold processes of other
+     * jobs, which each process numbers in its own way. */
     status = MF_OK;
     if (lc->rank == leader)
-        status = link_sendrecv(link, ranks, sizeof(int) * (size_t)lc->size, rranks,
-                               sizeof(int) * (size_t)theirs[0]);
+        status = link_sendrecv(link, ids, sizeof(*ids) * (size_t)lc->size, rids,
+                               sizeof(*rids) * (size_t)theirs[0]);
     if (status == MF_OK)
-        status = mf_coll_bcast(lc, rranks, sizeof(int) * (size_t)theirs[0], leader);
+        status = mf_coll_bcast(lc, rids, sizeof(*rids) * (size_t)theirs[0], leader);
     if (status != MF_OK)
         goto err_free;
     /* Overlapping groups are erroneous (MPI-4.1 section 7.6.2); every process of both groups
-     * sees the same two lists, so all of them fail alike. */
+     * sees the same two lists, so all of them fail alike. A process of another job that this
+     * one never met (connected to a member of the other group only) cannot be reached. */
     for (int i = 0; i < theirs[0]; i++) {
-        if (rranks[i] < 0 || rranks[i] >= mf_global.world_size || in_local[rranks[i]]) {
+        rranks[i] = mf_proc_find(rids[i]);
+        if (rranks[i] < 0) {
+            mf_log(MF_LOG_INFO, "comm",
+                   "the remote group holds a process this one is not connected to (rank %d "
+                   "of another job)",
+                   rids[i].rank);
+            status = MF_ERR_UNSUPPORTED;
+            goto err_free;
+        }
+        if (rranks[i] < nprocs && in_local[rranks[i]]) {
             mf_log(MF_LOG_INFO, "comm", "intercommunicator groups overlap (world rank %d)",
                    rranks[i]);
             *err_class_p = MPI_ERR_GROUP;
@@ -1298,18 +1340,22 @@ static mf_status_t inter_connect(mf_comm_t *lc, int leader, const inter_link_t *
         }
     }
     unsigned id;
-    status =
-        inter_ctx_agree(lc, leader, link, inter_seed(mine[1], theirs[1], (unsigned)link->tag), &id);
+    status = inter_ctx_agree(
+        lc, leader, link, inter_seed(mine[1], theirs[1], (unsigned)(link->tag ^ link->rtag)), &id);
     if (status != MF_OK)
         goto err_free;
     status = inter_build(lc, id, theirs[0], rranks, eh, comm_p);
     free(ranks);
     free(rranks);
+    free(ids);
+    free(rids);
     free(in_local);
     return status;
 err_free:
     free(ranks);
     free(rranks);
+    free(ids);
+    free(rids);
     free(in_local);
     mf_comm_free(lc);
     return status;
@@ -1354,9 +1400,16 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
         return status;
     }
     mf_comm_t view = {0};
-    if (local->rank == local_leader)
+    if (local->rank == local_leader) {
         view = comm_view(peer);
-    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader, tag};
+        /* World ranks are this job's numbers: across jobs the leaders name each other by
+         * peer_comm rank (a peer that spans jobs does so for every member, so both agree). */
+        if (mf_comm_spans_jobs(peer)) {
+            view.tag_rank = peer->rank;
+            view.world_tags = 0;
+        }
+    }
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader, tag, tag};
     MPI_Errhandler eh = mf_errhandler_acquire(&local->errhandler);
     status = inter_connect(lc, local_leader, &link, eh, err_class_p, comm_p);
     mf_errhandler_release(eh);
@@ -1368,6 +1421,10 @@ mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_lea
                                           int *err_class_p, mf_comm_t **comm_p)
 {
     *err_class_p = 0;
+    if (remote_leader_world >= mf_global.world_size) {
+        mf_log(MF_LOG_INFO, "comm", "the remote leader belongs to another job");
+        return MF_ERR_UNSUPPORTED;
+    }
     mf_comm_t *lc;
     mf_status_t status = mf_comm_create_from_stringtag(local, stringtag, &lc);
     if (status != MF_OK)
@@ -1377,15 +1434,35 @@ mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_lea
     stringtag_link_t st = stringtag_link(stringtag);
     mf_comm_t view = comm_view(&mf_comm_world);
     view.context_id = st.context_id;
-    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, st.tag};
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, st.tag, st.tag};
     return inter_connect(lc, local_leader, &link, MPI_ERRORS_ARE_FATAL, err_class_p, comm_p);
+}
+
+mf_status_t mf_comm_dup_private(mf_comm_t *comm, mf_comm_t **lc_p)
+{
+    return comm_dup_plain(comm, lc_p);
+}
+
+mf_status_t mf_comm_inter_finish(mf_comm_t *lc, int leader, mf_comm_t *view, int remote,
+                                 int send_tag, int recv_tag, unsigned seed, int remote_size,
+                                 const int *remote_ranks, MPI_Errhandler eh, mf_comm_t **comm_p)
+{
+    inter_link_t link = {view, view != NULL ? mf_comm_ctx_user(view) : 0, remote, send_tag,
+                         recv_tag};
+    unsigned id;
+    mf_status_t status = inter_ctx_agree(lc, leader, &link, seed, &id);
+    if (status != MF_OK) {
+        mf_comm_free(lc);
+        return status;
+    }
+    return inter_build(lc, id, remote_size, remote_ranks, eh, comm_p);
 }
 
 /* The link of an operation on an existing intercommunicator: its internal context, between the
  * two groups' rank 0. */
 static inter_link_t inter_self_link(mf_comm_t *inter)
 {
-    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG};
+    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG, CTX_AGREE_TAG};
     return link;
 }
 
@@ -1609,7 +1686,7 @@ static mf_status_t inter_idup(mf_comm_t *parent, int with_info, struct MPI_ABI_I
 static mf_status_t inter_split(mf_comm_t *inter, int color, int key, mf_comm_t **comm_p)
 {
     mf_comm_t *lc = inter->local_comm, *nl = NULL;
-    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG};
+    inter_link_t link = {inter, mf_comm_ctx_internal(inter), 0, CTX_AGREE_TAG, CTX_AGREE_TAG};
     split_entry_t mine = {color, key, lc->rank};
     split_entry_t *local_all = mf_malloc(sizeof(split_entry_t) * (size_t)lc->size, "split table");
     split_entry_t *remote_all =
@@ -1669,15 +1746,19 @@ mf_status_t mf_comm_intercomm_merge(mf_comm_t *inter, int high, mf_comm_t **comm
     mf_comm_t *lc = inter->local_comm;
     inter_link_t link = inter_self_link(inter);
     /* The leader's flag speaks for its group (all members must pass the same one). */
-    int mine[2] = {high != 0, mf_comm_world_rank(lc, 0)}, theirs[2];
+    mf_proc_id_t leader = mf_proc_id(mf_comm_world_rank(lc, 0));
+    uint64_t mine[3] = {high != 0, leader.job, (uint64_t)leader.rank}, theirs[3];
     mf_status_t status = mf_coll_bcast(lc, mine, sizeof(mine), 0);
     if (status == MF_OK)
         status = inter_swap(lc, 0, &link, mine, theirs, sizeof(mine));
     if (status != MF_OK)
         return status;
     /* MPI-4.1 section 7.6.2: the group with high false comes first; with equal flags the order
-     * is the implementation's choice: here the group whose leader has the lower world rank. */
-    int local_first = mine[0] != theirs[0] ? mine[0] < theirs[0] : mine[1] < theirs[1];
+     * is the implementation's choice: here the group whose leader has the lower (job, rank),
+     * which both groups see alike also when they belong to different jobs. */
+    int local_first = mine[0] != theirs[0]   ? mine[0] < theirs[0]
+                      : mine[1] != theirs[1] ? mine[1] < theirs[1]
+                                             : mine[2] < theirs[2];
     int n = lc->size + inter->remote_size;
     int *ranks = mf_malloc(sizeof(int) * (size_t)n, "communicator ranks");
     if (ranks == NULL)

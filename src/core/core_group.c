@@ -91,10 +91,11 @@ void mf_group_release(mf_group_t *group)
 
 int *mf_group_inverse(const mf_group_t *group)
 {
-    int *inverse = mf_malloc(sizeof(int) * (size_t)mf_global.world_size, "group rank map");
+    int nprocs = mf_vci_process_count();
+    int *inverse = mf_malloc(sizeof(int) * (size_t)nprocs, "group rank map");
     if (inverse == NULL)
         return NULL;
-    for (int w = 0; w < mf_global.world_size; w++)
+    for (int w = 0; w < nprocs; w++)
         inverse[w] = -1;
     for (int i = 0; i < group->size; i++)
         inverse[group->world_ranks[i]] = i;

@@ -77,6 +77,9 @@ mf_status_t mf_init(int required, int *provided_p)
         goto err_requests;
     *provided_p = mf_global.thread_level;
     atomic_store_explicit(&mf_global.state, MF_STATE_READY, memory_order_release);
+    /* Spawned: the parents wait in MPI_Comm_spawn until the children connect. */
+    if (job.spawned && (status = mf_dynproc_init_parent()) != MF_OK)
+        return status;
     return MF_OK;
 
 err_requests:
@@ -105,6 +108,7 @@ mf_status_t mf_finalize(void (*quiesced)(void))
         quiesced();
     atomic_store_explicit(&mf_global.state, MF_STATE_FINALIZED, memory_order_release);
     mf_comm_fini_builtin();
+    mf_dynproc_fini();
     if (MF_PARAM_LIVE(vci_stats))
         mf_vci_stats_report(stderr, mf_global.world_rank);
     mf_vci_pool_fini();

@@ -514,6 +514,19 @@ void mf_request_wait_done(mf_request_t *req)
         poke(req->vci, &polls);
 }
 
+mf_status_t mf_request_finish(mf_request_t *req)
+{
+    mf_request_wait_done(req);
+    mf_status_t status = req->op.status;
+    if (req->type != MF_REQ_PRECOMPLETE && req->type != MF_REQ_NULL_PROC) {
+        mf_vci_t *vci = req->vci; /* the request may be reused once released */
+        mf_vci_lock(vci);
+        mf_request_release_locked(req);
+        mf_vci_unlock(vci);
+    }
+    return status;
+}
+
 static int class_from_status(mf_status_t status)
 {
     switch (status) {

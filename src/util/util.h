@@ -154,6 +154,7 @@ typedef struct mf_params {
     int coll_reduce_scatter;
     int coll_scan;
     int coll_check;           /* MANIFOLD_COLL_CHECK */
+    int connect_timeout;      /* MANIFOLD_CONNECT_TIMEOUT, seconds (0: none) */
     int coll_shm;             /* MANIFOLD_COLL_SHM */
     int coll_shm_medium;      /* MANIFOLD_COLL_SHM_MEDIUM: 0 auto, 1 off, 2 on */
     int coll_shm_crowded;     /* MANIFOLD_COLL_SHM_CROWDED: 0 auto, 1 off, 2 on */

@@ -123,6 +123,10 @@ static const param_def_t param_table[] = {
      "collective selection table file loaded at init instead of the built-in rules "
      "(docs/design/coll.md; written by manifold_tune)",
      NULL},
+    {"CONNECT_TIMEOUT", &mf_params.connect_timeout, 180, 0, 86400,
+     "seconds MPI_Comm_connect waits for the port's process to accept before failing with "
+     "MPI_ERR_PORT (0: for ever)",
+     NULL},
     {"COLL_CHECK", &mf_params.coll_check, 0, 0, 1,
      "1: before each collective, verify across the processes that they called the same one "
      "with matching root, operation and type signatures (costs an exchange per call)",

@@ -27,7 +27,7 @@
 typedef struct mf_worker {
     ucp_context_h context; /* the pool's, or its own with MANIFOLD_VCI_SHARING=context */
     ucp_worker_h worker;
-    ucp_ep_h *eps; /* indexed by world rank, created on first use */
+    ucp_ep_h *eps; /* indexed by process (mf_vci_add_process), created on first use */
     struct {
         void *addr;
         size_t len;
@@ -70,6 +70,16 @@ static struct {
     int nvcis, nworkers, ncontexts;
     int nworkers_max; /* workers the VCIs map onto */
     int world_rank, world_size;
+    /* Processes: the world's ranks, then those of other jobs met through MPI_Comm_connect,
+     * accept or spawn (dyn[i] is process world_size + i), up to nprocs_max. nprocs only grows
+     * (under `lock`); the tables sized nprocs_max never move. */
+    atomic_int nprocs;
+    int nprocs_max;
+    struct {
+        uint64_t job;
+        int rank;
+    } * dyn;
+    uint64_t job; /* this job's key (mf_vci_job_key), 0 until first asked for */
     /* Receives may complete inside ucp_tag_recv_nbx: UCX fills the receive information of an
      * immediate completion only from 1.16 on (earlier ones leave tag and length unset, which
      * tests/mpi/threads/exchange_tags caught on 1.13), so older ones report every receive
@@ -164,8 +174,8 @@ static mf_status_t worker_create(mf_worker_t *w, int index)
                ucs_status_string(st));
         return status_from_ucs(st);
     }
-    w->eps = mf_calloc((size_t)pool.world_size, sizeof(ucp_ep_h), "endpoint table");
-    w->peers = mf_calloc((size_t)pool.world_size, sizeof(*w->peers), "peer address table");
+    w->eps = mf_calloc((size_t)pool.nprocs_max, sizeof(ucp_ep_h), "endpoint table");
+    w->peers = mf_calloc((size_t)pool.nprocs_max, sizeof(*w->peers), "peer address table");
     if (w->eps == NULL || w->peers == NULL)
         return MF_ERR_NO_MEMORY;
     ucp_address_t *addr;
@@ -188,7 +198,8 @@ static void worker_destroy(mf_worker_t *w)
 {
     if (w->worker == NULL)
         return;
-    for (int peer = 0; peer < pool.world_size; peer++) {
+    int nprocs = atomic_load(&pool.nprocs);
+    for (int peer = 0; peer < nprocs; peer++) {
         if (w->eps[peer] == NULL)
             continue;
         ucp_request_param_t param = {
@@ -202,7 +213,7 @@ static void worker_destroy(mf_worker_t *w)
             ucp_request_free(req);
         }
     }
-    for (int peer = 0; peer < pool.world_size; peer++)
+    for (int peer = 0; peer < nprocs; peer++)
         free(w->peers[peer].addr);
     free(w->eps);
     free(w->peers);
@@ -223,6 +234,12 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
 {
     pool.world_rank = world_rank;
     pool.world_size = world_size;
+    atomic_store(&pool.nprocs, world_size);
+    pool.nprocs_max = world_size + MF_VCI_DYN_PROCS;
+    pool.job = 0;
+    pool.dyn = mf_calloc(MF_VCI_DYN_PROCS, sizeof(*pool.dyn), "process table");
+    if (pool.dyn == NULL)
+        return MF_ERR_NO_MEMORY;
     mf_vci_async = mf_params.async_progress;
     pool.nvcis = nvcis < MF_VCI_MAX ? nvcis : MF_VCI_MAX;
     pool.nworkers_max = pool.nvcis;
@@ -277,6 +294,8 @@ void mf_vci_pool_fini(void)
         worker_destroy(&pool.workers[i]);
     free(pool.vci_mem);
     pool.vci_mem = NULL;
+    free(pool.dyn);
+    pool.dyn = NULL;
     memset(pool.vcis, 0, sizeof(pool.vcis));
     pool.nvcis = 0;
     pool.nworkers = 0;
@@ -342,6 +361,102 @@ int mf_vci_knows_peers(mf_vci_t *vci, const int *world_ranks, int n)
     }
     mf_vci_unlock(vci);
     return known;
+}
+
+int mf_vci_process_count(void)
+{
+    return atomic_load_explicit(&pool.nprocs, memory_order_acquire);
+}
+
+/* FNV-1a over rank 0's address of VCI 0: worker addresses carry a random identifier, so the
+ * key tells jobs apart (and costs no agreement: every process finds the same address). */
+uint64_t mf_vci_job_key(void)
+{
+    pthread_mutex_lock(&pool.lock);
+    uint64_t job = pool.job;
+    pthread_mutex_unlock(&pool.lock);
+    if (job != 0)
+        return job;
+    unsigned char buf[4096];
+    const unsigned char *addr = pool.workers[0].local_addr;
+    size_t len = pool.workers[0].local_len;
+    if (pool.world_rank != 0) {
+        if (mf_pmi_get_blob(0, "mf-ucx-addr-0", buf, sizeof(buf), &len) != MF_OK)
+            return 0;
+        addr = buf;
+    }
+    job = 14695981039346656037ull;
+    for (size_t i = 0; i < len; i++)
+        job = (job ^ addr[i]) * 1099511628211ull;
+    job |= 1; /* never 0, which means "not known yet" */
+    pthread_mutex_lock(&pool.lock);
+    pool.job = job;
+    pthread_mutex_unlock(&pool.lock);
+    return job;
+}
+
+static int find_process_locked(uint64_t job, int rank)
+{
+    int n = atomic_load_explicit(&pool.nprocs, memory_order_relaxed);
+    for (int i = 0; i < n - pool.world_size; i++) {
+        if (pool.dyn[i].job == job && pool.dyn[i].rank == rank)
+            return pool.world_size + i;
+    }
+    return -1;
+}
+
+int mf_vci_find_process(uint64_t job, int rank)
+{
+    if (job == mf_vci_job_key())
+        return rank >= 0 && rank < pool.world_size ? rank : -1;
+    pthread_mutex_lock(&pool.lock);
+    int index = find_process_locked(job, rank);
+    pthread_mutex_unlock(&pool.lock);
+    return index;
+}
+
+mf_status_t mf_vci_add_process(uint64_t job, int rank, const void *addr, size_t len, int *index_p)
+{
+    if (job == mf_vci_job_key()) {
+        if (rank < 0 || rank >= pool.world_size)
+            return MF_ERR_INVALID;
+        *index_p = rank;
+        return MF_OK;
+    }
+    mf_status_t status = MF_OK;
+    pthread_mutex_lock(&pool.lock);
+    int n = atomic_load_explicit(&pool.nprocs, memory_order_relaxed);
+    int index = find_process_locked(job, rank);
+    if (index < 0 && n == pool.nprocs_max) {
+        mf_log(MF_LOG_ERROR, "vci",
+               "cannot connect to more than %d processes outside MPI_COMM_WORLD", MF_VCI_DYN_PROCS);
+        status = MF_ERR_EXHAUSTED;
+    } else if (index < 0) {
+        /* the address first: nobody uses the index before this call returns it */
+        index = n;
+        status = mf_vci_set_peer_address(pool.vcis[0], index, addr, len);
+        if (status == MF_OK) {
+            pool.dyn[n - pool.world_size].job = job;
+            pool.dyn[n - pool.world_size].rank = rank;
+            atomic_store_explicit(&pool.nprocs, n + 1, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&pool.lock);
+    *index_p = index;
+    return status;
+}
+
+void mf_vci_process_id(int index, uint64_t *job_p, int *rank_p)
+{
+    if (index < pool.world_size) {
+        *job_p = mf_vci_job_key();
+        *rank_p = index;
+        return;
+    }
+    pthread_mutex_lock(&pool.lock);
+    *job_p = pool.dyn[index - pool.world_size].job;
+    *rank_p = pool.dyn[index - pool.world_size].rank;
+    pthread_mutex_unlock(&pool.lock);
 }
 
 void mf_vci_local_address(mf_vci_t *vci, const void **addr_p, size_t *len_p)
@@ -464,7 +579,7 @@ static __attribute__((noinline)) ucp_ep_h ep_connect_locked(mf_worker_t *w, int 
 {
     unsigned char pmi_addr[4096];
     const void *addr = peer == pool.world_rank ? w->local_addr : w->peers[peer].addr;
-    if (addr == NULL && w->index == 0) {
+    if (addr == NULL && w->index == 0 && peer < pool.world_size) {
         size_t addr_len;
         mf_status_t status =
             mf_pmi_get_blob(peer, "mf-ucx-addr-0", pmi_addr, sizeof(pmi_addr), &addr_len);

@@ -179,6 +179,19 @@ static inline int mf_vci_trylock(mf_vci_t *vci)
 mf_status_t mf_vci_activate(mf_vci_t *vci);
 /* 1 when the VCI is active and knows the address of every listed world rank (NULL: 0..n-1). */
 int mf_vci_knows_peers(mf_vci_t *vci, const int *world_ranks, int n);
+/* Processes are numbered by the world's ranks, then in the order this process meets those of
+ * other jobs (MPI_Comm_connect/accept/spawn); "world rank" in this layer means that number.
+ * mf_vci_job_key names this job (all its processes compute the same key; other jobs' keys
+ * differ). mf_vci_add_process returns the number of process `rank` of job `job`, adding it with
+ * `addr` (its VCI 0 address) when it is new; MF_ERR_EXHAUSTED beyond MF_VCI_DYN_PROCS of them,
+ * MF_ERR_INVALID for a rank of this job that does not exist. */
+#define MF_VCI_DYN_PROCS 1024
+int mf_vci_process_count(void);
+uint64_t mf_vci_job_key(void);
+mf_status_t mf_vci_add_process(uint64_t job, int rank, const void *addr, size_t len, int *index_p);
+void mf_vci_process_id(int index, uint64_t *job_p, int *rank_p);
+/* The number of process `rank` of job `job`, or -1 when this process never met it. */
+int mf_vci_find_process(uint64_t job, int rank);
 /* This process's address for the VCI (activated); valid until finalize. */
 void mf_vci_local_address(mf_vci_t *vci, const void **addr_p, size_t *len_p);
 mf_status_t mf_vci_set_peer_address(mf_vci_t *vci, int peer, const void *addr, size_t len);
