@@ -100,7 +100,8 @@ static int accept_or_connect(const char *func, const char *port_name, MPI_Info i
     if (c->rank == root && port_name != NULL)
         snprintf(port, sizeof(port), "%s", port_name);
     mf_dynproc_err_t err;
-    if (mf_dynproc_connect(c, root, port, accept, &err, &out) != MF_OK)
+    int timeout = accept ? 0 : mf_params.connect_timeout;
+    if (mf_dynproc_connect(c, root, port, accept, timeout, &err, &out) != MF_OK)
         return raise_err(c, func, &err);
     *newcomm = out;
     return MPI_SUCCESS;
@@ -180,8 +181,8 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
     theirs[sizeof(theirs) - 1] = '\0';
     int accept = strcmp(mine, theirs) < 0;
     mf_comm_t *out = NULL;
-    mf_status_t status =
-        mf_dynproc_connect(&mf_comm_self, 0, accept ? mine : theirs, accept, &err, &out);
+    mf_status_t status = mf_dynproc_connect(&mf_comm_self, 0, accept ? mine : theirs, accept,
+                                            mf_params.connect_timeout, &err, &out);
     mf_dynproc_err_t ignored;
     mf_dynproc_close_port(mine, &ignored);
     if (status != MF_OK)

@@ -494,9 +494,10 @@ typedef struct mf_dynproc_err {
 mf_status_t mf_dynproc_open_port(char *name, size_t size, mf_dynproc_err_t *err);
 mf_status_t mf_dynproc_close_port(const char *name, mf_dynproc_err_t *err);
 /* Collective over the intracommunicator comm: MPI_Comm_accept (accept set) or
- * MPI_Comm_connect; port_name matters at `root` only. */
+ * MPI_Comm_connect; port_name matters at `root` only. The root gives up after timeout_s
+ * seconds without a connection (0: never). */
 mf_status_t mf_dynproc_connect(mf_comm_t *comm, int root, const char *port_name, int accept,
-                               mf_dynproc_err_t *err, mf_comm_t **inter_p);
+                               int timeout_s, mf_dynproc_err_t *err, mf_comm_t **inter_p);
 /* Collective over the intracommunicator comm: the root asks the launcher for the processes
  * of `cmds` (root only) unless root_err (root only) already holds an error of its arguments,
  * then the group accepts their connection. */

@@ -315,7 +315,7 @@ static void hello_unpack(void *msg, root_link_t *rl)
 }
 
 static mf_status_t accept_root(const port_t *p, const proc_desc_t *descs, int n, int root,
-                               root_link_t *rl, mf_dynproc_err_t *err)
+                               int timeout_s, root_link_t *rl, mf_dynproc_err_t *err)
 {
     /* the listening view names no connector: the first one's message is taken, whoever sent it */
     rl->procs[0] = rl->procs[1] = mf_global.world_rank;
@@ -323,8 +323,15 @@ static mf_status_t accept_root(const port_t *p, const proc_desc_t *descs, int n,
     void *msg = NULL;
     size_t len = 0;
     mf_status_t status;
+    uint64_t deadline = timeout_s > 0 ? mf_now_ns() + (uint64_t)timeout_s * 1000000000u : 0;
     for (;;) {
-        status = recv_msg(&listen, MPI_ANY_SOURCE, p->id, 0, &msg, &len);
+        status = recv_msg(&listen, MPI_ANY_SOURCE, p->id, deadline, &msg, &len);
+        if (status == MF_OK && msg == NULL) {
+            fail(err, MPI_ERR_SPAWN,
+                 "the spawned processes did not connect within %d s (MANIFOLD_CONNECT_TIMEOUT)",
+                 timeout_s);
+            return MF_ERR_NOT_FOUND;
+        }
         if (status != MF_OK) {
             fail(err, MPI_ERR_OTHER, "receiving a connection request failed: %s",
                  mf_status_str(status));
@@ -417,7 +424,7 @@ typedef struct verdict {
 } verdict_t;
 
 mf_status_t mf_dynproc_connect(mf_comm_t *comm, int root, const char *port_name, int accept,
-                               mf_dynproc_err_t *err, mf_comm_t **inter_p)
+                               int timeout_s, mf_dynproc_err_t *err, mf_comm_t **inter_p)
 {
     memset(err, 0, sizeof(*err));
     *inter_p = NULL;
@@ -455,9 +462,8 @@ mf_status_t mf_dynproc_connect(mf_comm_t *comm, int root, const char *port_name,
                  "runs where MPI_Open_port did)",
                  p.id);
         else
-            status = accept ? accept_root(&p, descs, lc->size, root, &rl, &v.err)
-                            : connect_root(&p, descs, lc->size, root, mf_params.connect_timeout,
-                                           &rl, &v.err);
+            status = accept ? accept_root(&p, descs, lc->size, root, timeout_s, &rl, &v.err)
+                            : connect_root(&p, descs, lc->size, root, timeout_s, &rl, &v.err);
         v.remote_n = rl.remote_n;
         v.seed = rl.seed;
     }
@@ -555,7 +561,9 @@ mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds, const mf_pmi_
         *err = v;
         return MF_ERR_INVALID;
     }
-    status = mf_dynproc_connect(comm, root, port, 1, err, inter_p);
+    /* Some launchers (hydra) report a program they could not start only on their own
+     * output: children that never connect end the spawn after the time limit. */
+    status = mf_dynproc_connect(comm, root, port, 1, mf_params.connect_timeout, err, inter_p);
     if (comm->rank == root) {
         mf_dynproc_err_t ignored;
         mf_dynproc_close_port(port, &ignored);
@@ -579,7 +587,7 @@ mf_status_t mf_dynproc_init_parent(void)
     }
     mf_dynproc_err_t err;
     mf_comm_t *inter;
-    status = mf_dynproc_connect(&mf_comm_world, 0, port, 0, &err, &inter);
+    status = mf_dynproc_connect(&mf_comm_world, 0, port, 0, 0, &err, &inter);
     if (status != MF_OK) {
         mf_log(MF_LOG_ERROR, "dynproc", "cannot connect to the parents: %s", err.why);
         return status;

@@ -23,8 +23,10 @@ int main(int argc, char **argv)
     MPI_Comm inter = MPI_COMM_NULL;
 
     /* Ports */
-    rc = MPI_Open_port(MPI_INFO_NULL, NULL);
-    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Open_port", "port_name");
+    if (manifold) {
+        rc = MPI_Open_port(MPI_INFO_NULL, NULL);
+        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Open_port", "port_name");
+    }
     rc = MPI_Open_port(MPI_INFO_NULL, port);
     MTEST_CHECK(rc == MPI_SUCCESS, "open port");
     rc = MPI_Close_port(port);
@@ -60,6 +62,11 @@ int main(int argc, char **argv)
         MTEST_CHECK(inter == MPI_COMM_NULL, "a failed connect returned a communicator");
     }
 
+    /* The rest is checked on Manifold only: MPICH 5.0.2 returns MPI_ERR_INTERN for the join
+     * and crashes in the spawn of 0 processes. */
+    if (!manifold)
+        return mtest_finalize(0);
+
     /* Join on a descriptor that is not a socket */
     rc = MPI_Comm_join(-1, &inter);
     MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_join", "fd");
@@ -68,29 +75,22 @@ int main(int argc, char **argv)
     int codes[4] = {-1, -1, -1, -1};
     rc = MPI_Comm_spawn("./dynproc_errors", MPI_ARGV_NULL, rank == 0 ? 0 : 1, MPI_INFO_NULL, 0,
                         MPI_COMM_WORLD, &inter, codes);
-    if (manifold)
-        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_spawn", "maxprocs");
-    else
-        MTEST_CHECK(rc != MPI_SUCCESS, "spawn of 0 processes succeeded");
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_spawn", "maxprocs");
     rc = MPI_Comm_spawn("./no-such-program", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
                         &inter, codes);
-    MTEST_CHECK(rc != MPI_SUCCESS, "spawn of a missing program succeeded");
-    if (manifold) {
-        MTEST_CHECK_ERR(rc, MPI_ERR_SPAWN, "MPI_Comm_spawn");
-        if (rank == 0)
-            MTEST_CHECK(codes[0] == MPI_ERR_SPAWN, "errcode %d", codes[0]);
-    }
+    MTEST_CHECK_ERR(rc, MPI_ERR_SPAWN, "MPI_Comm_spawn");
+    if (rank == 0)
+        MTEST_CHECK(codes[0] == MPI_ERR_SPAWN, "errcode %d", codes[0]);
     rc = MPI_Comm_spawn("x", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, NULL, codes);
     MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_spawn", "intercomm");
     char *cmds[1] = {"x"};
     int np[1] = {1};
     rc = MPI_Comm_spawn_multiple(rank == 0 ? 0 : 1, cmds, MPI_ARGVS_NULL, np, NULL, 0,
                                  MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE);
-    if (manifold)
-        MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_spawn_multiple", "count");
+    MTEST_CHECK_ERR_ARG(rc, MPI_ERR_ARG, "MPI_Comm_spawn_multiple", "count");
 
     /* Names */
-    if (manifold) {
+    {
         char found[MPI_MAX_PORT_NAME];
         char service[64];
         snprintf(service, sizeof(service), "manifold-test-errors-%d", rank);

@@ -62,10 +62,12 @@ int main(int argc, char **argv)
                          MPI_STATUS_IGNORE);
             MTEST_CHECK(theirs == 1000 + (1 - rank), "got %d", theirs);
             MPI_Comm_disconnect(&inter);
-            /* the socket still works */
+            /* the socket still works (MPI-4.1 section 11.8.4: it is quiescent after the
+             * call); MPICH 5.0.2 leaves it unusable */
             char c = (char)('a' + rank), d = 0;
-            MTEST_CHECK(write(fd, &c, 1) == 1 && read(fd, &d, 1) == 1 && d == 'a' + 1 - rank,
-                        "the socket after the join");
+            if (mtest_is_manifold())
+                MTEST_CHECK(write(fd, &c, 1) == 1 && read(fd, &d, 1) == 1 && d == 'a' + 1 - rank,
+                            "the socket after the join");
         }
     }
     if (fd >= 0)
