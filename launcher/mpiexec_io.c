@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Launcher: forwarding of the ranks' stdout/stderr to mpiexec's own through sinks that queue
- * whole lines (optionally tagged "[rank] ") and write them only when the descriptor takes
- * more, and of mpiexec's stdin to rank 0 through a non-blocking pipe. Nothing here blocks the
- * event loop, whatever the reader at either end does.
+ * whole lines (optionally tagged "[rank] ", or "[job:rank] " for spawned jobs) and write them only
+ * when the descriptor takes more, and of mpiexec's stdin to rank 0 through a non-blocking pipe.
+ * Nothing here blocks the event loop, whatever the reader at either end does.
  */
 #include "mpiexec.h"
 
@@ -138,9 +138,10 @@ void mf_sink_finish(mf_sink_t *sink, long long wait_ms)
     sink->off = sink->len = 0;
 }
 
-void mf_output_init(mf_output_t *out, int fd, mf_sink_t *dest, int rank, int tag)
+void mf_output_init(mf_output_t *out, int fd, mf_sink_t *dest, int job, int rank, int tag)
 {
-    *out = (mf_output_t){.fd = fd, .dest = dest, .rank = rank, .tag = tag, .at_line_start = 1};
+    *out = (mf_output_t){
+        .fd = fd, .dest = dest, .job = job, .rank = rank, .tag = tag, .at_line_start = 1};
 }
 
 /* Queues len bytes of one line (or of a line too long for the buffer) as one piece. */
@@ -149,8 +150,10 @@ static void emit(mf_output_t *out, const char *data, size_t len)
     char line[MF_OUTPUT_LINE_MAX + 32];
     size_t used = 0;
     sink_end_open_line(out->dest, out);
-    if (out->tag && out->at_line_start)
+    if (out->tag && out->at_line_start && out->job == 0)
         used = (size_t)snprintf(line, sizeof(line), "[%d] ", out->rank);
+    else if (out->tag && out->at_line_start)
+        used = (size_t)snprintf(line, sizeof(line), "[%d:%d] ", out->job, out->rank);
     memcpy(line + used, data, len);
     used += len;
     out->at_line_start = data[len - 1] == '\n';

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Launcher: the PMI server mpiexec runs for the processes it starts. Each rank talks PMI-1 or
- * PMI-2 over its end of a socketpair; this file parses those requests with the shared wire
- * codec (src/pmi/pmi_wire.h), keeps the job's key space and node attributes, runs the global
- * barrier and records abort requests for mpiexec to act on. Unknown or malformed requests get
- * an error reply; a rank that breaks PMI-2 framing loses its connection.
+ * Launcher: the PMI server mpiexec runs for the processes it starts. Each process talks PMI-1
+ * or PMI-2 over its end of a socketpair; this file parses those requests with the shared wire
+ * codec (src/pmi/pmi_wire.h), keeps every job's key space and node attributes, runs each job's
+ * barrier, passes spawn requests to mpiexec, keeps the name service shared by all jobs and
+ * records abort requests for mpiexec to act on. Unknown or malformed requests get an error
+ * reply; a process that breaks PMI-2 framing loses its connection.
  */
+#define _GNU_SOURCE
 #include "mpiexec.h"
 #include "pmi_wire.h"
 
@@ -15,9 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define KVS_BUCKETS  1024
-#define IN_BUF_FIRST 4096
-#define IN_BUF_LIMIT (64 * 1024) /* a rank that sends more without a full message is broken */
+#define KVS_BUCKETS_MAX 1024
+#define IN_BUF_FIRST    4096
+#define IN_BUF_LIMIT    (64 * 1024) /* a rank that sends more without a full message is broken */
 
 typedef struct kv {
     struct kv *next;
@@ -26,52 +28,78 @@ typedef struct kv {
 } kv_t;
 
 typedef struct kvs {
-    kv_t *buckets[KVS_BUCKETS];
+    unsigned nbuckets;
+    kv_t **buckets;
 } kvs_t;
 
 typedef struct conn {
     int fd;
+    int job, rank, appnum;
     int version; /* framing of the next message: 1 until an init asks for 2 */
     int state;   /* MF_PMI_RANK_* */
     int in_barrier;
-    char *wait_key; /* info-getnodeattr with wait=TRUE that is not answered yet */
+    char *wait_key;        /* info-getnodeattr with wait=TRUE that is not answered yet */
+    mf_spawn_req_t *spawn; /* a PMI-1 spawn whose last block has not come yet */
     size_t len, cap;
     char *buf;
 } conn_t;
 
-struct mf_pmi_server {
+/* One job: the first, or one spawn's processes. */
+typedef struct pmi_job {
     int size;
     int per_node; /* ranks per reported node (blocks of consecutive ranks) */
-    int versions;
+    int parent;   /* the job that spawned it, -1 for the first */
     int barrier_waiting;
-    int aborted;
-    mf_pmi_abort_t abort;
     char kvsname[64];
     char mapping[64];
     kvs_t kvs, node_attrs;
-    conn_t conns[];
+} pmi_job_t;
+
+/* Jobs and connections are arrays of pointers: a spawn served while a request is being
+ * handled adds to both, and the request's own entries must stay where they are. */
+struct mf_pmi_server {
+    int versions;
+    mf_pmi_spawn_fn_t spawn;
+    void *spawn_ctx;
+    int njobs, nconns;
+    pmi_job_t **jobs;
+    conn_t **conns; /* by process id; NULL where never attached */
+    kvs_t names;    /* the name service: service -> port, for all jobs */
+    int aborted;
+    mf_pmi_abort_t abort;
 };
 
 /* One request being served: who sent it and the name its reply carries. */
 typedef struct request {
     mf_pmi_server_t *server;
-    int rank;
+    int id;
     conn_t *conn;
+    pmi_job_t *job;
     const mf_pmi_msg_t *msg;
     const char *reply_cmd;
 } request_t;
 
-static unsigned kvs_hash(const char *key)
+static unsigned kvs_hash(const kvs_t *kvs, const char *key)
 {
     unsigned hash = 2166136261u; /* FNV-1a */
     for (; *key != '\0'; key++)
         hash = (hash ^ (unsigned char)*key) * 16777619u;
-    return hash % KVS_BUCKETS;
+    return hash % kvs->nbuckets;
+}
+
+/* About 8 keys per process before chains grow; a small job needs no 8 KiB table. */
+static mf_status_t kvs_init(kvs_t *kvs, int nprocs)
+{
+    kvs->nbuckets = 16;
+    while (kvs->nbuckets < KVS_BUCKETS_MAX && kvs->nbuckets < 8u * (unsigned)nprocs)
+        kvs->nbuckets *= 2;
+    kvs->buckets = mf_calloc(kvs->nbuckets, sizeof(kv_t *), "pmi key space");
+    return kvs->buckets != NULL ? MF_OK : MF_ERR_NO_MEMORY;
 }
 
 static kv_t **kvs_find(kvs_t *kvs, const char *key)
 {
-    kv_t **link = &kvs->buckets[kvs_hash(key)];
+    kv_t **link = &kvs->buckets[kvs_hash(kvs, key)];
     while (*link != NULL && strcmp((*link)->key, key) != 0)
         link = &(*link)->next;
     return link;
@@ -81,6 +109,16 @@ static const char *kvs_get(kvs_t *kvs, const char *key)
 {
     kv_t *kv = *kvs_find(kvs, key);
     return kv != NULL ? kv->value : NULL;
+}
+
+static int kvs_remove(kvs_t *kvs, const char *key)
+{
+    kv_t **link = kvs_find(kvs, key), *kv = *link;
+    if (kv == NULL)
+        return 0;
+    *link = kv->next;
+    free(kv);
+    return 1;
 }
 
 /* A later put of the same key replaces the value, as hydra does. */
@@ -105,35 +143,65 @@ static mf_status_t kvs_put(kvs_t *kvs, const char *key, const char *value)
 
 static void kvs_clear(kvs_t *kvs)
 {
-    for (int b = 0; b < KVS_BUCKETS; b++) {
+    for (unsigned b = 0; kvs->buckets != NULL && b < kvs->nbuckets; b++) {
         while (kvs->buckets[b] != NULL) {
             kv_t *kv = kvs->buckets[b];
             kvs->buckets[b] = kv->next;
             free(kv);
         }
     }
+    free(kvs->buckets);
+    kvs->buckets = NULL;
 }
 
-mf_status_t mf_pmi_server_create(int size, int ppn, int versions, mf_pmi_server_t **server_p)
+mf_status_t mf_pmi_server_create(int versions, mf_pmi_spawn_fn_t spawn, void *spawn_ctx,
+                                 mf_pmi_server_t **server_p)
 {
-    mf_pmi_server_t *server =
-        mf_calloc(1, sizeof(*server) + (size_t)size * sizeof(conn_t), "pmi server");
+    mf_pmi_server_t *server = mf_calloc(1, sizeof(*server), "pmi server");
     if (server == NULL)
         return MF_ERR_NO_MEMORY;
-    server->size = size;
     server->versions = versions;
-    snprintf(server->kvsname, sizeof(server->kvsname), "kvs_%d_0", (int)getpid());
-    /* One host. Without ppn it is one node holding all ranks; with ppn the ranks are reported
-     * as consecutive blocks of ppn on nodes 0, 1, ... (the last block may be shorter). */
-    server->per_node = ppn > 0 && ppn < size ? ppn : size;
-    snprintf(server->mapping, sizeof(server->mapping), "(vector,(0,%d,%d))",
-             (size + server->per_node - 1) / server->per_node, server->per_node);
-    for (int r = 0; r < size; r++) {
-        server->conns[r].fd = -1;
-        server->conns[r].version = 1;
+    server->spawn = spawn;
+    server->spawn_ctx = spawn_ctx;
+    if (kvs_init(&server->names, 8) != MF_OK) {
+        free(server);
+        return MF_ERR_NO_MEMORY;
     }
     *server_p = server;
     return MF_OK;
+}
+
+static void job_free(pmi_job_t *job)
+{
+    if (job == NULL)
+        return;
+    kvs_clear(&job->kvs);
+    kvs_clear(&job->node_attrs);
+    free(job);
+}
+
+int mf_pmi_server_add_job(mf_pmi_server_t *server, int size, int ppn, int parent)
+{
+    pmi_job_t **jobs = realloc(server->jobs, (size_t)(server->njobs + 1) * sizeof(*jobs));
+    if (jobs == NULL)
+        return -1;
+    server->jobs = jobs;
+    pmi_job_t *job = mf_calloc(1, sizeof(*job), "pmi job");
+    if (job == NULL || kvs_init(&job->kvs, size) != MF_OK ||
+        kvs_init(&job->node_attrs, size) != MF_OK) {
+        job_free(job);
+        return -1;
+    }
+    job->size = size;
+    job->parent = parent;
+    snprintf(job->kvsname, sizeof(job->kvsname), "kvs_%d_%d", (int)getpid(), server->njobs);
+    /* One host. Without ppn it is one node holding all ranks; with ppn the ranks are reported
+     * as consecutive blocks of ppn on nodes 0, 1, ... (the last block may be shorter). */
+    job->per_node = ppn > 0 && ppn < size ? ppn : size;
+    snprintf(job->mapping, sizeof(job->mapping), "(vector,(0,%d,%d))",
+             (size + job->per_node - 1) / job->per_node, job->per_node);
+    server->jobs[server->njobs] = job;
+    return server->njobs++;
 }
 
 static void conn_close(conn_t *conn)
@@ -143,6 +211,8 @@ static void conn_close(conn_t *conn)
     conn->fd = -1;
     free(conn->buf);
     free(conn->wait_key);
+    mf_spawn_req_free(conn->spawn);
+    conn->spawn = NULL;
     conn->buf = conn->wait_key = NULL;
     conn->len = conn->cap = 0;
 }
@@ -151,31 +221,58 @@ void mf_pmi_server_destroy(mf_pmi_server_t *server)
 {
     if (server == NULL)
         return;
-    for (int r = 0; r < server->size; r++)
-        conn_close(&server->conns[r]);
-    kvs_clear(&server->kvs);
-    kvs_clear(&server->node_attrs);
+    for (int id = 0; id < server->nconns; id++) {
+        if (server->conns[id] != NULL)
+            conn_close(server->conns[id]);
+        free(server->conns[id]);
+    }
+    for (int j = 0; j < server->njobs; j++)
+        job_free(server->jobs[j]);
+    kvs_clear(&server->names);
+    free(server->conns);
+    free(server->jobs);
     free(server);
 }
 
-void mf_pmi_server_attach(mf_pmi_server_t *server, int rank, int fd)
+mf_status_t mf_pmi_server_put(mf_pmi_server_t *server, int job, const char *key, const char *value)
 {
-    server->conns[rank].fd = fd;
+    return kvs_put(&server->jobs[job]->kvs, key, value);
 }
 
-int mf_pmi_server_fd(const mf_pmi_server_t *server, int rank)
+mf_status_t mf_pmi_server_attach(mf_pmi_server_t *server, int id, int job, int rank, int appnum,
+                                 int fd)
 {
-    return server->conns[rank].fd;
+    if (id >= server->nconns) {
+        conn_t **conns = realloc(server->conns, (size_t)(id + 1) * sizeof(*conns));
+        if (conns == NULL)
+            return MF_ERR_NO_MEMORY;
+        for (int i = server->nconns; i <= id; i++)
+            conns[i] = NULL;
+        server->conns = conns;
+        server->nconns = id + 1;
+    }
+    if (server->conns[id] != NULL)
+        conn_close(server->conns[id]); /* of a process whose job failed to start */
+    else if ((server->conns[id] = mf_malloc(sizeof(conn_t), "pmi connection")) == NULL)
+        return MF_ERR_NO_MEMORY;
+    *server->conns[id] =
+        (conn_t){.fd = fd, .job = job, .rank = rank, .appnum = appnum, .version = 1};
+    return MF_OK;
 }
 
-int mf_pmi_server_rank_state(const mf_pmi_server_t *server, int rank)
+int mf_pmi_server_fd(const mf_pmi_server_t *server, int id)
 {
-    return server->conns[rank].state;
+    return id < server->nconns && server->conns[id] != NULL ? server->conns[id]->fd : -1;
 }
 
-int mf_pmi_server_barrier_waiting(const mf_pmi_server_t *server)
+int mf_pmi_server_rank_state(const mf_pmi_server_t *server, int id)
 {
-    return server->barrier_waiting;
+    return id < server->nconns && server->conns[id] != NULL ? server->conns[id]->state : 0;
+}
+
+int mf_pmi_server_barrier_waiting(const mf_pmi_server_t *server, int job)
+{
+    return server->jobs[job]->barrier_waiting;
 }
 
 const mf_pmi_abort_t *mf_pmi_server_abort_request(const mf_pmi_server_t *server)
@@ -183,14 +280,26 @@ const mf_pmi_abort_t *mf_pmi_server_abort_request(const mf_pmi_server_t *server)
     return server->aborted ? &server->abort : NULL;
 }
 
-/* Replies go out with blocking writes: they are small and the rank waits for them. A rank that
- * died makes the write fail, which its exit status will explain. */
-static void conn_send(conn_t *conn, int rank, mf_pmi_out_t *out)
+/* How mpiexec names a process in its messages: "rank 2" in the first job, "job 1 rank 0" in
+ * spawned ones. */
+static const char *conn_name(const conn_t *conn, char *buf, size_t size)
 {
+    if (conn->job == 0)
+        snprintf(buf, size, "rank %d", conn->rank);
+    else
+        snprintf(buf, size, "job %d rank %d", conn->job, conn->rank);
+    return buf;
+}
+
+/* Replies go out with blocking writes: they are small and the process waits for them. A
+ * process that died makes the write fail, which its exit status will explain. */
+static void conn_send(conn_t *conn, mf_pmi_out_t *out)
+{
+    char name[48];
     mf_status_t status = mf_pmi_out_end(out);
     if (status != MF_OK) {
-        mf_log(MF_LOG_ERROR, "mpiexec", "cannot encode pmi reply to rank %d: %s", rank,
-               mf_status_str(status));
+        mf_log(MF_LOG_ERROR, "mpiexec", "cannot encode pmi reply to %s: %s",
+               conn_name(conn, name, sizeof(name)), mf_status_str(status));
         return;
     }
     for (size_t done = 0; done < out->len && conn->fd >= 0;) {
@@ -198,7 +307,8 @@ static void conn_send(conn_t *conn, int rank, mf_pmi_out_t *out)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            mf_log(MF_LOG_DEBUG, "mpiexec", "pmi reply to rank %d lost: %s", rank, strerror(errno));
+            mf_log(MF_LOG_DEBUG, "mpiexec", "pmi reply to %s lost: %s",
+                   conn_name(conn, name, sizeof(name)), strerror(errno));
             return;
         }
         done += (size_t)n;
@@ -216,14 +326,14 @@ static void reply_error(const request_t *req, const char *why)
     mf_pmi_out_t out;
     reply_begin(req, &out, 1);
     mf_pmi_out_add(&out, req->conn->version == 2 ? "errmsg" : "msg", why);
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
 }
 
 static void reply_ok(const request_t *req)
 {
     mf_pmi_out_t out;
     reply_begin(req, &out, 0);
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
 }
 
 /* PMI-1 answers a lookup with rc and value; PMI-2 with found=TRUE/FALSE. */
@@ -239,7 +349,7 @@ static void reply_value(const request_t *req, const char *value)
         mf_pmi_out_add(&out, "found", value != NULL ? "TRUE" : "FALSE");
     if (value != NULL)
         mf_pmi_out_add(&out, "value", value);
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
 }
 
 static void handle_init(request_t *req)
@@ -261,7 +371,7 @@ static void handle_init(request_t *req)
     mf_pmi_out_add_int(&out, "pmi_subversion", version == 1 ? 1 : 0);
     /* Tells our client that mpiexec prints abort messages, so the rank need not. */
     mf_pmi_out_add(&out, "launcher", "manifold");
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
     req->conn->version = version;
     req->conn->state |= MF_PMI_RANK_INITIALIZED;
 }
@@ -270,15 +380,18 @@ static void handle_fullinit(request_t *req)
 {
     int claimed = -1;
     mf_pmi_out_t out;
-    if (mf_pmi_msg_get_int(req->msg, "pmirank", &claimed) == MF_OK && claimed != req->rank) {
+    if (mf_pmi_msg_get_int(req->msg, "pmirank", &claimed) == MF_OK && claimed != req->conn->rank) {
         reply_error(req, "pmirank does not match PMI_RANK of this connection");
         return;
     }
     reply_begin(req, &out, 0);
-    mf_pmi_out_add_int(&out, "rank", req->rank);
-    mf_pmi_out_add_int(&out, "size", req->server->size);
-    mf_pmi_out_add_int(&out, "appnum", 0);
-    conn_send(req->conn, req->rank, &out);
+    mf_pmi_out_add_int(&out, "rank", req->conn->rank);
+    mf_pmi_out_add_int(&out, "size", req->job->size);
+    mf_pmi_out_add_int(&out, "appnum", req->conn->appnum);
+    /* as hydra: a spawned job learns who spawned it */
+    if (req->job->parent >= 0)
+        mf_pmi_out_add(&out, "spawner-jobid", req->server->jobs[req->job->parent]->kvsname);
+    conn_send(req->conn, &out);
 }
 
 static void handle_maxes(request_t *req)
@@ -288,7 +401,7 @@ static void handle_maxes(request_t *req)
     mf_pmi_out_add_int(&out, "kvsname_max", 256);
     mf_pmi_out_add_int(&out, "keylen_max", 64);
     mf_pmi_out_add_int(&out, "vallen_max", 1024);
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
 }
 
 static void handle_int_query(request_t *req, const char *key, int value)
@@ -296,25 +409,25 @@ static void handle_int_query(request_t *req, const char *key, int value)
     mf_pmi_out_t out;
     reply_begin(req, &out, 0);
     mf_pmi_out_add_int(&out, key, value);
-    conn_send(req->conn, req->rank, &out);
+    conn_send(req->conn, &out);
 }
 
 static void handle_appnum(request_t *req)
 {
-    handle_int_query(req, "appnum", 0);
+    handle_int_query(req, "appnum", req->conn->appnum);
 }
 
 static void handle_universe(request_t *req)
 {
-    handle_int_query(req, "size", req->server->size);
+    handle_int_query(req, "size", req->job->size);
 }
 
 static void handle_kvsname(request_t *req)
 {
     mf_pmi_out_t out;
     reply_begin(req, &out, 0);
-    mf_pmi_out_add(&out, req->conn->version == 2 ? "jobid" : "kvsname", req->server->kvsname);
-    conn_send(req->conn, req->rank, &out);
+    mf_pmi_out_add(&out, req->conn->version == 2 ? "jobid" : "kvsname", req->job->kvsname);
+    conn_send(req->conn, &out);
 }
 
 static void handle_put(request_t *req)
@@ -325,18 +438,19 @@ static void handle_put(request_t *req)
         reply_error(req, "put needs key and value");
     else if (strncmp(key, "PMI_", 4) == 0)
         reply_error(req, "keys starting with PMI_ are reserved");
-    else if (kvs_put(&req->server->kvs, key, value) != MF_OK)
+    else if (kvs_put(&req->job->kvs, key, value) != MF_OK)
         reply_error(req, "out of memory");
     else
         reply_ok(req);
 }
 
-static const char *job_attr(const mf_pmi_server_t *server, const char *key)
+static const char *job_attr(const pmi_job_t *job, const char *key)
 {
-    return strcmp(key, "PMI_process_mapping") == 0 ? server->mapping : NULL;
+    return strcmp(key, "PMI_process_mapping") == 0 ? job->mapping : NULL;
 }
 
-/* PMI-1 get serves both job keys and the launcher's PMI_ attributes; so does info-getjobattr. */
+/* PMI-1 get serves both job keys and the launcher's PMI_ attributes; so does info-getjobattr.
+ * A process reads its own job's key space, whatever jobid it names. */
 static void handle_get(request_t *req)
 {
     const char *key = mf_pmi_msg_get(req->msg, "key");
@@ -345,11 +459,13 @@ static void handle_get(request_t *req)
         return;
     }
     if (strncmp(key, "PMI_", 4) == 0 || strcmp(mf_pmi_msg_cmd(req->msg), "info-getjobattr") == 0)
-        reply_value(req, job_attr(req->server, key));
+        reply_value(req, job_attr(req->job, key));
     else
-        reply_value(req, kvs_get(&req->server->kvs, key));
+        reply_value(req, kvs_get(&req->job->kvs, key));
 }
 
+/* The barrier of the requester's job: all its processes get their reply when the last one
+ * arrives. */
 static void handle_barrier(request_t *req)
 {
     mf_pmi_server_t *server = req->server;
@@ -358,22 +474,25 @@ static void handle_barrier(request_t *req)
         return;
     }
     req->conn->in_barrier = 1;
-    if (++server->barrier_waiting < server->size)
+    if (++req->job->barrier_waiting < req->job->size)
         return;
-    server->barrier_waiting = 0;
-    for (int r = 0; r < server->size; r++) {
-        conn_t *conn = &server->conns[r];
-        request_t waiter = {server, r, conn, NULL,
-                            conn->version == 2 ? "kvs-fence-response" : "barrier_out"};
+    req->job->barrier_waiting = 0;
+    for (int id = 0; id < server->nconns; id++) {
+        conn_t *conn = server->conns[id];
+        if (conn == NULL || conn->job != req->conn->job || !conn->in_barrier)
+            continue;
+        request_t waiter = {server, id,
+                            conn,   req->job,
+                            NULL,   conn->version == 2 ? "kvs-fence-response" : "barrier_out"};
         conn->in_barrier = 0;
         reply_ok(&waiter);
     }
 }
 
-/* Node attributes are kept per reported node: "<node>/<key>". */
+/* Node attributes are kept per job and reported node: "<node>/<key>". */
 static int node_attr_key(const request_t *req, const char *key, char *buf, size_t size)
 {
-    int len = snprintf(buf, size, "%d/%s", req->rank / req->server->per_node, key);
+    int len = snprintf(buf, size, "%d/%s", req->conn->rank / req->job->per_node, key);
     return len > 0 && (size_t)len < size;
 }
 
@@ -391,16 +510,17 @@ static void handle_putnodeattr(request_t *req)
         reply_error(req, "info-putnodeattr key is too long");
         return;
     }
-    if (kvs_put(&server->node_attrs, key, value) != MF_OK) {
+    if (kvs_put(&req->job->node_attrs, key, value) != MF_OK) {
         reply_error(req, "out of memory");
         return;
     }
     reply_ok(req);
-    for (int r = 0; r < server->size; r++) {
-        conn_t *conn = &server->conns[r];
-        if (conn->wait_key == NULL || strcmp(conn->wait_key, key) != 0)
+    for (int id = 0; id < server->nconns; id++) {
+        conn_t *conn = server->conns[id];
+        if (conn == NULL || conn->job != req->conn->job || conn->wait_key == NULL ||
+            strcmp(conn->wait_key, key) != 0)
             continue;
-        request_t waiter = {server, r, conn, NULL, "info-getnodeattr-response"};
+        request_t waiter = {server, id, conn, req->job, NULL, "info-getnodeattr-response"};
         reply_value(&waiter, value);
         free(conn->wait_key);
         conn->wait_key = NULL;
@@ -420,7 +540,7 @@ static void handle_getnodeattr(request_t *req)
         reply_error(req, "info-getnodeattr key is too long");
         return;
     }
-    const char *value = kvs_get(&req->server->node_attrs, key);
+    const char *value = kvs_get(&req->job->node_attrs, key);
     if (value == NULL && wait != NULL && strcmp(wait, "TRUE") == 0) {
         free(req->conn->wait_key);
         req->conn->wait_key = strdup(key); /* answered by the matching info-putnodeattr */
@@ -429,6 +549,98 @@ static void handle_getnodeattr(request_t *req)
         mf_log(MF_LOG_ERROR, "mpiexec", "cannot remember node attribute '%s'", key);
     }
     reply_value(req, value);
+}
+
+/* Answers a complete spawn request (and frees it): mpiexec starts the processes, and the
+ * answer goes out once they run, or says why they do not. */
+static void answer_spawn(request_t *req, mf_spawn_req_t *spawn)
+{
+    mf_pmi_server_t *server = req->server;
+    mf_pmi_out_t out;
+    char why[256] = "";
+    int job = -1;
+    if (spawn == NULL) {
+        snprintf(why, sizeof(why), "out of memory");
+    } else if (spawn->error[0] != '\0') {
+        snprintf(why, sizeof(why), "%s", spawn->error);
+    } else {
+        spawn->parent_job = req->conn->job;
+        job = server->spawn(server->spawn_ctx, spawn, why, sizeof(why));
+    }
+    mf_spawn_req_free(spawn);
+    if (job < 0) {
+        reply_error(req, why[0] != '\0' ? why : "spawn failed");
+        return;
+    }
+    reply_begin(req, &out, 0);
+    if (req->conn->version == 2)
+        mf_pmi_out_add(&out, "jobid", server->jobs[job]->kvsname);
+    conn_send(req->conn, &out);
+}
+
+/* PMI-1 sends one block per command and waits for one answer after the last. */
+static void handle_spawn(request_t *req)
+{
+    if (req->conn->version == 2) {
+        answer_spawn(req, mf_spawn_req_parse_v2(req->msg));
+    } else if (mf_spawn_req_add_v1(&req->conn->spawn, req->msg)) {
+        mf_spawn_req_t *spawn = req->conn->spawn;
+        req->conn->spawn = NULL;
+        answer_spawn(req, spawn);
+    }
+}
+
+/* The service name: "service" in PMI-1, "name" in PMI-2. */
+static const char *service_arg(const request_t *req)
+{
+    const char *service = mf_pmi_msg_get(req->msg, req->conn->version == 2 ? "name" : "service");
+    if (service == NULL || service[0] == '\0') {
+        reply_error(req, "the request needs a service name");
+        return NULL;
+    }
+    return service;
+}
+
+static void handle_publish(request_t *req)
+{
+    const char *service = service_arg(req), *port = mf_pmi_msg_get(req->msg, "port");
+    if (service == NULL)
+        return;
+    if (port == NULL)
+        reply_error(req, "publish needs a port");
+    else if (kvs_get(&req->server->names, service) != NULL)
+        reply_error(req, "the service name is already published");
+    else if (kvs_put(&req->server->names, service, port) != MF_OK)
+        reply_error(req, "out of memory");
+    else
+        reply_ok(req);
+}
+
+/* Any process may unpublish any name: the standard does not tie a name to its publisher. */
+static void handle_unpublish(request_t *req)
+{
+    const char *service = service_arg(req);
+    if (service != NULL && kvs_remove(&req->server->names, service))
+        reply_ok(req);
+    else if (service != NULL)
+        reply_error(req, "the service name is not published");
+}
+
+/* Answered with port=, as hydra does in both protocols. */
+static void handle_lookup(request_t *req)
+{
+    const char *service = service_arg(req);
+    mf_pmi_out_t out;
+    if (service == NULL)
+        return;
+    const char *port = kvs_get(&req->server->names, service);
+    if (port == NULL) {
+        reply_error(req, "the service name is not published");
+        return;
+    }
+    reply_begin(req, &out, 0);
+    mf_pmi_out_add(&out, "port", port);
+    conn_send(req->conn, &out);
 }
 
 static void handle_finalize(request_t *req)
@@ -444,7 +656,7 @@ static void handle_abort(request_t *req)
     if (server->aborted)
         return;
     server->aborted = 1;
-    server->abort.rank = req->rank;
+    server->abort.id = req->id;
     if (mf_pmi_msg_get_int(req->msg, "exitcode", &server->abort.exit_code) != MF_OK)
         server->abort.exit_code = 1;
     snprintf(server->abort.message, sizeof(server->abort.message), "%s",
@@ -467,16 +679,20 @@ static const struct {
     {"barrier_in", "barrier_out", "kvs-fence", handle_barrier},
     {NULL, NULL, "info-putnodeattr", handle_putnodeattr},
     {NULL, NULL, "info-getnodeattr", handle_getnodeattr},
+    {"spawn", "spawn_result", "spawn", handle_spawn},
+    {"publish_name", "publish_result", "name-publish", handle_publish},
+    {"unpublish_name", "unpublish_result", "name-unpublish", handle_unpublish},
+    {"lookup_name", "lookup_result", "name-lookup", handle_lookup},
     {"finalize", "finalize_ack", "finalize", handle_finalize},
     {"abort", NULL, "abort", handle_abort},
 };
 
-static void dispatch(mf_pmi_server_t *server, int rank, const mf_pmi_msg_t *msg)
+static void dispatch(mf_pmi_server_t *server, int id, const mf_pmi_msg_t *msg)
 {
-    conn_t *conn = &server->conns[rank];
+    conn_t *conn = server->conns[id];
     const char *cmd = mf_pmi_msg_cmd(msg);
     char reply_cmd[80];
-    request_t req = {server, rank, conn, msg, reply_cmd};
+    request_t req = {server, id, conn, server->jobs[conn->job], msg, reply_cmd};
     for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++) {
         const char *name = conn->version == 2 ? handlers[i].v2_cmd : handlers[i].v1_cmd;
         if (name == NULL || strcmp(name, cmd) != 0)
@@ -488,30 +704,58 @@ static void dispatch(mf_pmi_server_t *server, int rank, const mf_pmi_msg_t *msg)
         handlers[i].handle(&req);
         return;
     }
-    mf_log(MF_LOG_WARN, "mpiexec", "rank %d sent unknown pmi-%d command '%.40s'", rank,
-           conn->version, cmd);
+    char name[48];
+    mf_log(MF_LOG_WARN, "mpiexec", "%s sent unknown pmi-%d command '%.40s'",
+           conn_name(conn, name, sizeof(name)), conn->version, cmd);
     snprintf(reply_cmd, sizeof(reply_cmd), conn->version == 2 ? "%.40s-response" : "%.40s_result",
              cmd);
     reply_error(&req, "unknown command");
 }
 
 /* A PMI-1 line without cmd= still gets an answer, so the sender is not left waiting. */
-static void malformed(mf_pmi_server_t *server, int rank)
+static void malformed(mf_pmi_server_t *server, int id)
 {
-    conn_t *conn = &server->conns[rank];
-    request_t req = {server, rank, conn, NULL, "error"};
-    mf_log(MF_LOG_WARN, "mpiexec", "rank %d sent a malformed pmi-%d message", rank, conn->version);
+    conn_t *conn = server->conns[id];
+    request_t req = {server, id, conn, server->jobs[conn->job], NULL, "error"};
+    char name[48];
+    mf_log(MF_LOG_WARN, "mpiexec", "%s sent a malformed pmi-%d message",
+           conn_name(conn, name, sizeof(name)), conn->version);
     if (conn->version == 1)
         reply_error(&req, "malformed message");
 }
 
+/* PMI-1 framing: a line, or a block from "mcmd=" up to its "endcmd" line (spawn). Returns 0
+ * while the message is incomplete; else sets the length of its text and of what it used. */
+static int v1_message(const conn_t *conn, int *mcmd_p, size_t *len_p, size_t *used_p)
+{
+    static const char open[] = "mcmd=", close[] = "\nendcmd\n";
+    size_t prefix = conn->len < strlen(open) ? conn->len : strlen(open);
+    *mcmd_p = conn->len > 0 && memcmp(conn->buf, open, prefix) == 0;
+    if (*mcmd_p) {
+        const char *end =
+            conn->len >= strlen(open) ? memmem(conn->buf, conn->len, close, strlen(close)) : NULL;
+        if (end == NULL)
+            return 0;
+        *len_p = (size_t)(end - conn->buf) + 1;
+        *used_p = *len_p + strlen(close) - 1;
+        return 1;
+    }
+    char *newline = memchr(conn->buf, '\n', conn->len);
+    if (newline == NULL)
+        return 0;
+    *len_p = (size_t)(newline - conn->buf);
+    *used_p = *len_p + 1;
+    return 1;
+}
+
 /* Serves every complete message in the connection's buffer; returns MF_ERR_PROTOCOL when
  * PMI-2 framing is broken and the stream cannot be trusted any more. */
-static mf_status_t serve_buffered(mf_pmi_server_t *server, int rank)
+static mf_status_t serve_buffered(mf_pmi_server_t *server, int id)
 {
-    conn_t *conn = &server->conns[rank];
+    conn_t *conn = server->conns[id];
     for (;;) {
         size_t skip = 0, len, used;
+        int mcmd = 0;
         mf_pmi_msg_t msg;
         mf_status_t status;
         if (conn->version == 2) {
@@ -525,12 +769,8 @@ static mf_status_t serve_buffered(mf_pmi_server_t *server, int rank)
             if (conn->len < skip + len)
                 return MF_OK;
             used = skip + len;
-        } else {
-            char *newline = memchr(conn->buf, '\n', conn->len);
-            if (newline == NULL)
-                return MF_OK;
-            len = (size_t)(newline - conn->buf);
-            used = len + 1;
+        } else if (!v1_message(conn, &mcmd, &len, &used)) {
+            return MF_OK;
         }
         /* Parse a copy: the message is consumed before its handler runs, and the handler may
          * switch the framing for the bytes that follow. */
@@ -542,19 +782,24 @@ static mf_status_t serve_buffered(mf_pmi_server_t *server, int rank)
         memmove(conn->buf, conn->buf + used, conn->len - used);
         conn->len -= used;
         int version = conn->version;
-        status =
-            version == 2 ? mf_pmi_wire_parse_v2(text, len, &msg) : mf_pmi_wire_parse_v1(text, &msg);
-        if (status == MF_OK)
-            dispatch(server, rank, &msg);
+        if (version == 2)
+            status = mf_pmi_wire_parse_v2(text, len, &msg);
+        else if (mcmd)
+            status = mf_pmi_wire_parse_mcmd(text, &msg);
         else
-            malformed(server, rank);
+            status = mf_pmi_wire_parse_v1(text, &msg);
+        if (status == MF_OK)
+            dispatch(server, id, &msg);
+        else
+            malformed(server, id);
         free(text);
         if (status != MF_OK && version == 2)
             return MF_ERR_PROTOCOL;
     }
 }
 
-/* Makes room for more input; MF_ERR_PROTOCOL when a rank sends too much without a message. */
+/* Makes room for more input; MF_ERR_PROTOCOL when a process sends too much without a
+ * message. */
 static mf_status_t conn_grow(conn_t *conn)
 {
     if (conn->len < conn->cap)
@@ -570,11 +815,11 @@ static mf_status_t conn_grow(conn_t *conn)
     return MF_OK;
 }
 
-void mf_pmi_server_handle(mf_pmi_server_t *server, int rank)
+void mf_pmi_server_handle(mf_pmi_server_t *server, int id)
 {
-    conn_t *conn = &server->conns[rank];
+    conn_t *conn = id < server->nconns ? server->conns[id] : NULL;
     mf_status_t status = MF_OK;
-    while (conn->fd >= 0 && status == MF_OK) {
+    while (conn != NULL && conn->fd >= 0 && status == MF_OK) {
         if ((status = conn_grow(conn)) != MF_OK)
             break;
         ssize_t n = recv(conn->fd, conn->buf + conn->len, conn->cap - conn->len, MSG_DONTWAIT);
@@ -583,15 +828,16 @@ void mf_pmi_server_handle(mf_pmi_server_t *server, int rank)
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n <= 0) {
-            conn_close(conn); /* the rank closed its end: it finished or died */
+            conn_close(conn); /* the process closed its end: it finished or died */
             return;
         }
         conn->len += (size_t)n;
-        status = serve_buffered(server, rank);
+        status = serve_buffered(server, id);
     }
     if (status != MF_OK) {
-        mf_log(MF_LOG_ERROR, "mpiexec", "dropping the pmi connection of rank %d: %s", rank,
-               mf_status_str(status));
+        char name[48];
+        mf_log(MF_LOG_ERROR, "mpiexec", "dropping the pmi connection of %s: %s",
+               conn_name(conn, name, sizeof(name)), mf_status_str(status));
         conn_close(conn);
     }
 }

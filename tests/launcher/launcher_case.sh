@@ -240,7 +240,10 @@ usage)
     expect_rc 2
     run "$mpiexec" -n 1 ./no-such-program-here
     expect_rc 127
-    expect_err "cannot run './no-such-program-here'" ;;
+    expect_err "^mpiexec: cannot run './no-such-program-here': No such file or directory$"
+    run "$mpiexec" -n 4097 "$probe" hello
+    expect_rc 2
+    expect_err "at most 4096 processes" ;;
 nofinalize)
     run "$mpiexec" -n 2 "$probe" nofinalize "--token=$token"
     expect_rc 1
@@ -350,6 +353,66 @@ stalled_stdout | stalled_sigint)
     fi
     [ $(($(date +%s) - start)) -le 6 ] || fail "stopping took too long"
     no_strays 30 ;;
+spawn_pmi1 | spawn_pmi2)
+    # Rank 0 spawns a job of two commands (2 + 1 probes) with a preput value; the children
+    # check what they are told and exchange keys among themselves. --env reaches them, output
+    # is tagged [job:rank], "host" is ignored, "path" and "wdir" are honoured.
+    version=${case_name#spawn_pmi}
+    run env MANIFOLD_PMI="$version" "$mpiexec" -n 2 --tag-output --timeout 15 \
+        --env PROBE_ENV=yes "$probe" spawn-parent "$version" elsewhere "--token=$token"
+    expect_rc 0
+    expect_out "^\[0\] parent rank 0 of 2 spawned$"
+    expect_out "^\[1:0\] child rank 0 of 3 appnum 0 preput from-kvs_[0-9]*_0 env yes$"
+    expect_out "^\[1:1\] child rank 1 of 3 appnum 0 "
+    expect_out "^\[1:2\] child rank 2 of 3 appnum 1 "
+    no_strays ;;
+spawn_errors_pmi1 | spawn_errors_pmi2)
+    # Spawns that cannot start (no such program, directory, a process limit, bad arguments)
+    # are answered with an error; nothing of them is left and the parents end normally.
+    run env MANIFOLD_PMI="${case_name#spawn_errors_pmi}" "$mpiexec" -n 2 --timeout 15 "$probe" \
+        spawn-errors "--token=$token"
+    expect_rc 0
+    expect_out "^rank 0: spawn errors checked$"
+    expect_out "^rank 1: spawn errors checked$"
+    expect_err "did not spawn the job: cannot run '/nonexistent/mf-no-such-program': No such file"
+    expect_err "cannot run '[^']*mf_pmi_probe' in '/nonexistent-mf-dir': No such file"
+    expect_err "5000 more processes would exceed mpiexec's limit of 4096"
+    refute_err "^mpiexec:"
+    no_strays ;;
+spawn_exit_code)
+    # A spawned process failing stops everything, like any rank, and is named with its job.
+    run "$mpiexec" -n 2 --timeout 15 "$probe" spawn-fail 3 "--token=$token"
+    expect_rc 3
+    expect_err "^mpiexec: job 1 rank 1 (pid [0-9]*) exited with code 3$"
+    no_strays ;;
+names_pmi1 | names_pmi2)
+    run env MANIFOLD_PMI="${case_name#names_pmi}" "$mpiexec" -n 3 --timeout 15 "$probe" names \
+        "--token=$token"
+    expect_rc 0
+    expect_out "^name service checks passed$"
+    no_strays ;;
+hydra_names_pmi1 | hydra_names_pmi2)
+    # hydra keeps names itself when no -nameserver is given
+    require_hydra
+    run env MANIFOLD_PMI="${case_name#hydra_names_pmi}" timeout -k 2 15 "$hydra" -n 3 "$probe" \
+        names "--token=$token"
+    expect_rc 0
+    expect_out "^name service checks passed$"
+    no_strays 30 ;;
+hydra_spawn_pmi1 | hydra_spawn_pmi2)
+    # The same request under hydra (no "host": hydra would go there).
+    require_hydra
+    version=${case_name#hydra_spawn_pmi}
+    run env MANIFOLD_PMI="$version" timeout -k 2 15 "$hydra" -n 2 -genv PROBE_ENV yes "$probe" \
+        spawn-parent "$version" "--token=$token"
+    expect_rc 0
+    expect_out "^child rank 2 of 3 appnum 1 preput from-kvs_[^ ]* env yes$"
+    expect_out "^child rank 0 of 3 appnum 0 "
+    no_strays 30 ;;
+singleton_dyn)
+    run "$probe" dyn-singleton "--token=$token"
+    expect_rc 0
+    expect_out "^singleton spawn and names unsupported$" ;;
 *)
     fail "unknown case" ;;
 esac

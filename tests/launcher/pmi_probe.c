@@ -3,14 +3,16 @@
  * Test program for the PMI client and the launchers (ours and hydra): "mf_pmi_probe MODE ..."
  * exercises one behaviour per mode - the key-value exchange between all ranks (with blobs, node
  * attributes and concurrent lookups from several threads), failing in the ways mpiexec must
- * report (exit code, signal, abort, exit without finalize), and plain programs for stdin,
- * output and environment forwarding. Arguments starting with "--token=" are ignored; the test
+ * report (exit code, signal, abort, exit without finalize), spawn (the probe starts copies of
+ * itself as a new job) and the name service, and plain programs for stdin, output and
+ * environment forwarding. Arguments starting with "--token=" are ignored; the test
  * scripts use them to find stray processes. Exits non-zero when a check fails.
  */
 #define _GNU_SOURCE
 #include "pmi.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
     } while (0)
 
 static int my_rank = -1;
+static const char *token = "--token=none"; /* passed on to spawned probes */
 
 static void check_failed(const char *expr, int line)
 {
@@ -367,6 +370,209 @@ static int mode_raw(void)
     return 0;
 }
 
+/* The probe's own path (a spawn started in another directory must find it) and directory. */
+static void own_path(char *exe, char *dir, size_t size)
+{
+    ssize_t n = readlink("/proc/self/exe", exe, size - 1);
+    CHECK(n > 0);
+    exe[n] = '\0';
+    snprintf(dir, size, "%s", exe);
+    *strrchr(dir, '/') = '\0';
+}
+
+/* spawn-parent VERSION [HOST]: rank 0 publishes a name and spawns this program as one job of
+ * two commands: two copies by full path (appnum 0), one by bare name found through the "path"
+ * info and started in /tmp ("wdir"), with a preput value naming the parent. Info keys the
+ * launcher does not know are ignored: "probe-unknown", and "host" when HOST is given (our
+ * mpiexec runs everything here; hydra would go there). */
+static int mode_spawn_parent(const char *version, const char *host)
+{
+    mf_pmi_job_t job = init_or_die();
+    char exe[PATH_MAX], dir[PATH_MAX], preput[300];
+    CHECK(!job.spawned);
+    if (job.rank == 0) {
+        own_path(exe, dir, sizeof(exe));
+        const char *argv[] = {"spawn-child", version, token};
+        const char *keys[] = {"path", "wdir", "probe-unknown", "host"};
+        const char *vals[] = {dir, "/tmp", "x", host};
+        const mf_pmi_spawn_cmd_t cmds[2] = {
+            {.command = exe, .argc = 3, .argv = argv, .maxprocs = 2},
+            {.command = "mf_pmi_probe",
+             .argc = 3,
+             .argv = argv,
+             .maxprocs = 1,
+             .ninfo = host != NULL ? 4 : 3,
+             .info_keys = keys,
+             .info_vals = vals}};
+        const char *preput_key[] = {"probe-parent"}, *preput_val[] = {preput};
+        snprintf(preput, sizeof(preput), "from-%s", job.kvsname);
+        CHECK(mf_pmi_publish_name("probe-parent-svc", job.kvsname) == MF_OK);
+        CHECK(mf_pmi_spawn(2, cmds, 1, preput_key, preput_val) == MF_OK);
+    }
+    CHECK(mf_pmi_fence() == MF_OK);
+    printf("parent rank %d of %d spawned\n", job.rank, job.size);
+    mf_pmi_finalize();
+    return 0;
+}
+
+/* spawn-child VERSION: what a spawned probe is told, and a key exchange among the children. */
+static int mode_spawn_child(const char *version)
+{
+    mf_pmi_job_t job = init_or_die();
+    char key[32], value[300], want[300], port[300], cwd[PATH_MAX];
+    const char *flag = getenv("PMI_SPAWNED"), *env = getenv("PROBE_ENV");
+    CHECK(job.spawned == 1 && flag != NULL && strcmp(flag, "1") == 0);
+    CHECK(mf_pmi_version() == atoi(version));
+    CHECK(job.size == 3 && job.appnum == (job.rank < 2 ? 0 : 1));
+    CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+    CHECK(job.rank < 2 || strcmp(cwd, "/tmp") == 0);
+    snprintf(key, sizeof(key), "child-%d", job.rank);
+    snprintf(value, sizeof(value), "value-of-%d-in-%s", job.rank, job.kvsname);
+    CHECK(mf_pmi_put(key, value) == MF_OK);
+    CHECK(mf_pmi_fence() == MF_OK);
+    for (int peer = 0; peer < job.size; peer++) {
+        snprintf(key, sizeof(key), "child-%d", peer);
+        snprintf(want, sizeof(want), "value-of-%d-in-%s", peer, job.kvsname);
+        CHECK(mf_pmi_get(peer, key, value, sizeof(value)) == MF_OK && strcmp(value, want) == 0);
+    }
+    /* the preput value and the published name both carry the parent's job id */
+    CHECK(mf_pmi_get(-1, "probe-parent", value, sizeof(value)) == MF_OK);
+    CHECK(strncmp(value, "from-", 5) == 0 && strcmp(value + 5, job.kvsname) != 0);
+    CHECK(mf_pmi_lookup_name("probe-parent-svc", port, sizeof(port)) == MF_OK);
+    CHECK(strcmp(port, value + 5) == 0);
+    CHECK(mf_pmi_fence() == MF_OK);
+    printf("child rank %d of %d appnum %d preput %s env %s\n", job.rank, job.size, job.appnum,
+           value, env != NULL ? env : "(unset)");
+    mf_pmi_finalize();
+    return 0;
+}
+
+static mf_status_t spawn_one(const char *command, int maxprocs, int ninfo, const char **keys,
+                             const char **vals)
+{
+    const char *argv[] = {"sleep", token};
+    mf_pmi_spawn_cmd_t cmd = {.command = command,
+                              .argc = 2,
+                              .argv = argv,
+                              .maxprocs = maxprocs,
+                              .ninfo = ninfo,
+                              .info_keys = keys,
+                              .info_vals = vals};
+    return mf_pmi_spawn(1, &cmd, 0, NULL, NULL);
+}
+
+/* spawn-errors: spawns that must fail, each answered with an error while the job goes on.
+ * What would start by mistake sleeps with our token, which the test looks for. */
+static int mode_spawn_errors(void)
+{
+    mf_pmi_job_t job = init_or_die();
+    char exe[PATH_MAX], dir[PATH_MAX];
+    own_path(exe, dir, sizeof(exe));
+    if (job.rank == 0) {
+        const char *argv[] = {"sleep", token}, *bad_argv[] = {"two\nlines"};
+        const char *wdir_key[] = {"wdir"}, *wdir_val[] = {"/nonexistent-mf-dir"};
+        const mf_pmi_spawn_cmd_t half[2] = {
+            {.command = exe, .argc = 2, .argv = argv, .maxprocs = 2},
+            {.command = "/nonexistent/mf-no-such-program", .argc = 2, .argv = argv, .maxprocs = 1}};
+        mf_pmi_spawn_cmd_t bad = {.command = exe, .argc = 1, .argv = bad_argv, .maxprocs = 1};
+        CHECK(spawn_one("/nonexistent/mf-no-such-program", 1, 0, NULL, NULL) == MF_ERR_OTHER);
+        CHECK(spawn_one("mf-no-such-program-in-path", 1, 0, NULL, NULL) == MF_ERR_OTHER);
+        CHECK(mf_pmi_spawn(2, half, 0, NULL, NULL) == MF_ERR_OTHER); /* the first command's go */
+        CHECK(spawn_one(exe, 1, 1, wdir_key, wdir_val) == MF_ERR_OTHER);
+        CHECK(spawn_one(exe, 5000, 0, NULL, NULL) == MF_ERR_OTHER); /* over mpiexec's limit */
+        CHECK(spawn_one(exe, 0, 0, NULL, NULL) == MF_ERR_INVALID);
+        CHECK(spawn_one("", 1, 0, NULL, NULL) == MF_ERR_INVALID);
+        if (mf_pmi_version() == 1) /* a newline ends a value of PMI-1's spawn */
+            CHECK(mf_pmi_spawn(1, &bad, 0, NULL, NULL) == MF_ERR_INVALID);
+        const char *pk[] = {"bad key"}, *pv[] = {"v"};
+        CHECK(mf_pmi_spawn(1, &half[0], 1, pk, pv) == MF_ERR_INVALID);
+    }
+    CHECK(mf_pmi_fence() == MF_OK);
+    printf("rank %d: spawn errors checked\n", job.rank);
+    mf_pmi_finalize();
+    return 0;
+}
+
+/* spawn-fail CODE: rank 0 spawns two probes of which the second exits with CODE after PMI
+ * init; mpiexec must stop everything and say which process it was. */
+static int mode_spawn_fail(const char *code)
+{
+    mf_pmi_job_t job = init_or_die();
+    char exe[PATH_MAX], dir[PATH_MAX];
+    own_path(exe, dir, sizeof(exe));
+    if (job.rank == 0) {
+        const char *argv[] = {"exit", code, "1", token};
+        mf_pmi_spawn_cmd_t cmd = {.command = exe, .argc = 4, .argv = argv, .maxprocs = 2};
+        CHECK(mf_pmi_spawn(1, &cmd, 0, NULL, NULL) == MF_OK);
+    }
+    mf_pmi_fence();
+    sleep_until_killed();
+    return 1;
+}
+
+/* A barrier everywhere: hydra's PMI-2 fence returns at once (its lookups wait for the key
+ * instead), so every rank also reads every other rank's key for this step. */
+static void sync_all(const mf_pmi_job_t *job, int step)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof(key), "sync-%d-%d", step, job->rank);
+    CHECK(mf_pmi_put(key, "here") == MF_OK);
+    CHECK(mf_pmi_fence() == MF_OK);
+    for (int peer = 0; peer < job->size; peer++) {
+        snprintf(key, sizeof(key), "sync-%d-%d", step, peer);
+        CHECK(mf_pmi_get(peer, key, value, sizeof(value)) == MF_OK);
+    }
+}
+
+/* names: publish, lookup and unpublish across the ranks of one job (at least 3). */
+static int mode_names(void)
+{
+    mf_pmi_job_t job = init_or_die();
+    char port[64], small[4];
+    CHECK(job.size >= 3);
+    CHECK(mf_pmi_lookup_name("probe-no-such-service", port, sizeof(port)) == MF_ERR_NOT_FOUND);
+    CHECK(mf_pmi_publish_name("probe service", "p") == MF_ERR_INVALID);
+    CHECK(mf_pmi_publish_name("probe-svc-bad-port", "a;b") == MF_ERR_INVALID);
+    if (job.rank == 0)
+        CHECK(mf_pmi_publish_name("probe-svc", "port-of-0") == MF_OK);
+    sync_all(&job, 1);
+    if (job.rank == 1) {
+        CHECK(mf_pmi_lookup_name("probe-svc", port, sizeof(port)) == MF_OK);
+        CHECK(strcmp(port, "port-of-0") == 0);
+        CHECK(mf_pmi_lookup_name("probe-svc", small, sizeof(small)) == MF_ERR_TRUNCATE);
+        CHECK(mf_pmi_publish_name("probe-svc", "port-of-1") == MF_ERR_INVALID); /* exists */
+    }
+    sync_all(&job, 2);
+    if (job.rank == 2) { /* anyone may unpublish */
+        CHECK(mf_pmi_unpublish_name("probe-svc") == MF_OK);
+        CHECK(mf_pmi_unpublish_name("probe-svc") == MF_ERR_NOT_FOUND);
+    }
+    sync_all(&job, 3);
+    CHECK(mf_pmi_lookup_name("probe-svc", port, sizeof(port)) == MF_ERR_NOT_FOUND);
+    sync_all(&job, 4);
+    if (job.rank == 0)
+        printf("name service checks passed\n");
+    mf_pmi_finalize();
+    return 0;
+}
+
+/* dyn-singleton: without a launcher, spawn and the name service are unsupported. */
+static int mode_dyn_singleton(void)
+{
+    mf_pmi_job_t job = init_or_die();
+    char port[64];
+    const char *argv[] = {"hello"};
+    mf_pmi_spawn_cmd_t cmd = {.command = "/bin/true", .argc = 1, .argv = argv, .maxprocs = 1};
+    CHECK(job.singleton && !job.spawned);
+    CHECK(mf_pmi_spawn(1, &cmd, 0, NULL, NULL) == MF_ERR_UNSUPPORTED);
+    CHECK(mf_pmi_publish_name("probe-svc", "p") == MF_ERR_UNSUPPORTED);
+    CHECK(mf_pmi_lookup_name("probe-svc", port, sizeof(port)) == MF_ERR_UNSUPPORTED);
+    CHECK(mf_pmi_unpublish_name("probe-svc") == MF_ERR_UNSUPPORTED);
+    printf("singleton spawn and names unsupported\n");
+    mf_pmi_finalize();
+    return 0;
+}
+
 /* Prints `lines` numbered lines of 100 bytes, then ends (`then_sleep` 0) or waits to be
  * killed: more than any pipe holds, for a reader that reads slowly or not at all. */
 static int mode_flood(int lines, int then_sleep)
@@ -389,6 +595,8 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--token=", 8) != 0)
             argv[++nargs] = argv[i];
+        else
+            token = argv[i];
     }
     const char *mode = nargs >= 1 ? argv[1] : "";
     int arg2 = nargs >= 2 ? atoi(argv[2]) : 0, arg3 = nargs >= 3 ? atoi(argv[3]) : 0;
@@ -420,12 +628,25 @@ int main(int argc, char **argv)
         return mode_raw();
     if (strcmp(mode, "flood") == 0)
         return mode_flood(arg2, arg3);
+    if (strcmp(mode, "spawn-parent") == 0 && nargs >= 2)
+        return mode_spawn_parent(argv[2], nargs >= 3 ? argv[3] : NULL);
+    if (strcmp(mode, "spawn-child") == 0 && nargs >= 2)
+        return mode_spawn_child(argv[2]);
+    if (strcmp(mode, "spawn-errors") == 0)
+        return mode_spawn_errors();
+    if (strcmp(mode, "spawn-fail") == 0 && nargs >= 2)
+        return mode_spawn_fail(argv[2]);
+    if (strcmp(mode, "names") == 0)
+        return mode_names();
+    if (strcmp(mode, "dyn-singleton") == 0)
+        return mode_dyn_singleton();
     if (strcmp(mode, "init") == 0) {
         mf_pmi_job_t job;
         return mf_pmi_init(&job) == MF_OK ? 0 : 3;
     }
     fprintf(stderr,
             "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|orphan|sleep|stdin|hello|env|"
-            "nofinalize|early-exit|shm|raw|flood|init [args]\n");
+            "nofinalize|early-exit|shm|raw|flood|spawn-parent|spawn-child|spawn-errors|"
+            "spawn-fail|names|dyn-singleton|init [args]\n");
     return 2;
 }
