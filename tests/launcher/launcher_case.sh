@@ -385,6 +385,13 @@ spawn_exit_code)
     expect_rc 3
     expect_err "^mpiexec: job 1 rank 1 (pid [0-9]*) exited with code 3$"
     no_strays ;;
+spawn_shm)
+    # A spawned process's left-over segment is removed like a rank's.
+    run "$mpiexec" -n 2 --timeout 15 "$probe" spawn-run shm "ucx_shm_left_$token" "--token=$token"
+    expect_rc 0
+    [ ! -e "/dev/shm/ucx_shm_left_$token" ] || fail "the left-over segment was not removed"
+    expect_err "removed 1 shared-memory file(s) the ranks left in /dev/shm: ucx_shm_left_$token$"
+    no_strays ;;
 names_pmi1 | names_pmi2)
     run env MANIFOLD_PMI="${case_name#names_pmi}" "$mpiexec" -n 3 --timeout 15 "$probe" names \
         "--token=$token"

@@ -357,7 +357,15 @@ static int mode_raw(void)
     raw_v1(fd, "cmd=put kvsname=k key=sp value=a\\ b\n", "cmd=put_result rc=0");
     raw_v1(fd, "cmd=get kvsname=k key=sp\n", "value=a\\ b");
     raw_v1(fd, "cmd=get kvsname=k key=PMI_process_mapping\n", "value=(vector,(0,1,1))");
+    raw_v1(fd, "mcmd=spawn\nnprocs=1\ntotspawns=1\nspawnssofar=1\nendcmd\n",
+           "cmd=spawn_result rc=1 msg=spawn\\ needs\\ a\\ program\\ name");
+    raw_v1(fd, "cmd=publish_name service=raw-svc port=raw-port\n", "cmd=publish_result rc=0");
+    raw_v1(fd, "cmd=lookup_name service=raw-svc\n", "cmd=lookup_result rc=0 port=raw-port");
     raw_v1(fd, "cmd=init pmi_version=2 pmi_subversion=0\n", "pmi_version=2");
+    raw_v2(fd, "cmd=name-lookup;name=raw-svc;", "cmd=name-lookup-response;rc=0;port=raw-port;");
+    raw_v2(fd, "cmd=name-unpublish;name=raw-svc;", "cmd=name-unpublish-response;rc=0;");
+    raw_v2(fd, "cmd=spawn;ncmds=2;subcmd=/bin/true;maxprocs=1;argc=0;",
+           "rc=1;errmsg=spawn command 1 of 2 lacks subcmd or maxprocs;");
     raw_v2(fd, "cmd=kvs-get;jobid=k;srcid=0;key=sp;", "found=TRUE;value=a b;");
     raw_v2(fd, "cmd=kvs-put;key=semi;value=x;;y;", "cmd=kvs-put-response;rc=0;");
     raw_v2(fd, "cmd=kvs-get;jobid=k;srcid=0;key=semi;", "value=x;;y;");
@@ -510,6 +518,25 @@ static int mode_spawn_fail(const char *code)
     return 1;
 }
 
+/* spawn-run MODE ARGS...: rank 0 spawns one probe running MODE ARGS, and the job ends. */
+static int mode_spawn_run(int argc, char **argv)
+{
+    mf_pmi_job_t job = init_or_die();
+    char exe[PATH_MAX], dir[PATH_MAX];
+    const char *args[16];
+    CHECK(argc < 15);
+    own_path(exe, dir, sizeof(exe));
+    for (int i = 0; i < argc; i++)
+        args[i] = argv[i];
+    args[argc] = token;
+    mf_pmi_spawn_cmd_t cmd = {.command = exe, .argc = argc + 1, .argv = args, .maxprocs = 1};
+    if (job.rank == 0)
+        CHECK(mf_pmi_spawn(1, &cmd, 0, NULL, NULL) == MF_OK);
+    CHECK(mf_pmi_fence() == MF_OK);
+    mf_pmi_finalize();
+    return 0;
+}
+
 /* A barrier everywhere: hydra's PMI-2 fence returns at once (its lookups wait for the key
  * instead), so every rank also reads every other rank's key for this step. */
 static void sync_all(const mf_pmi_job_t *job, int step)
@@ -636,6 +663,8 @@ int main(int argc, char **argv)
         return mode_spawn_errors();
     if (strcmp(mode, "spawn-fail") == 0 && nargs >= 2)
         return mode_spawn_fail(argv[2]);
+    if (strcmp(mode, "spawn-run") == 0 && nargs >= 2)
+        return mode_spawn_run(nargs - 1, argv + 2);
     if (strcmp(mode, "names") == 0)
         return mode_names();
     if (strcmp(mode, "dyn-singleton") == 0)
@@ -647,6 +676,6 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|orphan|sleep|stdin|hello|env|"
             "nofinalize|early-exit|shm|raw|flood|spawn-parent|spawn-child|spawn-errors|"
-            "spawn-fail|names|dyn-singleton|init [args]\n");
+            "spawn-fail|spawn-run|names|dyn-singleton|init [args]\n");
     return 2;
 }
