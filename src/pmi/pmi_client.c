@@ -279,7 +279,7 @@ static mf_status_t send_init_locked(int version, int *accepted_p)
     if (status != MF_OK)
         return status;
     const char *launcher = mf_pmi_msg_get(&st->reply, "launcher");
-    st->launcher_reports_abort = launcher != NULL && strcmp(launcher, "manifold") == 0;
+    st->launcher_is_ours = launcher != NULL && strcmp(launcher, "manifold") == 0;
     *accepted_p = mf_pmi_msg_get_int(&st->reply, "pmi_version", &got) == MF_OK && got == version;
     return MF_OK;
 }
@@ -658,7 +658,7 @@ void mf_pmi_abort(int exit_code, const char *msg)
     int locked = pthread_mutex_timedlock(&st->lock, &deadline) == 0;
     int connected = st->init_count > 0 && st->version > 0 && !st->broken;
     /* Print before telling the launcher: hydra kills the job at once and says nothing. */
-    if (!connected || !st->launcher_reports_abort) {
+    if (!connected || !st->launcher_is_ours) {
         char line[640];
         int len = snprintf(line, sizeof(line), "manifold: rank %d aborted the job (code %d): %s\n",
                            st->init_count > 0 ? st->job.rank : -1, exit_code, msg);

@@ -21,14 +21,14 @@ typedef struct mf_pmi_kv {
 
 typedef struct mf_pmi_state {
     pthread_mutex_t lock;
-    int init_count; /* nested mf_pmi_init calls still to be finalized */
-    int version;    /* 0 singleton, 1 or 2 */
-    int fd;         /* connection to the launcher, -1 for a singleton */
-    int broken;     /* a transfer failed half-way: the stream can no longer be trusted */
-    int launcher_reports_abort; /* our mpiexec prints abort messages itself */
-    int fenced;                 /* a fence completed: lookups are meaningful from now on */
-    size_t key_max;             /* longest key, in characters */
-    size_t value_max;           /* longest value, in characters */
+    int init_count;       /* nested mf_pmi_init calls still to be finalized */
+    int version;          /* 0 singleton, 1 or 2 */
+    int fd;               /* connection to the launcher, -1 for a singleton */
+    int broken;           /* a transfer failed half-way: the stream can no longer be trusted */
+    int launcher_is_ours; /* our mpiexec: prints abort messages itself, undoes ";;" */
+    int fenced;           /* a fence completed: lookups are meaningful from now on */
+    size_t key_max;       /* longest key, in characters */
+    size_t value_max;     /* longest value, in characters */
     mf_pmi_job_t job;
     int *node_ranks;        /* ranks on this node (job.local_size of them), NULL if unknown */
     char node_tag[40];      /* key prefix that emulates node attributes under PMI-1 */

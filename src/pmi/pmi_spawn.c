@@ -49,7 +49,7 @@ static mf_status_t check_spawn_text(const char *what, const char *text)
                "spawn: %s '%.40s' contains a newline, which PMI-1 cannot carry", what, text);
         return MF_ERR_INVALID;
     }
-    if (st->version == 2 && !st->launcher_reports_abort && strchr(text, ';') != NULL) {
+    if (st->version == 2 && !st->launcher_is_ours && strchr(text, ';') != NULL) {
         mf_log(MF_LOG_ERROR, "pmi",
                "spawn: %s '%.40s' contains ';', which this launcher's PMI-2 "
                "cannot carry",

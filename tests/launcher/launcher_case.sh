@@ -362,9 +362,9 @@ spawn_pmi1 | spawn_pmi2)
         --env PROBE_ENV=yes "$probe" spawn-parent "$version" elsewhere "--token=$token"
     expect_rc 0
     expect_out "^\[0\] parent rank 0 of 2 spawned$"
-    expect_out "^\[1:0\] child rank 0 of 3 appnum 0 preput from-kvs_[0-9]*_0 env yes$"
+    expect_out "^\[1:0\] child rank 0 of 3 appnum 0 preput from-kvs_[0-9]*_0 env yes arg odd arg;with=all\\\\sorts$"
     expect_out "^\[1:1\] child rank 1 of 3 appnum 0 "
-    expect_out "^\[1:2\] child rank 2 of 3 appnum 1 "
+    expect_out "^\[1:2\] child rank 2 of 3 appnum 1 .* arg (none)$"
     no_strays ;;
 spawn_errors_pmi1 | spawn_errors_pmi2)
     # Spawns that cannot start (no such program, directory, a process limit, bad arguments)
@@ -413,7 +413,7 @@ hydra_spawn_pmi1 | hydra_spawn_pmi2)
     run env MANIFOLD_PMI="$version" timeout -k 2 15 "$hydra" -n 2 -genv PROBE_ENV yes "$probe" \
         spawn-parent "$version" "--token=$token"
     expect_rc 0
-    expect_out "^child rank 2 of 3 appnum 1 preput from-kvs_[^ ]* env yes$"
+    expect_out "^child rank 2 of 3 appnum 1 preput from-kvs_[^ ]* env yes arg (none)$"
     expect_out "^child rank 0 of 3 appnum 0 "
     no_strays 30 ;;
 singleton_dyn)

@@ -20,9 +20,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define BLOB_BASE   3000 /* bigger than two PMI values */
-#define NUM_THREADS 4
-#define SAFETY_SEC  30 /* no probe outlives a broken launcher by more than this */
+#define BLOB_BASE     3000 /* bigger than two PMI values */
+#define NUM_THREADS   4
+#define SAFETY_SEC    30 /* no probe outlives a broken launcher by more than this */
+#define SPAWN_ODD_ARG "odd arg;with=all\\sorts"
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -400,11 +401,12 @@ static int mode_spawn_parent(const char *version, const char *host)
     CHECK(!job.spawned);
     if (job.rank == 0) {
         own_path(exe, dir, sizeof(exe));
-        const char *argv[] = {"spawn-child", version, token};
+        /* spaces and ';' travel to our mpiexec (hydra's PMI-2 would cut at the ';') */
+        const char *argv[] = {"spawn-child", version, token, SPAWN_ODD_ARG};
         const char *keys[] = {"path", "wdir", "probe-unknown", "host"};
         const char *vals[] = {dir, "/tmp", "x", host};
         const mf_pmi_spawn_cmd_t cmds[2] = {
-            {.command = exe, .argc = 3, .argv = argv, .maxprocs = 2},
+            {.command = exe, .argc = host != NULL ? 4 : 3, .argv = argv, .maxprocs = 2},
             {.command = "mf_pmi_probe",
              .argc = 3,
              .argv = argv,
@@ -423,14 +425,16 @@ static int mode_spawn_parent(const char *version, const char *host)
     return 0;
 }
 
-/* spawn-child VERSION: what a spawned probe is told, and a key exchange among the children. */
-static int mode_spawn_child(const char *version)
+/* spawn-child VERSION [ARG]: what a spawned probe is told (ARG: as the parent sent it), and a
+ * key exchange among the children. */
+static int mode_spawn_child(const char *version, const char *odd_arg)
 {
     mf_pmi_job_t job = init_or_die();
     char key[32], value[300], want[300], port[300], cwd[PATH_MAX];
     const char *flag = getenv("PMI_SPAWNED"), *env = getenv("PROBE_ENV");
     CHECK(job.spawned == 1 && flag != NULL && strcmp(flag, "1") == 0);
     CHECK(mf_pmi_version() == atoi(version));
+    CHECK(odd_arg == NULL || strcmp(odd_arg, SPAWN_ODD_ARG) == 0);
     CHECK(job.size == 3 && job.appnum == (job.rank < 2 ? 0 : 1));
     CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
     CHECK(job.rank < 2 || strcmp(cwd, "/tmp") == 0);
@@ -449,8 +453,8 @@ static int mode_spawn_child(const char *version)
     CHECK(mf_pmi_lookup_name("probe-parent-svc", port, sizeof(port)) == MF_OK);
     CHECK(strcmp(port, value + 5) == 0);
     CHECK(mf_pmi_fence() == MF_OK);
-    printf("child rank %d of %d appnum %d preput %s env %s\n", job.rank, job.size, job.appnum,
-           value, env != NULL ? env : "(unset)");
+    printf("child rank %d of %d appnum %d preput %s env %s arg %s\n", job.rank, job.size,
+           job.appnum, value, env != NULL ? env : "(unset)", odd_arg != NULL ? odd_arg : "(none)");
     mf_pmi_finalize();
     return 0;
 }
@@ -658,7 +662,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "spawn-parent") == 0 && nargs >= 2)
         return mode_spawn_parent(argv[2], nargs >= 3 ? argv[3] : NULL);
     if (strcmp(mode, "spawn-child") == 0 && nargs >= 2)
-        return mode_spawn_child(argv[2]);
+        return mode_spawn_child(argv[2], nargs >= 3 ? argv[3] : NULL);
     if (strcmp(mode, "spawn-errors") == 0)
         return mode_spawn_errors();
     if (strcmp(mode, "spawn-fail") == 0 && nargs >= 2)
