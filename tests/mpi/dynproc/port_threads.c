@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Concurrent connections: on each of world ranks 0 and 1, NTHREADS threads each open a port
- * (rank 0) or connect to one (rank 1) over MPI_COMM_SELF at the same time, then exchange
+ * (rank 0) or connect to one (rank 1) over a copy of MPI_COMM_SELF of its own (accept and
+ * connect are collective: threads must not share the communicator) at the same time, then exchange
  * messages on their own intercommunicator. The handshakes of different connections run
  * between the same two processes at once and must never take each other's messages.
  */
@@ -14,14 +15,15 @@
 #define NTHREADS 4
 
 static char ports[NTHREADS][MPI_MAX_PORT_NAME];
+static MPI_Comm selfs[NTHREADS];
 static int rank;
 
 static void *run(void *arg)
 {
     int t = (int)(long)arg;
     MPI_Comm inter;
-    int rc = rank == 0 ? MPI_Comm_accept(ports[t], MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter)
-                       : MPI_Comm_connect(ports[t], MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter);
+    int rc = rank == 0 ? MPI_Comm_accept(ports[t], MPI_INFO_NULL, 0, selfs[t], &inter)
+                       : MPI_Comm_connect(ports[t], MPI_INFO_NULL, 0, selfs[t], &inter);
     MTEST_CHECK(rc == MPI_SUCCESS, "thread %d: accept/connect failed", t);
     if (rc != MPI_SUCCESS)
         return NULL;
@@ -49,9 +51,13 @@ int main(int argc, char **argv)
         MPI_Bcast(ports, (int)sizeof(ports), MPI_CHAR, 0, pair);
         pthread_t th[NTHREADS];
         for (int t = 0; t < NTHREADS; t++)
-            pthread_create(&th[t], NULL, run, (void *)(long)t);
+            MPI_Comm_dup(MPI_COMM_SELF, &selfs[t]);
         for (int t = 0; t < NTHREADS; t++)
+            pthread_create(&th[t], NULL, run, (void *)(long)t);
+        for (int t = 0; t < NTHREADS; t++) {
             pthread_join(th[t], NULL);
+            MPI_Comm_free(&selfs[t]);
+        }
         if (rank == 0)
             for (int t = 0; t < NTHREADS; t++)
                 MPI_Close_port(ports[t]);
