@@ -22,6 +22,7 @@
 #include "pt2pt.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,7 +249,7 @@ static mf_status_t recv_msg(mf_comm_t *view, int source, int tag, uint64_t deadl
     MPI_Message m;
     MPI_Status st;
     int flag = 0;
-    for (;;) {
+    for (unsigned polls = 0;; polls++) {
         mf_status_t status = mf_pt2pt_mprobe(source, tag, view, deadline_ns == 0, &flag, &m, &st);
         if (status != MF_OK)
             return status;
@@ -256,8 +257,12 @@ static mf_status_t recv_msg(mf_comm_t *view, int source, int tag, uint64_t deadl
             break;
         if (mf_now_ns() > deadline_ns)
             return MF_OK;
+        /* an answer usually comes within a few hundred microseconds: poll, then doze */
         struct timespec pause = {0, 200000};
-        nanosleep(&pause, NULL);
+        if (polls < 20000)
+            sched_yield();
+        else
+            nanosleep(&pause, NULL);
     }
     size_t len = (size_t)mf_status_bytes(&st);
     void *buf = mf_malloc(len > 0 ? len : 1, "connection message");
