@@ -39,7 +39,9 @@
  * MPICH's mpicc_abi and Open MPI's mpicc (bench/run_io.py runs them side by side). Options:
  * --dir DIR (default .), --min BYTES, --max BYTES (default 4k and 16m; k/m suffixes),
  * --block BYTES (default 4k), --iters N (or --reps N; default 5), --patterns LIST (comma
- * separated, default contig_at,strided_all,shared), --no-sync.
+ * separated, default contig_at,strided_all,shared), --no-sync, --datarep REP (contig_at moves
+ * ints, MPI_INT, through a view of ints in data representation REP, e.g. external32, which
+ * converts every int; sizes must then be multiples of 4 bytes; the other patterns refuse it).
  */
 #include "bench_util.h"
 
@@ -67,9 +69,11 @@ typedef struct io_opts {
     int iters;
     int patterns[PAT_COUNT];
     int sync_shared;
+    const char *datarep; /* NULL: bytes in the default view */
 } io_opts_t;
 
 static int rank, nprocs;
+static const char *contig_rep; /* --datarep */
 
 /* 64 bits of the data pattern: word `index` of rank `owner`'s data in iteration `iter`. */
 static uint64_t pattern_word(int owner, int iter, uint64_t index)
@@ -143,6 +147,28 @@ static int count_ok(MPI_Status *st, size_t expected)
     int n = -1;
     MPI_Get_count(st, MPI_BYTE, &n);
     return n >= 0 && (size_t)n == expected;
+}
+
+/* contig_at's view: the default one, or ints in the --datarep representation. */
+static void contig_view(MPI_File fh)
+{
+    if (contig_rep != NULL)
+        mf_bench_mpi_ok(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, contig_rep, MPI_INFO_NULL),
+                        "MPI_File_set_view");
+}
+
+/* contig_at's access: `owner`'s block of `size` bytes (as size / 4 ints with --datarep). */
+static void contig_access(MPI_File fh, int write, int owner, unsigned char *buf, size_t size,
+                          MPI_Status *st)
+{
+    size_t unit = contig_rep != NULL ? sizeof(int) : 1;
+    MPI_Datatype type = contig_rep != NULL ? MPI_INT : MPI_BYTE;
+    MPI_Offset at = (MPI_Offset)(size / unit * (size_t)owner);
+    int count = (int)(size / unit);
+    if (write)
+        mf_bench_mpi_ok(MPI_File_write_at(fh, at, buf, count, type, st), "MPI_File_write_at");
+    else
+        mf_bench_mpi_ok(MPI_File_read_at(fh, at, buf, count, type, st), "MPI_File_read_at");
 }
 
 static void print_line(const char *pattern, const char *op, size_t size, size_t block, double *t,
@@ -219,9 +245,8 @@ static long cross_check(int pat, size_t size, size_t eff, const char *path, MPI_
     mf_bench_mpi_ok(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
                     "MPI_File_open");
     if (pat == PAT_CONTIG_AT) {
-        mf_bench_mpi_ok(
-            MPI_File_read_at(fh, (MPI_Offset)(size * (size_t)next), rbuf, (int)size, MPI_BYTE, &st),
-            "MPI_File_read_at");
+        contig_view(fh);
+        contig_access(fh, 0, next, rbuf, size, &st);
     } else {
         mf_bench_mpi_ok(MPI_File_set_view(fh, (MPI_Offset)(eff * (size_t)next), MPI_BYTE, ftype,
                                           "native", MPI_INFO_NULL),
@@ -256,6 +281,8 @@ static int run_one(const io_opts_t *o, int pat, size_t size, const char *path, u
     mf_bench_mpi_ok(
         MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
         "MPI_File_open");
+    if (pat == PAT_CONTIG_AT)
+        contig_view(fh);
     if (pat == PAT_STRIDED_ALL) {
         mf_bench_mpi_ok(
             MPI_Type_vector((int)nblk, (int)eff, (int)(eff * (size_t)nprocs), MPI_BYTE, &vec),
@@ -286,9 +313,7 @@ static int run_one(const io_opts_t *o, int pat, size_t size, const char *path, u
         t0 = start_phase();
         switch (pat) {
         case PAT_CONTIG_AT:
-            mf_bench_mpi_ok(MPI_File_write_at(fh, (MPI_Offset)(size * (size_t)rank), wbuf,
-                                              (int)size, MPI_BYTE, &st),
-                            "MPI_File_write_at");
+            contig_access(fh, 1, rank, wbuf, size, &st);
             short_io |= !count_ok(&st, size);
             break;
         case PAT_STRIDED_ALL:
@@ -319,9 +344,7 @@ static int run_one(const io_opts_t *o, int pat, size_t size, const char *path, u
         t0 = start_phase();
         switch (pat) {
         case PAT_CONTIG_AT:
-            mf_bench_mpi_ok(MPI_File_read_at(fh, (MPI_Offset)(size * (size_t)rank), rbuf, (int)size,
-                                             MPI_BYTE, &st),
-                            "MPI_File_read_at");
+            contig_access(fh, 0, rank, rbuf, size, &st);
             short_io |= !count_ok(&st, size);
             break;
         case PAT_STRIDED_ALL:
@@ -409,7 +432,8 @@ static int parse_patterns(char *list, int *on)
 static void usage(void)
 {
     fprintf(stderr, "usage: io_bw [--dir DIR] [--min BYTES] [--max BYTES] [--block BYTES] "
-                    "[--iters N] [--patterns contig_at,strided_all,shared] [--no-sync]\n");
+                    "[--iters N] [--patterns contig_at,strided_all,shared] [--no-sync] "
+                    "[--datarep REP]\n");
 }
 
 /* Returns 0 if the options are valid (an error was printed by rank 0 otherwise). */
@@ -436,6 +460,8 @@ static int parse_args(int argc, char **argv, io_opts_t *o)
                 goto bad;
         } else if (!strcmp(a, "--no-sync")) {
             o->sync_shared = 0;
+        } else if (!strcmp(a, "--datarep") && has) {
+            o->datarep = argv[++i];
         } else {
             goto bad;
         }
@@ -443,6 +469,13 @@ static int parse_args(int argc, char **argv, io_opts_t *o)
     if (o->iters < 1 || o->min_size < 8 || o->max_size < o->min_size || o->block < 8) {
         if (rank == 0)
             fprintf(stderr, "io_bw: needs --iters >= 1, 8 <= --min <= --max, --block >= 8\n");
+        return -1;
+    }
+    if (o->datarep != NULL && (o->patterns[PAT_STRIDED_ALL] || o->patterns[PAT_SHARED] ||
+                               o->min_size % sizeof(int) != 0)) {
+        if (rank == 0)
+            fprintf(stderr, "io_bw: --datarep needs --patterns contig_at and --min a multiple "
+                            "of 4\n");
         return -1;
     }
     for (size_t s = o->min_size; s <= o->max_size; s *= 4) {
@@ -465,7 +498,7 @@ bad:
 
 int main(int argc, char **argv)
 {
-    io_opts_t o = {".", 4096, 16 << 20, 4096, 5, {1, 1, 1}, 1};
+    io_opts_t o = {".", 4096, 16 << 20, 4096, 5, {1, 1, 1}, 1, NULL};
     size_t sizes[IO_MAX_SIZES];
     int nsizes = 0, tag, failed = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -477,6 +510,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    contig_rep = o.datarep;
     for (size_t s = o.min_size; s <= o.max_size && nsizes < IO_MAX_SIZES; s *= 4)
         sizes[nsizes++] = s;
 
@@ -496,8 +530,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         mf_bench_library_version(lib);
         printf("{\"bench\": \"io_bw\", \"header\": true, \"np\": %d, \"iters\": %d, "
-               "\"block\": %zu, \"sync_shared\": %s, \"dir\": \"",
-               nprocs, o.iters, o.block, o.sync_shared ? "true" : "false");
+               "\"block\": %zu, \"sync_shared\": %s, \"datarep\": \"%s\", \"dir\": \"",
+               nprocs, o.iters, o.block, o.sync_shared ? "true" : "false",
+               o.datarep != NULL ? o.datarep : "native");
         mf_bench_print_json_string(stdout, o.dir);
         printf("\", \"library\": \"");
         mf_bench_print_json_string(stdout, lib);

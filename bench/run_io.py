@@ -110,6 +110,9 @@ def parse_args(argv):
     p.add_argument("--min", default=None, help="smallest size per rank (default 4k)")
     p.add_argument("--max", default=None, help="largest size per rank (default 16m; --quick 1m)")
     p.add_argument("--block", default="4k", help="block of strided_all and shared (default 4k)")
+    p.add_argument("--datarep", default=None,
+                   help="contig_at only, moving ints through a view in this data representation "
+                        "(e.g. external32, which converts every int)")
     p.add_argument("--no-sync", action="store_true",
                    help="leave out the untimed sync-barrier-sync before the shared reads")
     p.add_argument("--quick", action="store_true",
@@ -148,6 +151,7 @@ def parse_args(argv):
         if getattr(args, name):
             setattr(args, name, str(Path(getattr(args, name)).resolve()))
     args.sizes = sizes_between(args.min_bytes, args.max_bytes)
+    args.patterns = ("contig_at",) if args.datarep else PATTERNS
     return args
 
 
@@ -229,6 +233,8 @@ def program_args(args, data_dir, patterns):
         extra += ["--patterns", ",".join(patterns)]
     if args.no_sync:
         extra.append("--no-sync")
+    if args.datarep:
+        extra += ["--datarep", args.datarep]
     return extra
 
 
@@ -282,7 +288,7 @@ def run_all(args, env, mpis, data_dir):
     for rep in range(args.reps):
         for mpi in p2p.rotate(available, rep):
             key = mpi["key"]
-            patterns = [p for p in PATTERNS if p not in skip[key]]
+            patterns = [p for p in args.patterns if p not in skip[key]]
             early = sum(1 for r in records if r["mpi"] == key and not r["ok"]
                         and r.get("failed_pattern") is None)
             if not patterns or early >= p2p.MAX_FAILURES:
@@ -350,12 +356,12 @@ def spread(cell):
     return cell["max_mb_s"] / cell["min_mb_s"]
 
 
-def build_table(summary, keys, peers, sizes, mine="manifold"):
+def build_table(summary, keys, peers, sizes, mine="manifold", patterns=PATTERNS):
     """Per pattern, per (op, size): every MPI's MB/s and the spread of its launches (max / min),
     the best peer and Manifold / best peer; per (pattern, op) the geometric mean of those ratios
     over the sizes."""
     table = {}
-    for pat in PATTERNS:
+    for pat in patterns:
         rows, per_op = [], {op: [] for op in OPS}
         for op in OPS:
             for size in sizes:
@@ -396,8 +402,9 @@ def print_tables(table, mpis, args):
             "Manifold / best peer, higher is better")
     for m in shown:
         p2p.log(f"  {SHORT.get(m['key'], m['key'])}: {m['label']}")
-    for pat in PATTERNS:
-        p2p.log(f"\n{pat}: {PATTERN_TEXT[pat]}")
+    for pat in table:
+        p2p.log(f"\n{pat}: {PATTERN_TEXT[pat]}"
+                + (f" (ints in data representation {args.datarep})" if args.datarep else ""))
         head = f"  {'op':<6}{'size/rank':>10}" + "".join(
             f"{SHORT.get(m['key'], m['key']):>12}" for m in shown) + f"{'ratio':>10}"
         p2p.log(head)
@@ -477,7 +484,7 @@ def main(argv):
     summary = summarize(records)
     keys = [m["key"] for m in mpis if m["available"]]
     peers = [k for k in keys if k in p2p.PEER_KEYS]
-    table = build_table(summary, keys, peers, args.sizes)
+    table = build_table(summary, keys, peers, args.sizes, patterns=args.patterns)
     print_tables(table, mpis, args)
     failed = [r for r in records if not r["ok"]]
     for m in mpis:
@@ -493,6 +500,7 @@ def main(argv):
         "config": {"build_dir": args.build_dir, "peers": args.peers, "np": args.np,
                    "reps": args.reps, "iters": args.iters, "sizes": args.sizes,
                    "block": args.block_bytes, "quick": args.quick, "sync_shared": not args.no_sync,
+                   "datarep": args.datarep or "native",
                    "openmpi_io": args.openmpi_io, "openmpi_pml": args.openmpi_pml,
                    "ucx_tls": args.ucx_tls or "unset (UCX chooses)", "timeout": args.timeout,
                    "statistic": "median over launches of each launch's median over its timed "

@@ -108,7 +108,7 @@ class RunAllTest(unittest.TestCase):
     """Which patterns later launches run after a failure, with launch() replaced."""
 
     def run_with(self, outcomes, reps=3):
-        args = mock.Mock(reps=reps)
+        args = mock.Mock(reps=reps, patterns=run_io.PATTERNS)
         mpis = [{"key": "manifold", "label": "Manifold", "available": True},
                 {"key": "mpich", "label": "MPICH", "available": True},
                 {"key": "openmpi", "label": "Open MPI", "available": False}]

@@ -363,12 +363,9 @@ static int type_extent(const char *func, MPI_File fh, MPI_Datatype dt, MPI_Aint 
     int rc = check_query(func, fh, extent, "extent", &f);
     if (rc != MPI_SUCCESS)
         return rc;
-    mf_dtype_props_t p = {0};
-    if (mf_dtype_props(dt, &p) != MF_OK)
-        return mf_err_raise_file(
-            f, mf_err_code(MPI_ERR_TYPE, func, "argument datatype is not a valid datatype"));
-    *extent = p.extent; /* every representation offered stores the native layout */
-    return MPI_SUCCESS;
+    char why[MF_IO_WHY_LEN];
+    int cls = mf_file_type_extent(f, dt, extent, why);
+    return cls == MPI_SUCCESS ? MPI_SUCCESS : raise_io(f, func, cls, why);
 }
 
 #pragma weak MPI_File_get_type_extent = PMPI_File_get_type_extent
@@ -387,24 +384,25 @@ int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *e
     return rc;
 }
 
-static int register_datarep(const char *func, const char *datarep, int has_conversion,
-                            MPI_Datarep_extent_function *extent_fn, void *extra_state)
+/* Errors go to the handler of MPI_FILE_NULL, as for the other I/O calls without a file. */
+static int register_datarep(const char *func, const char *datarep, const mf_io_rep_functions_t *fns)
 {
     int rc = mf_check_initialized(func);
     if (rc != MPI_SUCCESS)
         return rc;
     if (datarep == NULL || datarep[0] == '\0' || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument datarep is %s",
-                                              datarep == NULL      ? "NULL"
-                                              : datarep[0] == '\0' ? "empty"
-                                                                   : "longer than "
-                                                                     "MPI_MAX_DATAREP_STRING"));
-    if (extent_fn == NULL)
-        return mf_err_raise(
+        return mf_err_raise_file(NULL,
+                                 mf_err_code(MPI_ERR_ARG, func, "argument datarep is %s",
+                                             datarep == NULL      ? "NULL"
+                                             : datarep[0] == '\0' ? "empty"
+                                                                  : "longer than "
+                                                                    "MPI_MAX_DATAREP_STRING"));
+    if (fns->extent == NULL)
+        return mf_err_raise_file(
             NULL, mf_err_code(MPI_ERR_ARG, func, "argument dtype_file_extent_fn is NULL"));
     char why[MF_IO_WHY_LEN];
-    int cls = mf_datarep_register(datarep, has_conversion, extent_fn, extra_state, why);
-    return cls == MPI_SUCCESS ? MPI_SUCCESS : mf_err_raise(NULL, mf_err_code(cls, func, "%s", why));
+    int cls = mf_io_rep_register(datarep, fns, why);
+    return cls == MPI_SUCCESS ? MPI_SUCCESS : raise_io(NULL, func, cls, why);
 }
 
 #pragma weak MPI_Register_datarep = PMPI_Register_datarep
@@ -412,9 +410,11 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    return register_datarep("MPI_Register_datarep", datarep,
-                            read_conversion_fn != NULL || write_conversion_fn != NULL,
-                            dtype_file_extent_fn, extra_state);
+    mf_io_rep_functions_t fns = {.read = read_conversion_fn,
+                                 .write = write_conversion_fn,
+                                 .extent = dtype_file_extent_fn,
+                                 .extra_state = extra_state};
+    return register_datarep("MPI_Register_datarep", datarep, &fns);
 }
 
 #pragma weak MPI_Register_datarep_c = PMPI_Register_datarep_c
@@ -423,9 +423,11 @@ int PMPI_Register_datarep_c(const char *datarep,
                             MPI_Datarep_conversion_function_c *write_conversion_fn,
                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    return register_datarep("MPI_Register_datarep_c", datarep,
-                            read_conversion_fn != NULL || write_conversion_fn != NULL,
-                            dtype_file_extent_fn, extra_state);
+    mf_io_rep_functions_t fns = {.read_c = read_conversion_fn,
+                                 .write_c = write_conversion_fn,
+                                 .extent = dtype_file_extent_fn,
+                                 .extra_state = extra_state};
+    return register_datarep("MPI_Register_datarep_c", datarep, &fns);
 }
 
 /* ---- file pointers ---------------------------------------------------------------------- */

@@ -31,6 +31,9 @@ static mf_recycler_t file_objects = MF_RECYCLER_INIT;
 #define SIEVE_SPAN_MAX (256u << 10)
 /* Pieces gathered before they are moved. */
 #define PIECES_MAX 256
+/* A representation that converts stages this many bytes of the file's data at a time (the
+ * buffer stays in the caches and in the datatype engine's cache of temporaries). */
+#define CONVERT_CHUNK (256 << 10)
 
 static int fail(char *why, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *why, int cls, const char *fmt, ...)
@@ -248,7 +251,9 @@ static void view_release(mf_file_view_t *v)
 {
     mf_dtype_release(v->etype);
     mf_dtype_release(v->filetype);
-    v->etype = v->filetype = MPI_DATATYPE_NULL;
+    if (v->layout != MPI_DATATYPE_NULL)
+        mf_dtype_release(v->layout);
+    v->etype = v->filetype = v->layout = MPI_DATATYPE_NULL;
 }
 
 /* A copy of f's view that holds its own references (the caller releases it). */
@@ -257,73 +262,9 @@ static mf_file_view_t view_snapshot(mf_file_t *f)
     mf_file_view_t v = f->view;
     mf_dtype_retain(v.etype);
     mf_dtype_retain(v.filetype);
+    if (v.layout != MPI_DATATYPE_NULL)
+        mf_dtype_retain(v.layout);
     return v;
-}
-
-/* ---- data representations ----------------------------------------------------------------- */
-
-typedef struct datarep {
-    char name[MPI_MAX_DATAREP_STRING];
-    int has_conversion;
-    struct datarep *next;
-} datarep_t;
-
-static pthread_mutex_t datarep_lock = PTHREAD_MUTEX_INITIALIZER;
-static datarep_t *datareps;
-
-/* 0 when `name` is usable in a view: native, internal, or registered without conversion. */
-static int datarep_check(const char *name, char *why)
-{
-    if (strcmp(name, "native") == 0 || strcmp(name, "internal") == 0)
-        return MPI_SUCCESS;
-    if (strcmp(name, "external32") == 0)
-        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
-                    "argument datarep=\"external32\" is not supported (use \"native\")");
-    pthread_mutex_lock(&datarep_lock);
-    const datarep_t *d = datareps;
-    while (d != NULL && strcmp(d->name, name) != 0)
-        d = d->next;
-    int known = d != NULL, conversion = d != NULL && d->has_conversion;
-    pthread_mutex_unlock(&datarep_lock);
-    if (!known)
-        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
-                    "argument datarep=\"%s\" is not a known data representation", name);
-    if (conversion)
-        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
-                    "argument datarep=\"%s\" has conversion functions, which this library does "
-                    "not apply (register it with MPI_CONVERSION_FN_NULL)",
-                    name);
-    return MPI_SUCCESS;
-}
-
-int mf_datarep_register(const char *name, int has_conversion, MPI_Datarep_extent_function *extent,
-                        void *extra_state, char *why)
-{
-    (void)extent; /* without conversion the file holds native data: native extents */
-    (void)extra_state;
-    if (strcmp(name, "native") == 0 || strcmp(name, "internal") == 0 ||
-        strcmp(name, "external32") == 0)
-        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is predefined", name);
-    datarep_t *d = calloc(1, sizeof(*d));
-    if (d == NULL)
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
-    snprintf(d->name, sizeof(d->name), "%s", name);
-    d->has_conversion = has_conversion;
-    pthread_mutex_lock(&datarep_lock);
-    const datarep_t *e = datareps;
-    while (e != NULL && strcmp(e->name, name) != 0)
-        e = e->next;
-    if (e == NULL) {
-        d->next = datareps;
-        datareps = d;
-    }
-    pthread_mutex_unlock(&datarep_lock);
-    if (e != NULL) {
-        free(d);
-        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is already registered",
-                    name);
-    }
-    return MPI_SUCCESS;
 }
 
 /* ---- the shared file pointer ---------------------------------------------------------------- */
@@ -471,7 +412,14 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     pthread_mutex_init(&f->atomic_lock, NULL);
     f->amode = amode;
     f->errhandler = MPI_ERRORS_RETURN;
-    f->view = (mf_file_view_t){0, MPI_BYTE, MPI_BYTE, 1, 1, 1, NULL, 1, 0, "native"};
+    f->view = (mf_file_view_t){.etype = MPI_BYTE,
+                               .filetype = MPI_BYTE,
+                               .esize = 1,
+                               .fsize = 1,
+                               .fextent = 1,
+                               .layout = MPI_DATATYPE_NULL,
+                               .dense = 1,
+                               .datarep = "native"};
     const char *path = strip_prefix(filename);
     f->filename = strdup(filename);
     if (mf_comm_dup(comm, &f->comm) != MF_OK) {
@@ -590,7 +538,8 @@ int mf_file_delete(const char *filename, char *why)
 
 /* ---- views -------------------------------------------------------------------------------- */
 
-/* The view of (disp, etype, filetype, datarep), checked, in *v (no references taken). */
+/* The view of (disp, etype, filetype, datarep), checked, in *v (its layout, when the
+ * representation is not native, is a reference *v holds; no others taken). */
 static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                      const char *datarep, mf_file_view_t *v, char *why)
 {
@@ -603,17 +552,8 @@ static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return fail(why, MPI_ERR_TYPE, "argument etype is not committed");
     if (!fp.committed)
         return fail(why, MPI_ERR_TYPE, "argument filetype is not committed");
-    if (ep.psize <= 0)
-        return fail(why, MPI_ERR_TYPE, "argument etype holds no data (its size is 0)");
-    if (fp.psize % ep.psize != 0)
-        return fail(why, MPI_ERR_TYPE,
-                    "argument filetype (%lld bytes of data) is not made of whole etypes (%lld "
-                    "bytes each)",
-                    (long long)fp.psize, (long long)ep.psize);
-    if (fp.extent < 0)
-        return fail(why, MPI_ERR_TYPE, "argument filetype has a negative extent (%lld)",
-                    (long long)fp.extent);
-    int cls = datarep_check(datarep, why);
+    const mf_io_rep_t *rep = NULL;
+    int cls = mf_io_rep_find(datarep, &rep, why);
     if (cls != MPI_SUCCESS)
         return cls;
     if (disp < 0 && !(disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL)))
@@ -623,15 +563,52 @@ static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                           "MPI_MODE_SEQUENTIAL"
                         : "argument disp=%lld is negative",
                     (long long)disp);
-    *v = (mf_file_view_t){disp, etype, filetype, ep.psize, fp.psize, fp.extent, NULL, 0, 0, ""};
-    v->ft = fp.derived ? mf_dtype_get(filetype) : mf_dtype_pair_twin(filetype);
+    /* sizes and extents in the file's representation */
+    MPI_Datatype layout = MPI_DATATYPE_NULL;
+    if (rep != NULL) {
+        MPI_Count esize = 0;
+        cls = mf_io_rep_size(rep, etype, &esize, why);
+        if (cls == MPI_SUCCESS)
+            cls = mf_io_rep_layout(rep, filetype, &layout, why);
+        if (cls != MPI_SUCCESS)
+            return cls;
+        mf_dtype_props(layout, &fp);
+        ep.psize = esize;
+    }
+    *v = (mf_file_view_t){.disp = disp,
+                          .etype = etype,
+                          .filetype = filetype,
+                          .esize = ep.psize,
+                          .fsize = fp.psize,
+                          .fextent = fp.extent,
+                          .rep = rep,
+                          .layout = layout};
+    v->ft = layout != MPI_DATATYPE_NULL ? mf_dtype_get(layout)
+            : fp.derived                ? mf_dtype_get(filetype)
+                                        : mf_dtype_pair_twin(filetype);
     snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
-    if (v->fsize == 0)
-        return MPI_SUCCESS;
-    mf_dtype_run_t r = view_run(v, 0);
-    v->dense = view_nruns(v) == 1 && (r.n == 1 || r.stride == r.len) && r.n * r.len == v->fextent;
-    v->dense_off = r.off;
-    return view_monotone(v, !(f->amode & MPI_MODE_RDONLY), why);
+    if (v->esize <= 0)
+        cls = fail(why, MPI_ERR_TYPE, "argument etype holds no data (its size is 0)");
+    else if (v->fsize % v->esize != 0)
+        cls = fail(why, MPI_ERR_TYPE,
+                   "argument filetype (%lld bytes of data) is not made of whole etypes (%lld "
+                   "bytes each)",
+                   (long long)v->fsize, (long long)v->esize);
+    else if (v->fextent < 0)
+        cls = fail(why, MPI_ERR_TYPE, "argument filetype has a negative extent (%lld)",
+                   (long long)v->fextent);
+    if (cls == MPI_SUCCESS && v->fsize > 0) {
+        mf_dtype_run_t r = view_run(v, 0);
+        v->dense =
+            view_nruns(v) == 1 && (r.n == 1 || r.stride == r.len) && r.n * r.len == v->fextent;
+        v->dense_off = r.off;
+        cls = view_monotone(v, !(f->amode & MPI_MODE_RDONLY), why);
+    }
+    if (cls != MPI_SUCCESS && layout != MPI_DATATYPE_NULL) {
+        mf_dtype_release(layout);
+        v->layout = MPI_DATATYPE_NULL;
+    }
+    return cls;
 }
 
 static uint64_t hash_string(const char *s)
@@ -642,14 +619,13 @@ static uint64_t hash_string(const char *s)
     return h;
 }
 
-int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-                     const char *datarep, char *why)
+/* The checks of set_view that involve every process, and the displacement
+ * MPI_DISPLACEMENT_CURRENT stands for (into v->disp); `cls` is this process's view_make. */
+static int view_agree(mf_file_t *f, int cls, mf_file_view_t *v, const char *datarep, char *why)
 {
-    mf_file_view_t v;
-    int cls = view_make(f, disp, etype, filetype, datarep, &v, why);
     /* the etype's size and the representation must agree (MPI-4.1 section 14.3) */
     int all_ok = 0, same_size = 0, same_rep = 0, ignored = 0;
-    if (!agree(f->comm, cls == MPI_SUCCESS, cls == MPI_SUCCESS ? v.esize : 0, &all_ok,
+    if (!agree(f->comm, cls == MPI_SUCCESS, cls == MPI_SUCCESS ? v->esize : 0, &all_ok,
                &same_size) ||
         !agree(f->comm, 1, (int64_t)hash_string(datarep), &ignored, &same_rep))
         return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
@@ -661,7 +637,7 @@ int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         return fail(why, MPI_ERR_NOT_SAME, "argument etype's size differs between the processes");
     if (!same_rep)
         return fail(why, MPI_ERR_NOT_SAME, "argument datarep differs between the processes");
-    if (disp == MPI_DISPLACEMENT_CURRENT) {
+    if (v->disp == MPI_DISPLACEMENT_CURRENT) {
         /* the byte the shared pointer reaches in the old view, read by the first process
          * (everyone's shared accesses are done: the agreement above was a barrier) */
         struct {
@@ -680,7 +656,21 @@ int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
             return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
         if (cur.cls != MPI_SUCCESS)
             return fail(why, cur.cls, "%s", cur.why);
-        v.disp = cur.disp;
+        v->disp = cur.disp;
+    }
+    return MPI_SUCCESS;
+}
+
+int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                     const char *datarep, char *why)
+{
+    mf_file_view_t v = {.layout = MPI_DATATYPE_NULL};
+    int cls = view_make(f, disp, etype, filetype, datarep, &v, why);
+    cls = view_agree(f, cls, &v, datarep, why);
+    if (cls != MPI_SUCCESS) {
+        if (v.layout != MPI_DATATYPE_NULL)
+            mf_dtype_release(v.layout);
+        return cls;
     }
     mf_dtype_retain(etype);
     mf_dtype_retain(filetype);
@@ -817,58 +807,107 @@ static int range_lock(int fd, short type, MPI_Offset start, MPI_Offset end)
     return 0;
 }
 
+/* The data of an access: `count` items of dt at buf, `bytes` of them packed in memory and
+ * `fbytes` in the view's stream (in the file's representation: `bytes` for native data). */
+typedef struct access_data {
+    void *buf;
+    MPI_Count count;
+    MPI_Datatype dt;
+    MPI_Count bytes, fbytes;
+} access_data_t;
+
+/* The native data of an access moved at byte p of v's stream: from the user's buffer when it
+ * is one run, else packed through a temporary. Memory bytes moved to *bytes_p; an errno. */
+static int move_native(int fd, const mf_file_view_t *v, int write, MPI_Offset p,
+                       const access_data_t *a, MPI_Count *bytes_p)
+{
+    MPI_Datatype mdt = mf_dtype_packed_as(a->dt);
+    MPI_Aint off = 0;
+    if (mf_dtype_contiguous(mdt, a->count, &off))
+        return view_move(fd, v, write, p, (char *)(uintptr_t)((uintptr_t)a->buf + (uintptr_t)off),
+                         a->bytes, bytes_p);
+    char *tmp = mf_dtype_temp_alloc((size_t)a->bytes);
+    if (tmp == NULL)
+        return ENOMEM;
+    if (write)
+        mf_dtype_pack(mdt, a->count, a->buf, tmp, 0, a->bytes);
+    int err = view_move(fd, v, write, p, tmp, a->bytes, bytes_p);
+    if (!write && *bytes_p > 0)
+        mf_dtype_unpack(mdt, a->count, a->buf, tmp, 0, *bytes_p);
+    mf_dtype_temp_free(tmp);
+    return err;
+}
+
+/* The same in a representation that converts: CONVERT_CHUNK bytes of the file's representation
+ * at a time (at least one item), converted to or from the user's buffer. A read delivers the
+ * whole items it found. An errno, or with *cls_p set a failed conversion. */
+static int move_converted(int fd, const mf_file_view_t *v, int write, MPI_Offset p,
+                          const access_data_t *a, MPI_Count *bytes_p, int *cls_p, char *why)
+{
+    MPI_Count item = a->fbytes / a->count,
+              per = CONVERT_CHUNK / item > 0 ? CONVERT_CHUNK / item : 1;
+    if (per > a->count)
+        per = a->count;
+    char *tmp = mf_dtype_temp_alloc((size_t)(per * item));
+    if (tmp == NULL)
+        return ENOMEM;
+    int err = 0;
+    MPI_Count done = 0; /* items moved */
+    while (done < a->count && err == 0 && *cls_p == MPI_SUCCESS) {
+        MPI_Count n = a->count - done < per ? a->count - done : per, moved = 0;
+        if (write)
+            *cls_p = mf_io_rep_convert(v->rep, 1, a->buf, a->dt, done, n, tmp, why);
+        if (*cls_p == MPI_SUCCESS)
+            err = view_move(fd, v, write, p + done * item, tmp, n * item, &moved);
+        if (!write && *cls_p == MPI_SUCCESS)
+            *cls_p = mf_io_rep_convert(v->rep, 0, a->buf, a->dt, done, moved / item, tmp, why);
+        done += moved / item;
+        if (moved < n * item) /* the end of the file */
+            break;
+    }
+    mf_dtype_temp_free(tmp);
+    *bytes_p = done * (a->bytes / a->count);
+    return err;
+}
+
 /* The access at byte p of v's stream, after the checks and the pointer updates. */
-static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Offset p, void *buf,
-                        MPI_Count count, MPI_Datatype dt, MPI_Count bytes, MPI_Count *bytes_p,
-                        char *why)
+static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Offset p,
+                        const access_data_t *a, MPI_Count *bytes_p, char *why)
 {
     *bytes_p = 0;
-    if (bytes == 0)
+    MPI_Count len = a->fbytes;
+    if (len == 0)
         return MPI_SUCCESS;
     if (v->fsize == 0)
         return fail(why, MPI_ERR_IO,
                     "the file view holds no data (its filetype's size is 0), so %lld bytes "
                     "cannot be %s",
-                    (long long)bytes, write ? "written" : "read");
-    MPI_Datatype mdt = mf_dtype_packed_as(dt);
-    MPI_Aint off = 0;
-    char *stream = NULL, *tmp = NULL;
-    if (mf_dtype_contiguous(mdt, count, &off)) {
-        stream = (char *)(uintptr_t)((uintptr_t)buf + (uintptr_t)off);
-    } else {
-        tmp = mf_dtype_temp_alloc((size_t)bytes);
-        if (tmp == NULL)
-            return fail(why, MPI_ERR_NO_MEM, "cannot allocate %lld bytes to pack the data",
-                        (long long)bytes);
-        if (write)
-            mf_dtype_pack(mdt, count, buf, tmp, 0, bytes);
-        stream = tmp;
-    }
+                    (long long)len, write ? "written" : "read");
     int atomic = __atomic_load_n(&f->atomic, __ATOMIC_RELAXED);
     MPI_Offset lo = 0, hi = 0;
-    int err = 0;
+    int err = 0, cls = MPI_SUCCESS;
     if (atomic) {
         lo = view_offset(v, p);
-        hi = view_offset(v, p + bytes - 1) + 1;
+        hi = view_offset(v, p + len - 1) + 1;
         pthread_mutex_lock(&f->atomic_lock);
         err = range_lock(f->fd, write ? F_WRLCK : F_RDLCK, lo, hi);
     }
-    MPI_Count moved = 0;
+    MPI_Count bytes = 0; /* in memory */
     if (err == 0)
-        err = view_move(f->fd, v, write, p, stream, bytes, &moved);
+        err = v->rep != NULL ? move_converted(f->fd, v, write, p, a, &bytes, &cls, why)
+                             : move_native(f->fd, v, write, p, a, &bytes);
     if (atomic) {
         range_lock(f->fd, F_UNLCK, lo, hi);
         pthread_mutex_unlock(&f->atomic_lock);
     }
-    if (tmp != NULL) {
-        if (!write && moved > 0)
-            mf_dtype_unpack(mdt, count, buf, tmp, 0, moved);
-        mf_dtype_temp_free(tmp);
-    }
+    if (err == ENOMEM)
+        return fail(why, MPI_ERR_NO_MEM, "cannot allocate a buffer to stage the data");
     if (err != 0)
         return fail(why, write ? errno_class(err) : MPI_ERR_IO, "%s %s failed: %s",
                     write ? "writing" : "reading", f->filename, strerror(err));
-    *bytes_p = moved;
+    if (cls != MPI_SUCCESS)
+        return cls;
+    *bytes_p = bytes;
     return MPI_SUCCESS;
 }
 
@@ -883,19 +922,24 @@ static int access_allowed(mf_file_t *f, int write, char *why)
     return MPI_SUCCESS;
 }
 
-/* The bytes of `count` items of dt, which must be whole etypes of the view. */
-static int access_size(const mf_file_view_t *v, MPI_Count count, MPI_Datatype dt,
-                       MPI_Count *bytes_p, char *why)
+/* The data of `count` items of dt at buf, which must be whole etypes of the view. */
+static int access_size(const mf_file_view_t *v, void *buf, MPI_Count count, MPI_Datatype dt,
+                       access_data_t *a, char *why)
 {
     mf_dtype_props_t p = {0};
     mf_dtype_props(dt, &p);
-    MPI_Count bytes = count * p.psize;
-    if (bytes % v->esize != 0)
+    MPI_Count item = p.psize;
+    if (v->rep != NULL) {
+        int cls = mf_io_rep_size(v->rep, dt, &item, why);
+        if (cls != MPI_SUCCESS)
+            return cls;
+    }
+    *a = (access_data_t){buf, count, dt, count * p.psize, count * item};
+    if (a->fbytes % v->esize != 0)
         return fail(why, MPI_ERR_TYPE,
                     "%lld bytes of data (argument count=%lld of datatype) are not whole etypes "
                     "of the view (%lld bytes each)",
-                    (long long)bytes, (long long)count, (long long)v->esize);
-    *bytes_p = bytes;
+                    (long long)a->fbytes, (long long)count, (long long)v->esize);
     return MPI_SUCCESS;
 }
 
@@ -909,20 +953,20 @@ int mf_file_access(mf_file_t *f, mf_io_where_t where, int write, MPI_Offset offs
         return fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
                     "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
                     "may be used");
-    MPI_Count bytes = 0;
+    access_data_t a;
     pthread_mutex_lock(&f->lock);
     mf_file_view_t v = view_snapshot(f);
-    cls = access_size(&v, count, dt, &bytes, why);
+    cls = access_size(&v, buf, count, dt, &a, why);
     MPI_Offset pos = offset;
     if (cls == MPI_SUCCESS && where == MF_IO_INDIVIDUAL) {
         pos = f->fp;
-        f->fp += bytes / v.esize;
+        f->fp += a.fbytes / v.esize;
     }
     pthread_mutex_unlock(&f->lock);
     if (cls == MPI_SUCCESS && where == MF_IO_SHARED)
-        cls = shared_update(f, 0, bytes / v.esize, &pos, why);
+        cls = shared_update(f, 0, a.fbytes / v.esize, &pos, why);
     if (cls == MPI_SUCCESS)
-        cls = access_bytes(f, &v, write, pos * v.esize, buf, count, dt, bytes, bytes_p, why);
+        cls = access_bytes(f, &v, write, pos * v.esize, &a, bytes_p, why);
     view_release(&v);
     return cls;
 }
@@ -934,13 +978,13 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
     pthread_mutex_lock(&f->lock);
     mf_file_view_t v = view_snapshot(f);
     pthread_mutex_unlock(&f->lock);
-    MPI_Count bytes = 0;
+    access_data_t a;
     int cls = access_allowed(f, write, why);
     if (cls == MPI_SUCCESS)
-        cls = access_size(&v, count, dt, &bytes, why);
+        cls = access_size(&v, buf, count, dt, &a, why);
     /* every process's etypes (-1: its call is wrong), then the first process moves the shared
      * pointer past all of them and says where they start */
-    int64_t mine = cls == MPI_SUCCESS ? bytes / v.esize : -1;
+    int64_t mine = cls == MPI_SUCCESS ? a.fbytes / v.esize : -1;
     int64_t *all = calloc((size_t)c->size, sizeof(int64_t));
     if (all == NULL || mf_coll_allgather(c, &mine, sizeof(mine), all) != MF_OK) {
         free(all);
@@ -973,11 +1017,32 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
     else if (cls == MPI_SUCCESS && start->cls != MPI_SUCCESS)
         cls = fail(why, start->cls, "%s", start->why);
     if (cls == MPI_SUCCESS)
-        cls = access_bytes(f, &v, write, (start->base + before) * v.esize, buf, count, dt, bytes,
-                           bytes_p, why);
+        cls = access_bytes(f, &v, write, (start->base + before) * v.esize, &a, bytes_p, why);
     free(start);
     view_release(&v);
     return cls;
+}
+
+int mf_file_type_extent(mf_file_t *f, MPI_Datatype dt, MPI_Aint *extent_p, char *why)
+{
+    pthread_mutex_lock(&f->lock);
+    const mf_io_rep_t *rep = f->view.rep;
+    pthread_mutex_unlock(&f->lock);
+    mf_dtype_props_t p = {0};
+    if (mf_dtype_props(dt, &p) != MF_OK)
+        return fail(why, MPI_ERR_TYPE, "argument datatype is not a valid datatype");
+    if (rep == NULL) {
+        *extent_p = p.extent;
+        return MPI_SUCCESS;
+    }
+    MPI_Datatype layout = MPI_DATATYPE_NULL;
+    int cls = mf_io_rep_layout(rep, dt, &layout, why);
+    if (cls != MPI_SUCCESS)
+        return cls;
+    mf_dtype_props(layout, &p);
+    mf_dtype_release(layout);
+    *extent_p = p.extent;
+    return MPI_SUCCESS;
 }
 
 /* ---- file pointers ---------------------------------------------------------------------- */

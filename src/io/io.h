@@ -18,22 +18,21 @@
 
 #define MF_IO_WHY_LEN 256
 
-/* The data representations a view may name: MPI's own and those of MPI_Register_datarep
- * (which are accepted only without conversion functions: their data is the native bytes). */
-typedef enum {
-    MF_DATAREP_NATIVE = 0,
-    MF_DATAREP_INTERNAL,
-    MF_DATAREP_USER,
-} mf_datarep_t;
+/* A data representation a view may name (io_datarep.c). "native" and "internal" are NULL: the
+ * file holds the native bytes. "external32" and the representations of MPI_Register_datarep lay
+ * the file out in their own sizes and convert the data on every access. */
+typedef struct mf_io_rep mf_io_rep_t;
 
 /* The file view: `disp` bytes in, the filetype tiled every `fextent` bytes, each tile holding
  * `fsize` bytes of data in its segments; positions count etypes of `esize` bytes. */
 typedef struct mf_file_view {
     MPI_Offset disp;
     MPI_Datatype etype, filetype; /* counted references */
-    MPI_Count esize, fsize;
+    MPI_Count esize, fsize;       /* in the file's representation */
     MPI_Aint fextent;
     const mf_dtype_t *ft; /* the filetype's layout (a pair type's twin); NULL: one segment */
+    const mf_io_rep_t *rep;
+    MPI_Datatype layout; /* with rep: the filetype's layout in the file (a reference) */
     /* the tiles are one run of data from disp + dense_off (contiguous filetypes, the default
      * view): the stream maps to the file by an addition */
     int dense;
@@ -118,8 +117,27 @@ int mf_file_set_atomicity(mf_file_t *f, int flag, char *why);
 int mf_file_sync(mf_file_t *f, char *why); /* collective */
 int mf_file_get_size(mf_file_t *f, MPI_Offset *size_p, char *why);
 
-/* MPI_Register_datarep: MPI_ERR_DUP_DATAREP for a name already known. */
-int mf_datarep_register(const char *name, int has_conversion, MPI_Datarep_extent_function *extent,
-                        void *extra_state, char *why);
+/* The extent of dt in the file under f's view (MPI_File_get_type_extent). */
+int mf_file_type_extent(mf_file_t *f, MPI_Datatype dt, MPI_Aint *extent_p, char *why);
+
+/* MPI_Register_datarep(_c): MPI_ERR_DUP_DATAREP for a name already known. */
+typedef struct mf_io_rep_functions {
+    MPI_Datarep_conversion_function *read, *write;
+    MPI_Datarep_conversion_function_c *read_c, *write_c;
+    MPI_Datarep_extent_function *extent;
+    void *extra_state;
+} mf_io_rep_functions_t;
+int mf_io_rep_register(const char *name, const mf_io_rep_functions_t *fns, char *why);
+/* The representation called `name` (NULL for native data); MPI_ERR_UNSUPPORTED_DATAREP when
+ * none is. */
+int mf_io_rep_find(const char *name, const mf_io_rep_t **rep_p, char *why);
+/* dt as laid out in the file: a committed derived type the caller releases. */
+int mf_io_rep_layout(const mf_io_rep_t *rep, MPI_Datatype dt, MPI_Datatype *layout_p, char *why);
+/* Bytes one item of dt takes in the file. */
+int mf_io_rep_size(const mf_io_rep_t *rep, MPI_Datatype dt, MPI_Count *size_p, char *why);
+/* Convert items [first, first + count) of dt at buf to (to_file) or from the file's packed
+ * representation in filebuf; MPI_ERR_CONVERSION when a value or a conversion function fails. */
+int mf_io_rep_convert(const mf_io_rep_t *rep, int to_file, void *buf, MPI_Datatype dt,
+                      MPI_Count first, MPI_Count count, char *filebuf, char *why);
 
 #endif /* MF_IO_H */
