@@ -8,7 +8,8 @@
  * - each writes its own region of CH ints with MPI_File_write_at, in ROUNDS rounds of new
  *   values, and reads each round back with MPI_File_read_at (counts and data checked); after
  *   MPI_File_sync / MPI_Barrier / MPI_File_sync rank 0 reads the whole file and checks every
- *   region holds its thread's last round;
+ *   region holds its thread's last round; then the same again through a view of ints in
+ *   external32, so the threads convert data at once;
  * - each appends K records with MPI_File_write_shared on a second file; afterwards the shared
  *   pointer is at the end and rank 0 finds every (rank, thread, k) record exactly once and
  *   whole, each thread's in the order it wrote them.
@@ -29,6 +30,7 @@
 #define R      4  /* ints per record */
 
 static int rank, nprocs;
+static int int_view; /* explicit offsets count ints (a view of MPI_INT), else bytes */
 
 struct targ {
     MPI_File fh;
@@ -44,7 +46,7 @@ static void *explicit_thread(void *arg)
 {
     struct targ *a = arg;
     int *buf = mtest_calloc(CH, sizeof(int)), *back = mtest_calloc(CH, sizeof(int)), count;
-    MPI_Offset at = (MPI_Offset)(rank * NT + a->t) * CH * (MPI_Offset)sizeof(int);
+    MPI_Offset at = (MPI_Offset)(rank * NT + a->t) * CH * (int_view ? 1 : (MPI_Offset)sizeof(int));
     MPI_Status st;
 
     for (int round = 0; round < ROUNDS; round++) {
@@ -104,7 +106,8 @@ static void run_threads(MPI_File fh, void *(*fn)(void *))
             pthread_join(th[t], NULL);
 }
 
-static void explicit_offsets(const char *name)
+/* datarep NULL: the default view of bytes */
+static void explicit_offsets(const char *name, const char *datarep)
 {
     MPI_File fh = MPI_FILE_NULL;
     int total = nprocs * NT * CH, count = -1;
@@ -114,6 +117,9 @@ static void explicit_offsets(const char *name)
                                 MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
                                 MPI_INFO_NULL, &fh)))
         return;
+    int_view = datarep != NULL;
+    if (int_view)
+        CHECK_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, datarep, MPI_INFO_NULL));
     run_threads(fh, explicit_thread);
     sync_all(fh);
     if (rank == 0) {
@@ -196,7 +202,9 @@ int main(int argc, char **argv)
     MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
     snprintf(name, sizeof(name), "io_threads_%d.dat", pid);
     snprintf(name2, sizeof(name2), "io_threads_%d_shared.dat", pid);
-    explicit_offsets(name);
+    explicit_offsets(name, NULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    explicit_offsets(name, "external32");
     shared_pointer(name2);
     return mtest_finalize(0);
 }
