@@ -8,7 +8,9 @@
  * turns a range of the stream into file pieces, merges pieces that touch, and moves them with
  * pread/pwrite; a read of many pieces within a few MiB reads the whole span once (data
  * sieving) and copies the pieces out. Writes never read-modify-write, so processes writing
- * interleaved pieces of one file never overwrite each other's bytes.
+ * interleaved pieces of one file never overwrite each other's bytes. In a representation other
+ * than the native one the stream is the data converted to it, and the filetype is walked as
+ * rebuilt in its sizes (io_datarep.c).
  */
 #include "io.h"
 

@@ -30,7 +30,8 @@ typedef struct mf_file_view {
     MPI_Datatype etype, filetype; /* counted references */
     MPI_Count esize, fsize;       /* in the file's representation */
     MPI_Aint fextent;
-    const mf_dtype_t *ft; /* the filetype's layout (a pair type's twin); NULL: one segment */
+    /* the filetype's segments (a pair type's twin; with rep, the layout's); NULL: one segment */
+    const mf_dtype_t *ft;
     const mf_io_rep_t *rep;
     MPI_Datatype layout; /* with rep: the filetype's layout in the file (a reference) */
     /* the tiles are one run of data from disp + dense_off (contiguous filetypes, the default
