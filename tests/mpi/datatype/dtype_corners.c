@@ -17,7 +17,10 @@
  *   true extent; the constructor fails now (MPI_ERR_ARG);
  * - MPI_Type_create_subarray/darray kept per-dimension arrays on the stack (a stack overflow
  *   at 400000 dimensions of size 1), and darray multiplied the process grid past overflow;
- * - MPI_Pack_external_size walked every block of a vector (seconds for 2^30 blocks).
+ * - MPI_Pack_external_size walked every block of a vector (seconds for 2^30 blocks);
+ * - MPI_Get_count, _c and MPI_Get_elements refused a derived type that was not committed
+ *   (commit is needed to communicate, not to ask a status; MPICH 5.0.2 refuses it in
+ *   MPI_Get_elements, which is checked on Manifold only).
  */
 #include "mtest.h"
 
@@ -210,6 +213,29 @@ static void names_and_kinds(void)
     MTEST_CHECK(rc != MPI_SUCCESS, "f90 integer of range 39 exists");
 }
 
+static void uncommitted_counts(void)
+{
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair); /* never committed */
+    int x[6] = {1, 2, 3, 4, 5, 6}, y[6];
+    MPI_Status st;
+    MPI_Sendrecv(x, 6, MPI_INT, 0, 0, y, 6, MPI_INT, 0, 0, MPI_COMM_SELF, &st);
+    int count = -1, elems = -1;
+    MPI_Count count_c = -1;
+    int rc = MPI_Get_count(&st, pair, &count);
+    MTEST_CHECK(rc == MPI_SUCCESS && count == 3, "Get_count of an uncommitted type: rc %d, %d", rc,
+                count);
+    rc = MPI_Get_count_c(&st, pair, &count_c);
+    MTEST_CHECK(rc == MPI_SUCCESS && count_c == 3,
+                "Get_count_c of an uncommitted type: rc %d, %lld", rc, (long long)count_c);
+    if (mtest_is_manifold()) {
+        rc = MPI_Get_elements(&st, pair, &elems);
+        MTEST_CHECK(rc == MPI_SUCCESS && elems == 6,
+                    "Get_elements of an uncommitted type: rc %d, %d", rc, elems);
+    }
+    MPI_Type_free(&pair);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -220,5 +246,6 @@ int main(int argc, char **argv)
     overflows();
     big_descriptions();
     names_and_kinds();
+    uncommitted_counts();
     return mtest_finalize(0);
 }
