@@ -175,8 +175,11 @@ static mf_status_t replay(const mf_dtype_t *d, MPI_Datatype *kids, mf_dtype_t **
     case MPI_COMBINER_VECTOR:
     case MPI_COMBINER_HVECTOR: {
         MPI_Count n = read_count(&r), bl = read_count(&r);
-        MPI_Aint stride =
-            comb == MPI_COMBINER_VECTOR ? (MPI_Aint)read_count(&r) * kp.extent : read_addr(&r);
+        MPI_Aint stride = 0;
+        if (comb == MPI_COMBINER_HVECTOR)
+            stride = read_addr(&r);
+        else if (__builtin_mul_overflow((MPI_Aint)read_count(&r), kp.extent, &stride))
+            return MF_ERR_OVERFLOW;
         return mf_dtype_create_vector(n, bl, stride, kids[0], comb, out);
     }
     case MPI_COMBINER_RESIZED: {
@@ -199,9 +202,17 @@ static mf_status_t replay(const mf_dtype_t *d, MPI_Datatype *kids, mf_dtype_t **
         if (bls != NULL && disps != NULL) {
             for (MPI_Count k = 0; k < n; k++)
                 bls[k] = one_bl ? bl : read_count(&r);
-            for (MPI_Count k = 0; k < n; k++)
-                disps[k] = in_bytes ? read_addr(&r) : (MPI_Aint)read_count(&r) * kp.extent;
-            st = mf_dtype_create_list(n, bls, disps, kids, comb != MPI_COMBINER_STRUCT, comb, out);
+            int overflow = 0;
+            for (MPI_Count k = 0; k < n; k++) {
+                if (in_bytes)
+                    disps[k] = read_addr(&r);
+                else
+                    overflow |=
+                        __builtin_mul_overflow((MPI_Aint)read_count(&r), kp.extent, &disps[k]);
+            }
+            st = overflow ? MF_ERR_OVERFLOW
+                          : mf_dtype_create_list(n, bls, disps, kids, comb != MPI_COMBINER_STRUCT,
+                                                 comb, out);
         }
         free(bls);
         free(disps);

@@ -15,7 +15,8 @@
  * - MPI_Register_datarep ("mtest-wide": an int takes 8 bytes in the file, stored plus 1000) and
  *   MPI_Register_datarep_c: the conversion functions run on write and read, the extent
  *   function sizes the view (150000 ints: calls at positions past 0), a failing conversion
- *   function is MPI_ERR_CONVERSION, and a name
+ *   function is MPI_ERR_CONVERSION, a filetype whose layout would pass the address space
+ *   (an extent function giving 2^61 bytes) is MPI_ERR_TYPE, and a name
  *   registered twice, or a predefined one, is MPI_ERR_DUP_DATAREP.
  * MPICH 5.0.2's ROMIO gives MPI_LONG and the pair types their native sizes in external32, does
  * not scale filetypes, stops on an illegal instruction in the struct part, and through a
@@ -318,6 +319,15 @@ static int wide_extent(MPI_Datatype t, MPI_Aint *extent, void *state)
     return MPI_SUCCESS;
 }
 
+/* "mtest-huge": an int takes 2^61 bytes, so a vector of stride 8 cannot be laid out */
+static int huge_extent(MPI_Datatype t, MPI_Aint *extent, void *state)
+{
+    (void)t;
+    (void)state;
+    *extent = (MPI_Aint)1 << 61;
+    return MPI_SUCCESS;
+}
+
 static int wide_write(void *userbuf, MPI_Datatype t, int count, void *filebuf, MPI_Offset position,
                       void *state)
 {
@@ -436,6 +446,20 @@ int main(int argc, char **argv)
     user_datarep(name, "mtest-wide", &calls);
     MPI_Barrier(MPI_COMM_WORLD);
     user_datarep(name, "mtest-wide-c", &calls_c);
+
+    /* a layout past the address space: an error, not an overflow */
+    CHECK_OK(MPI_Register_datarep("mtest-huge", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL,
+                                  huge_extent, NULL));
+    MPI_File fh;
+    if (CHECK_OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh))) {
+        MPI_Datatype vec;
+        MPI_Type_vector(2, 1, 8, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        rc = MPI_File_set_view(fh, 0, MPI_INT, vec, "mtest-huge", MPI_INFO_NULL);
+        MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_File_set_view");
+        MPI_Type_free(&vec);
+        CHECK_OK(MPI_File_close(&fh));
+    }
 
 done:
     MPI_Barrier(MPI_COMM_WORLD);
