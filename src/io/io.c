@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -271,9 +272,62 @@ static mf_file_view_t view_snapshot(mf_file_t *f)
 
 /* ---- the shared file pointer ---------------------------------------------------------------- */
 
+#define SHARED_MEM_LEN 64 /* a cache line holding the counter */
+
+/* Collective over the file's communicator: when every process is on this node, the shared
+ * pointer moves to a counter in shared memory (an atomic add instead of a locked file's read
+ * and write), starting at shared_initial. Any failure leaves everyone with the file. */
+static void shared_in_memory(mf_file_t *f)
+{
+    mf_comm_t *c = f->comm, *node = NULL;
+    int local =
+        mf_comm_split_shared(c, 1, 0, &node) == MF_OK && node != NULL && node->size == c->size;
+    if (node != NULL)
+        mf_comm_free(node);
+    char name[64] = "";
+    if (c->rank == 0 && local) {
+        static atomic_uint seq;
+        snprintf(name, sizeof(name), "/manifold-shfp-%ld-%u-%u", (long)getpid(), c->context_id,
+                 atomic_fetch_add(&seq, 1));
+        int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+        if (fd < 0 || ftruncate(fd, SHARED_MEM_LEN) != 0) {
+            if (fd >= 0)
+                shm_unlink(name);
+            name[0] = '\0';
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (mf_coll_bcast(c, name, sizeof(name), 0) != MF_OK)
+        return;
+    void *map = MAP_FAILED;
+    if (name[0] != '\0') {
+        int fd = shm_open(name, O_RDWR, 0600);
+        if (fd >= 0) {
+            map = mmap(NULL, SHARED_MEM_LEN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+        }
+    }
+    if (c->rank == 0 && map != MAP_FAILED) /* before anyone uses it: the agreement follows */
+        atomic_init((_Atomic(int64_t) *)map, f->shared_initial);
+    uint64_t mapped = map != MAP_FAILED ? 1 : 0;
+    mf_status_t st = mf_coll_allreduce_band(c, &mapped, 1);
+    if (c->rank == 0 && name[0] != '\0')
+        shm_unlink(name); /* everyone has mapped it (or failed to): nothing left behind */
+    if (st == MF_OK && mapped)
+        f->shared_mem = map;
+    else if (map != MAP_FAILED)
+        munmap(map, SHARED_MEM_LEN);
+}
+
 /* Under the shared file's lock: old value to *old_p, then old + add (set: `value`). */
 static int shared_update(mf_file_t *f, int set, MPI_Offset value, MPI_Offset *old_p, char *why)
 {
+    if (f->shared_mem != NULL) {
+        *old_p = set ? atomic_exchange(f->shared_mem, (int64_t)value)
+                     : atomic_fetch_add(f->shared_mem, (int64_t)value);
+        return MPI_SUCCESS;
+    }
     int cls = MPI_SUCCESS;
     pthread_mutex_lock(&f->shared_lock);
     if (f->shared_fd < 0) {
@@ -318,6 +372,10 @@ out:
  * written: a file that does not exist yet already reads as shared_initial). */
 static void shared_reset(mf_file_t *f)
 {
+    if (f->shared_mem != NULL) {
+        atomic_store(f->shared_mem, (int64_t)f->shared_initial);
+        return;
+    }
     /* through this process's descriptor when it has one: closing another one on the same file
      * would drop the process's fcntl locks on it */
     pthread_mutex_lock(&f->shared_lock);
@@ -363,6 +421,8 @@ static void file_release(mf_file_t *f)
         close(f->shared_fd);
     free(f->filename);
     free(f->shared_name);
+    if (f->shared_mem != NULL)
+        munmap((void *)f->shared_mem, SHARED_MEM_LEN);
     if (f->info != NULL)
         mf_info_free(f->info);
     view_release(&f->view);
@@ -500,6 +560,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
         if (fstat(f->fd, &st) == 0)
             f->fp = f->shared_initial = (MPI_Offset)st.st_size; /* etype MPI_BYTE */
     }
+    shared_in_memory(f);
     *file_p = f;
     return MPI_SUCCESS;
 }

@@ -4,9 +4,10 @@
  * its own data with pread/pwrite, through the file view (a displacement and a filetype tiled
  * from it) mapped to file offsets here. Collective calls agree on their arguments and results
  * over a private duplicate of the communicator; the data access calls of the collective forms
- * move each process's data independently (no aggregation). The shared file pointer lives in a
- * small file beside the data file, updated under an fcntl lock, so no process has to make
- * progress for another's access. See docs/design/io.md.
+ * move each process's data independently (no aggregation). The shared file pointer is a counter
+ * in shared memory when every process is on one node, else a small file beside the data file
+ * updated under an fcntl lock; either way no process has to make progress for another's
+ * access. See docs/design/io.md.
  *
  * The functions here return an MPI error class (MPI_SUCCESS when none) and, on error, a reason
  * in `why` (MF_IO_WHY_LEN bytes) for the binding's message.
@@ -62,6 +63,8 @@ struct MPI_ABI_File {
     char *shared_name;
     int shared_fd;
     MPI_Offset shared_initial;
+    /* every process on this node: the pointer is this counter in shared memory instead */
+    _Atomic(int64_t) *shared_mem;
     pthread_mutex_t shared_lock; /* fcntl locks are the process's: threads take this first */
     pthread_mutex_t atomic_lock; /* the same for atomic mode's byte-range locks */
 };
