@@ -196,6 +196,62 @@ static MPI_Offset view_offset(const mf_file_view_t *v, MPI_Offset p)
     return cursor_offset(v, &c, view_run(v, c.run));
 }
 
+/* A walk through bytes [p, end) of the view's stream, piece by piece in stream order (which is
+ * file order: views never go backwards). A dense view is one piece, however long. */
+typedef struct piece_iter {
+    const mf_file_view_t *v;
+    cursor_t c; /* at p (not dense) */
+    MPI_Offset p, end;
+} piece_iter_t;
+
+static void iter_init(piece_iter_t *it, const mf_file_view_t *v, MPI_Offset p, MPI_Offset end)
+{
+    *it = (piece_iter_t){.v = v, .p = p, .end = end};
+    if (!v->dense && p < end)
+        it->c = cursor_at(v, p);
+}
+
+/* The piece the walk stands at: its file offset and its length (to the end of its segment or
+ * of the walk). 0 at the end of the walk. */
+static int iter_piece(const piece_iter_t *it, MPI_Offset *off_p, MPI_Offset *len_p)
+{
+    const mf_file_view_t *v = it->v;
+    if (it->p >= it->end)
+        return 0;
+    MPI_Offset left = it->end - it->p;
+    if (v->dense) {
+        *off_p = view_offset(v, it->p);
+        *len_p = left;
+        return 1;
+    }
+    mf_dtype_run_t r = view_run(v, it->c.run);
+    *off_p = cursor_offset(v, &it->c, r);
+    *len_p = r.len - it->c.inner < left ? r.len - it->c.inner : left;
+    return 1;
+}
+
+/* The walk `n` bytes on: at most the length iter_piece gave. */
+static void iter_skip(piece_iter_t *it, MPI_Offset n)
+{
+    const mf_file_view_t *v = it->v;
+    it->p += n;
+    if (v->dense)
+        return;
+    cursor_t *c = &it->c;
+    mf_dtype_run_t r = view_run(v, c->run);
+    c->inner += n;
+    if (c->inner < r.len)
+        return;
+    c->inner = 0;
+    if (++c->seg == r.n) {
+        c->seg = 0;
+        if (++c->run == view_nruns(v)) {
+            c->run = 0;
+            c->tile++;
+        }
+    }
+}
+
 /* Bytes of the view's stream that lie before file offset `end`. */
 static MPI_Offset view_bytes_before(const mf_file_view_t *v, MPI_Offset end)
 {
@@ -833,23 +889,12 @@ static int view_move(int fd, const mf_file_view_t *v, int write, MPI_Offset p, c
     b->n = 0;
     b->moved = 0;
     b->eof = b->err = 0;
-    if (v->dense) /* one piece, however long */
-        batch_add(b, view_offset(v, p), (size_t)len);
-    cursor_t c = cursor_at(v, p);
-    MPI_Count nruns = view_nruns(v);
-    while (!v->dense && len > 0 && !b->eof && b->err == 0) {
-        mf_dtype_run_t r = view_run(v, c.run);
-        MPI_Count take = r.len - c.inner < len ? r.len - c.inner : len;
-        batch_add(b, cursor_offset(v, &c, r), (size_t)take);
-        len -= take;
-        c.inner = 0;
-        if (++c.seg == r.n) {
-            c.seg = 0;
-            if (++c.run == nruns) {
-                c.run = 0;
-                c.tile++;
-            }
-        }
+    piece_iter_t it;
+    iter_init(&it, v, p, p + len);
+    MPI_Offset off = 0, n = 0;
+    while (!b->eof && b->err == 0 && iter_piece(&it, &off, &n)) {
+        batch_add(b, off, (size_t)n);
+        iter_skip(&it, n);
     }
     batch_flush(b);
     int err = b->err;
