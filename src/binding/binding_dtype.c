@@ -722,6 +722,14 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
                        : mf_err_from_status(NULL, st, "MPI_Type_commit", "cannot commit");
 }
 
+static int freed_already(void)
+{
+    return mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, "MPI_Type_free",
+                                          "argument datatype was freed already: the program freed "
+                                          "this type as many times as it created or got it (a "
+                                          "copy of a freed handle)"));
+}
+
 #pragma weak MPI_Type_free = PMPI_Type_free
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
@@ -733,12 +741,17 @@ int PMPI_Type_free(MPI_Datatype *datatype)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_TYPE, "MPI_Type_free",
                                               "argument datatype: a predefined Fortran 90 "
                                               "datatype (MPI_Type_create_f90_*) cannot be freed"));
+    /* A copy of a handle the user already freed (parent types or operations may still hold the
+     * type): refused before its attributes go. */
+    if (atomic_load_explicit(&d->user_refs, memory_order_relaxed) == 0)
+        return freed_already();
     /* Attributes go with the user's handle (their delete callbacks may refuse). */
     rc = mf_binding_type_delete_attrs("MPI_Type_free", *datatype);
     if (rc != MPI_SUCCESS)
         return rc;
     /* Only the user's reference: pending operations and parent types keep theirs. */
-    mf_dtype_release(d);
+    if (!mf_dtype_user_free(d))
+        return freed_already();
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;
 }
@@ -961,7 +974,7 @@ static int contents_common(const char *func, MPI_Datatype dt, int large, MPI_Cou
     /* Derived types come back as new references the user frees (MPI-5.0 5.1.13). */
     for (MPI_Count i = 0; i < d->ntypes; i++) {
         types[i] = d->c_types[i];
-        mf_dtype_retain(types[i]);
+        mf_dtype_retain_for_user(types[i]);
     }
     return MPI_SUCCESS;
 }

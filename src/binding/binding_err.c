@@ -736,7 +736,7 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     /* The caller gets a new reference, released by MPI_Errhandler_free. */
-    *errhandler = mf_errhandler_acquire(&c->errhandler);
+    *errhandler = mf_errhandler_acquire_for_user(&c->errhandler);
     return MPI_SUCCESS;
 }
 
@@ -751,7 +751,11 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
     if (!mf_errhandler_valid(*errhandler))
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
                                               "argument errhandler is not a valid error handler"));
-    mf_errhandler_release(*errhandler);
+    if (!mf_errhandler_user_free(*errhandler))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ERRHANDLER, func,
+                                              "argument errhandler was freed already: the "
+                                              "program freed this handler as many times as it "
+                                              "created or got it (a copy of a freed handle)"));
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
@@ -1028,7 +1032,8 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
         rc = mf_err_raise_file(f, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
     if (rc != MPI_SUCCESS)
         return rc;
-    *errhandler = mf_errhandler_acquire(f != NULL ? &f->errhandler : &file_null_errhandler);
+    *errhandler =
+        mf_errhandler_acquire_for_user(f != NULL ? &f->errhandler : &file_null_errhandler);
     return MPI_SUCCESS;
 }
 
@@ -1115,7 +1120,7 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
         rc = mf_err_raise_win(w, mf_err_code(MPI_ERR_ARG, func, "argument errhandler is NULL"));
     if (rc != MPI_SUCCESS)
         return rc;
-    *errhandler = mf_errhandler_acquire(&w->errhandler);
+    *errhandler = mf_errhandler_acquire_for_user(&w->errhandler);
     return MPI_SUCCESS;
 }
 

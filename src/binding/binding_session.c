@@ -433,7 +433,7 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
     if (rc != MPI_SUCCESS)
         return rc;
     /* A new reference for the caller, released by MPI_Errhandler_free. */
-    *errhandler = mf_errhandler_acquire(&s->errhandler);
+    *errhandler = mf_errhandler_acquire_for_user(&s->errhandler);
     return MPI_SUCCESS;
 }
 

@@ -144,7 +144,8 @@ void mf_vci_stats_report(FILE *out, int rank);
 
 struct MPI_ABI_Errhandler {
     uint32_t kind;
-    atomic_int refs;
+    atomic_int refs;      /* the user's handles, communicators (files, ...) that use it */
+    atomic_int user_refs; /* the handles the user obtained and has not freed */
     /* Exactly one is set: a handler is for communicators, sessions, files or windows. */
     MPI_Comm_errhandler_function *comm_fn;
     MPI_Session_errhandler_function *session_fn;
@@ -159,6 +160,12 @@ struct MPI_ABI_Errhandler *mf_errhandler_new(void);
  * reference on the new one, dropping the slot's on the old): under one lock, so that a reader
  * never takes its reference after a concurrent replacement dropped the last one. */
 MPI_Errhandler mf_errhandler_acquire(_Atomic(MPI_Errhandler) *slot);
+/* The same for a handle given to the user (MPI_*_get_errhandler), which MPI_Errhandler_free
+ * gives back (mf_errhandler_user_free). */
+MPI_Errhandler mf_errhandler_acquire_for_user(_Atomic(MPI_Errhandler) *slot);
+/* MPI_Errhandler_free of a user handler: 0 when the user freed it as many times as the user
+ * obtained it already (a stale copy of the handle), else the user's reference is dropped. */
+int mf_errhandler_user_free(MPI_Errhandler eh);
 void mf_errhandler_replace(_Atomic(MPI_Errhandler) *slot, MPI_Errhandler eh);
 /* Take/drop a reference on an error handler handle (predefined handles are not counted). */
 void mf_errhandler_retain(MPI_Errhandler eh);

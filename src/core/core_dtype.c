@@ -203,6 +203,30 @@ void mf_dtype_release(MPI_Datatype dt)
         dtype_destroy(d);
 }
 
+void mf_dtype_retain_for_user(MPI_Datatype dt)
+{
+    mf_dtype_t *d = mf_dtype_get(dt);
+    if (d != NULL) {
+        atomic_fetch_add_explicit(&d->refs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&d->user_refs, 1, memory_order_relaxed);
+    }
+}
+
+/* The user's count is kept apart from the references of parent types and operations: a copy of
+ * a handle freed once too often would otherwise take a parent's reference, and the type would be
+ * recycled under the parent. */
+int mf_dtype_user_free(mf_dtype_t *d)
+{
+    int n = atomic_load_explicit(&d->user_refs, memory_order_relaxed);
+    do {
+        if (n == 0)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&d->user_refs, &n, n - 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    mf_dtype_release_held(d);
+    return 1;
+}
+
 void mf_dtype_release_last(mf_dtype_t *d)
 {
     dtype_destroy(d);
@@ -228,6 +252,7 @@ static mf_dtype_t *dtype_alloc(int node, MPI_Count nchild, int combiner)
     d->children = children;
     d->kind = MF_KIND_DATATYPE;
     atomic_init(&d->refs, 1);
+    atomic_init(&d->user_refs, 1);
     atomic_init(&d->committed, 0);
     d->node = node;
     d->align = 1;

@@ -73,7 +73,8 @@ typedef struct mf_dtype_run {
 
 struct MPI_ABI_Datatype {
     uint32_t kind;
-    atomic_int refs;      /* the user's handle, parent types, pending operations */
+    atomic_int refs;      /* the user's handles, parent types, pending operations */
+    atomic_int user_refs; /* the handles the user obtained and has not freed */
     atomic_int committed; /* segments are valid */
     int combiner;         /* MPI_COMBINER_* of the constructor called */
     int large;            /* made by a _c constructor: contents are in counts */
@@ -205,6 +206,13 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *props);
  * its references on its children. */
 void mf_dtype_retain(MPI_Datatype dt);
 void mf_dtype_release(MPI_Datatype dt);
+/* A reference for a handle given to the user (MPI_Type_get_contents), which MPI_Type_free
+ * gives back with mf_dtype_user_free. Predefined handles are ignored. */
+void mf_dtype_retain_for_user(MPI_Datatype dt);
+/* MPI_Type_free of a derived type: 0 when the user freed it as many times as the user obtained
+ * it already (a stale copy of the handle; parent types or operations still hold it), else the
+ * user's reference is dropped. */
+int mf_dtype_user_free(mf_dtype_t *d);
 /* mf_dtype_release of a derived type the caller holds a reference to (no handle check). */
 void mf_dtype_release_last(mf_dtype_t *d);
 static inline void mf_dtype_release_held(mf_dtype_t *d)

@@ -27,6 +27,7 @@ struct MPI_ABI_Errhandler *mf_errhandler_new(void)
         return NULL;
     eh->kind = MF_KIND_ERRHANDLER;
     atomic_store(&eh->refs, 1);
+    atomic_store(&eh->user_refs, 1);
     return eh;
 }
 
@@ -42,6 +43,31 @@ MPI_Errhandler mf_errhandler_acquire(_Atomic(MPI_Errhandler) *slot)
     mf_errhandler_retain(eh);
     pthread_mutex_unlock(&slot_lock);
     return eh;
+}
+
+MPI_Errhandler mf_errhandler_acquire_for_user(_Atomic(MPI_Errhandler) *slot)
+{
+    MPI_Errhandler eh = mf_errhandler_acquire(slot);
+    if (!mf_handle_is_predefined(eh))
+        atomic_fetch_add_explicit(&eh->user_refs, 1, memory_order_relaxed);
+    return eh;
+}
+
+/* The user's count is kept apart from the references communicators hold: a copy of a handle
+ * freed once too often would otherwise take a communicator's reference, and the handler would be
+ * recycled while that communicator still calls it. */
+int mf_errhandler_user_free(MPI_Errhandler eh)
+{
+    if (mf_handle_is_predefined(eh))
+        return 1;
+    int n = atomic_load_explicit(&eh->user_refs, memory_order_relaxed);
+    do {
+        if (n == 0)
+            return 0;
+    } while (!atomic_compare_exchange_weak_explicit(&eh->user_refs, &n, n - 1, memory_order_relaxed,
+                                                    memory_order_relaxed));
+    mf_errhandler_release(eh);
+    return 1;
 }
 
 void mf_errhandler_replace(_Atomic(MPI_Errhandler) *slot, MPI_Errhandler eh)

@@ -6,7 +6,9 @@
  * keeps after the user freed them: a communicator with a pending receive, a receive request
  * released by MPI_Request_free. Using the copy is an error of the handle's class, read as
  * freed, not read after free (the sanitizer build checks that); the next object of the kind,
- * which may reuse the memory, works.
+ * which may reuse the memory, works. Error handlers and derived datatypes that a communicator
+ * or a parent type still holds refuse a copy of their handle freed once more than the program
+ * created or got them (that free took the holder's reference before).
  */
 #include "mtest.h"
 
@@ -71,6 +73,91 @@ static void check_errhandler(void)
     MPI_Errhandler_free(&got);
     MPI_Errhandler_free(&eh);
     MPI_Comm_free(&dup);
+}
+
+static int handler_calls;
+
+static void counting_handler(MPI_Comm *comm, int *code, ...)
+{
+    (void)comm;
+    (void)code;
+    handler_calls++;
+}
+
+/* Held by a communicator: the user's frees are counted apart from the communicator's reference.
+ * Without that, the second free below took the communicator's reference, the handler went back
+ * to the pool and the next new handler reused it (the communicator then called that one). */
+static void check_errhandler_held(void)
+{
+    MPI_Errhandler eh, copy, got = MPI_ERRHANDLER_NULL, other;
+    MPI_Comm dup;
+    int rc;
+
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_create_errhandler(counting_handler, &eh);
+    MPI_Comm_set_errhandler(dup, eh);
+    copy = eh;
+    MPI_Errhandler_free(&eh);
+    rc = MPI_Errhandler_free(&copy);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free");
+    /* MPI_Comm_get_errhandler gives one more handle to free, and only one */
+    MPI_Comm_get_errhandler(dup, &got);
+    copy = got;
+    rc = MPI_Errhandler_free(&got);
+    MTEST_CHECK(rc == MPI_SUCCESS, "freeing the handle MPI_Comm_get_errhandler gave: %d", rc);
+    rc = MPI_Errhandler_free(&copy);
+    MTEST_CHECK_ERR(rc, MPI_ERR_ERRHANDLER, "MPI_Errhandler_free");
+    MPI_Comm_create_errhandler(handler, &other);
+    handler_calls = 0;
+    MPI_Comm_call_errhandler(dup, MPI_ERR_OTHER);
+    MTEST_CHECK(handler_calls == 1, "the communicator's handler ran %d times", handler_calls);
+    MPI_Errhandler_free(&other);
+    MPI_Comm_free(&dup);
+}
+
+/* Held by a parent type: the same for datatypes (the second free took the vector's reference
+ * on its child, which was then recycled as the next new type). */
+static void check_type_held(void)
+{
+    MPI_Datatype pair, copy, vec, got[1], other;
+    int nints, naddrs, ntypes, combiner, rc;
+    MPI_Aint addrs[1];
+
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_vector(3, 1, 2, pair, &vec);
+    MPI_Type_commit(&vec);
+    copy = pair;
+    MPI_Type_free(&pair);
+    rc = MPI_Type_free(&copy);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_free");
+    /* MPI_Type_get_contents gives the child again, to free once */
+    MPI_Type_get_envelope(vec, &nints, &naddrs, &ntypes, &combiner);
+    MTEST_CHECK(combiner == MPI_COMBINER_VECTOR && ntypes == 1, "envelope: %d, %d types", combiner,
+                ntypes);
+    int vints[3];
+    MPI_Type_get_contents(vec, 3, 0, 1, vints, addrs, got);
+    copy = got[0];
+    rc = MPI_Type_free(&got[0]);
+    MTEST_CHECK(rc == MPI_SUCCESS, "freeing the type MPI_Type_get_contents gave: %d", rc);
+    rc = MPI_Type_free(&copy);
+    MTEST_CHECK_ERR(rc, MPI_ERR_TYPE, "MPI_Type_free");
+    /* the vector still has its child: a new type does not take its place */
+    MPI_Type_contiguous(5, MPI_DOUBLE, &other);
+    int in[12], out[12] = {0}, position = 0;
+    for (int i = 0; i < 12; i++)
+        in[i] = i;
+    MPI_Pack(in, 1, vec, out, (int)sizeof(out), &position, MPI_COMM_SELF);
+    MTEST_CHECK(position == 6 * (int)sizeof(int), "packed %d bytes of the vector", position);
+    int expect[6] = {0, 1, 4, 5, 8, 9};
+    for (int i = 0; i < 6; i++)
+        MTEST_CHECK(out[i] == expect[i], "packed int %d is %d, not %d", i, out[i], expect[i]);
+    MPI_Type_get_contents(vec, 3, 0, 1, vints, addrs, got);
+    MPI_Type_get_envelope(got[0], &nints, &naddrs, &ntypes, &combiner);
+    MTEST_CHECK(combiner == MPI_COMBINER_CONTIGUOUS && nints == 1,
+                "the vector's child is now combiner %d with %d ints", combiner, nints);
+    MPI_Type_free(&got[0]);
+    MPI_Type_free(&other);
+    MPI_Type_free(&vec);
 }
 
 static void check_message(void)
@@ -175,6 +262,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     check_info();
     check_errhandler();
+    check_errhandler_held();
+    check_type_held();
     check_message();
     check_comm_in_use();
     check_request_in_flight();
