@@ -241,8 +241,13 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
     pthread_mutex_lock(&f->lock);
     mf_status_t st = f->info != NULL ? mf_info_dup(f->info, &out) : mf_info_create(&out);
     pthread_mutex_unlock(&f->lock);
-    if (st != MF_OK)
+    if (st == MF_OK)
+        st = mf_file_hints_used(f, out);
+    if (st != MF_OK) {
+        if (out != NULL)
+            mf_info_free(out);
         return mf_err_raise_file(f, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    }
     *info_used = out;
     return MPI_SUCCESS;
 }
@@ -514,6 +519,9 @@ typedef struct io_call {
     MPI_File fh;
     mf_io_where_t where;
     int ordered; /* MPI_File_read/write_ordered (collective, the shared pointer) */
+    /* MPI_File_write_all/_at_all(_c): blocking collective, may aggregate. The non-blocking and
+     * split forms do not: they must not wait for other processes inside the call. */
+    int collective;
     int write;
     MPI_Offset offset; /* MF_IO_AT */
     void *buf;
@@ -597,10 +605,22 @@ static int file_io(const io_call_t *a)
                              "it; one at a time per file)",
                              pending);
     }
-    if (rc != MPI_SUCCESS)
-        return mf_err_raise_file(f, rc);
     char why[MF_IO_WHY_LEN];
     MPI_Count moved = 0;
+    if (a->collective) {
+        /* a process whose checks failed still takes part in the first exchange, saying it is
+         * out (the others would wait for it); they then write alone */
+        int cls = mf_file_write_all(f, rc == MPI_SUCCESS, a->where, a->offset, a->buf, a->count,
+                                    a->datatype, &moved, why);
+        if (rc != MPI_SUCCESS)
+            return mf_err_raise_file(f, rc);
+        if (cls != MPI_SUCCESS)
+            return raise_io(f, func, cls, why);
+        set_status(a->status, moved);
+        return MPI_SUCCESS;
+    }
+    if (rc != MPI_SUCCESS)
+        return mf_err_raise_file(f, rc);
     int cls = a->ordered
                   ? mf_file_access_ordered(f, a->write, a->buf, a->count, a->datatype, &moved, why)
                   : mf_file_access(f, a->where, a->write, a->offset, a->buf, a->count, a->datatype,
@@ -650,8 +670,34 @@ static int io_blocking(const char *func, MPI_File fh, mf_io_where_t where, int w
                        MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                        MPI_Status *status)
 {
-    io_call_t a = {func,  fh, where,       0,      write, offset, (void *)(uintptr_t)buf,
-                   count, dt, IO_BLOCKING, status, NULL,  NULL};
+    io_call_t a = {.func = func,
+                   .fh = fh,
+                   .where = where,
+                   .write = write,
+                   .offset = offset,
+                   .buf = (void *)(uintptr_t)buf,
+                   .count = count,
+                   .datatype = dt,
+                   .form = IO_BLOCKING,
+                   .status = status};
+    return file_io(&a);
+}
+
+/* MPI_File_write_all/_at_all(_c) */
+static int io_write_all(const char *func, MPI_File fh, mf_io_where_t where, MPI_Offset offset,
+                        const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
+{
+    io_call_t a = {.func = func,
+                   .fh = fh,
+                   .where = where,
+                   .collective = 1,
+                   .write = 1,
+                   .offset = offset,
+                   .buf = (void *)(uintptr_t)buf,
+                   .count = count,
+                   .datatype = dt,
+                   .form = IO_BLOCKING,
+                   .status = status};
     return file_io(&a);
 }
 
@@ -659,35 +705,49 @@ static int io_nonblocking(const char *func, MPI_File fh, mf_io_where_t where, in
                           MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                           MPI_Request *request)
 {
-    io_call_t a = {func,  fh, where,          0,    write,   offset, (void *)(uintptr_t)buf,
-                   count, dt, IO_NONBLOCKING, NULL, request, NULL};
+    io_call_t a = {.func = func,
+                   .fh = fh,
+                   .where = where,
+                   .write = write,
+                   .offset = offset,
+                   .buf = (void *)(uintptr_t)buf,
+                   .count = count,
+                   .datatype = dt,
+                   .form = IO_NONBLOCKING,
+                   .request = request};
     return file_io(&a);
 }
 
 static int io_begin(const char *func, const char *end, MPI_File fh, mf_io_where_t where, int write,
                     MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt)
 {
-    io_call_t a = {func,  fh, where,    0,    write, offset, (void *)(uintptr_t)buf,
-                   count, dt, IO_BEGIN, NULL, NULL,  end};
+    io_call_t a = {.func = func,
+                   .fh = fh,
+                   .where = where,
+                   .write = write,
+                   .offset = offset,
+                   .buf = (void *)(uintptr_t)buf,
+                   .count = count,
+                   .datatype = dt,
+                   .form = IO_BEGIN,
+                   .end = end};
     return file_io(&a);
 }
 
 static int io_ordered(const char *func, const char *end, MPI_File fh, int write, const void *buf,
                       MPI_Count count, MPI_Datatype dt, MPI_Status *status)
 {
-    io_call_t a = {func,
-                   fh,
-                   MF_IO_SHARED,
-                   1,
-                   write,
-                   0,
-                   (void *)(uintptr_t)buf,
-                   count,
-                   dt,
-                   end != NULL ? IO_BEGIN : IO_BLOCKING,
-                   status,
-                   NULL,
-                   end};
+    io_call_t a = {.func = func,
+                   .fh = fh,
+                   .where = MF_IO_SHARED,
+                   .ordered = 1,
+                   .write = write,
+                   .buf = (void *)(uintptr_t)buf,
+                   .count = count,
+                   .datatype = dt,
+                   .form = end != NULL ? IO_BEGIN : IO_BLOCKING,
+                   .status = status,
+                   .end = end};
     return file_io(&a);
 }
 
@@ -742,16 +802,16 @@ int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking("MPI_File_write_at_all", fh, MF_IO_AT, 1, offset, buf, count, datatype,
-                       status);
+    return io_write_all("MPI_File_write_at_all", fh, MF_IO_AT, offset, buf, count, datatype,
+                        status);
 }
 
 #pragma weak MPI_File_write_at_all_c = PMPI_File_write_at_all_c
 int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Status *status)
 {
-    return io_blocking("MPI_File_write_at_all_c", fh, MF_IO_AT, 1, offset, buf, count, datatype,
-                       status);
+    return io_write_all("MPI_File_write_at_all_c", fh, MF_IO_AT, offset, buf, count, datatype,
+                        status);
 }
 
 #pragma weak MPI_File_iread_at = PMPI_File_iread_at
@@ -913,16 +973,16 @@ int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                         MPI_Status *status)
 {
-    return io_blocking("MPI_File_write_all", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype,
-                       status);
+    return io_write_all("MPI_File_write_all", fh, MF_IO_INDIVIDUAL, 0, buf, count, datatype,
+                        status);
 }
 
 #pragma weak MPI_File_write_all_c = PMPI_File_write_all_c
 int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Status *status)
 {
-    return io_blocking("MPI_File_write_all_c", fh, MF_IO_INDIVIDUAL, 1, 0, buf, count, datatype,
-                       status);
+    return io_write_all("MPI_File_write_all_c", fh, MF_IO_INDIVIDUAL, 0, buf, count, datatype,
+                        status);
 }
 
 #pragma weak MPI_File_iread = PMPI_File_iread

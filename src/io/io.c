@@ -481,6 +481,7 @@ static void file_release(mf_file_t *f)
         munmap((void *)f->shared_mem, SHARED_MEM_LEN);
     if (f->info != NULL)
         mf_info_free(f->info);
+    free(f->cb_buf);
     view_release(&f->view);
     if (f->comm != NULL)
         mf_comm_free(f->comm);
@@ -1127,6 +1128,553 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
     if (cls == MPI_SUCCESS)
         cls = access_bytes(f, &v, write, (start->base + before) * v.esize, &a, bytes_p, why);
     free(start);
+    view_release(&v);
+    return cls;
+}
+
+/* ---- two-phase collective writes ------------------------------------------------------------ */
+
+/* MPI_File_write_all/_at_all (blocking only) of small interleaved pieces go through aggregators
+ * (ROMIO's two-phase scheme): the global range of the call is split into one contiguous domain
+ * per aggregator, and in rounds of at most cb_buffer_size bytes per domain every process sends
+ * each aggregator the pieces falling in its window and their bytes; the aggregator lays them
+ * into its window and writes each covered run with one pwrite. Only bytes some process wrote
+ * are written: holes keep what the file had, with no read-modify-write. */
+
+#define CB_BUFFER_DEFAULT (16 << 20) /* the window per aggregator and round, as ROMIO's default */
+#define CB_BUFFER_MAX     (1 << 30)  /* window offsets and lengths travel as 32-bit values */
+/* Domains start at multiples of this, so aggregators' writes start page and block aligned. */
+#define CB_ALIGN (64 << 10)
+/* Aggregation pays when the pieces are smaller than this on average (measured: see io.md). */
+#define CB_PIECE_MAX (256 << 10)
+
+enum {
+    CB_TAKES_PART = 1, /* the arguments passed the checks */
+    CB_NATIVE = 2,     /* native data, not atomic: aggregation is allowed */
+    CB_FORCE = 4,      /* collective_buffering=true */
+    CB_OFF = 8,        /* collective_buffering=false */
+};
+
+/* What each process says in the first exchange. */
+typedef struct cb_entry {
+    int64_t lo, hi; /* the file bytes [lo, hi) it writes (lo == hi: none) */
+    int64_t bytes;  /* of data */
+    double pieces;  /* estimated from the filetype */
+    int64_t buffer; /* its cb_buffer_size */
+    int32_t nodes;  /* its cb_nodes (0: every process) */
+    int32_t flags;  /* CB_* */
+} cb_entry_t;
+
+/* The plan every process derives alike from the exchange: domain a is [base + a * dsize,
+ * base + (a + 1) * dsize) within [lo, hi), written by rank cb_rank(), `window` bytes a round. */
+typedef struct cb_plan {
+    int naggr, nprocs;
+    MPI_Offset lo, hi, base, dsize, window;
+    int64_t rounds;
+} cb_plan_t;
+
+static int cb_rank(const cb_plan_t *pl, int a)
+{
+    return (int)((int64_t)a * pl->nprocs / pl->naggr); /* spread over the ranks */
+}
+
+static void cb_domain(const cb_plan_t *pl, int a, MPI_Offset *start_p, MPI_Offset *end_p)
+{
+    MPI_Offset s = pl->base + a * pl->dsize, e = s + pl->dsize;
+    *start_p = s < pl->lo ? pl->lo : s > pl->hi ? pl->hi : s;
+    *end_p = e > pl->hi ? pl->hi : e < *start_p ? *start_p : e;
+}
+
+/* The hints of f's info (under f->lock): collective_buffering, cb_buffer_size, cb_nodes. */
+static void cb_hints(mf_file_t *f, cb_entry_t *e)
+{
+    char val[64];
+    size_t len = 0;
+    e->buffer = CB_BUFFER_DEFAULT;
+    e->nodes = 0;
+    if (f->info == NULL)
+        return;
+    if (mf_info_get(f->info, "collective_buffering", val, sizeof(val), &len))
+        e->flags |= strcmp(val, "false") == 0 ? CB_OFF : strcmp(val, "true") == 0 ? CB_FORCE : 0;
+    if (mf_info_get(f->info, "cb_buffer_size", val, sizeof(val), &len)) {
+        long long n = strtoll(val, NULL, 10);
+        if (n > 0) /* a hint: a value that is no size is ignored */
+            e->buffer = n < CB_BUFFER_MAX ? n : CB_BUFFER_MAX;
+    }
+    if (mf_info_get(f->info, "cb_nodes", val, sizeof(val), &len)) {
+        long n = strtol(val, NULL, 10);
+        e->nodes = n > 0 && n < INT32_MAX ? (int32_t)n : 0;
+    }
+}
+
+/* The pieces of `len` bytes of v's stream, from the filetype: its segments per tile times the
+ * tiles (not walked: a write of 10^9 pieces needs no pass to be planned). */
+static double view_pieces(const mf_file_view_t *v, MPI_Offset len)
+{
+    if (v->dense || len == 0)
+        return len > 0;
+    double segs = 0;
+    for (MPI_Count i = 0; i < view_nruns(v); i++)
+        segs += (double)view_run(v, i).n;
+    return (double)len / (double)v->fsize * segs + 1;
+}
+
+static int cb_cmp_lo(const void *a, const void *b)
+{
+    const cb_entry_t *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Whether the call aggregates, and its plan (every process decides alike from `all`). */
+static int cb_decide(const cb_entry_t *all, cb_entry_t *sorted, int n, cb_plan_t *pl)
+{
+    int flags = CB_TAKES_PART | CB_NATIVE, off = 0, force = 0, writers = 0;
+    int64_t buffer = CB_BUFFER_MAX, nodes = n, bytes = 0;
+    double pieces = 0;
+    *pl = (cb_plan_t){.nprocs = n, .lo = INT64_MAX, .hi = 0};
+    for (int i = 0; i < n; i++) {
+        flags &= all[i].flags;
+        off |= all[i].flags & CB_OFF;
+        force |= all[i].flags & CB_FORCE;
+        buffer = all[i].buffer < buffer ? all[i].buffer : buffer;
+        if (all[i].nodes > 0 && all[i].nodes < nodes)
+            nodes = all[i].nodes;
+        if (all[i].bytes == 0)
+            continue;
+        writers++;
+        bytes += all[i].bytes;
+        pieces += all[i].pieces;
+        pl->lo = all[i].lo < pl->lo ? all[i].lo : pl->lo;
+        pl->hi = all[i].hi > pl->hi ? all[i].hi : pl->hi;
+    }
+    /* a process out (its arguments failed), atomic mode or converted data: everyone goes
+     * alone, so that a process that is out need not take part in anything more */
+    if (n == 1 || flags != (CB_TAKES_PART | CB_NATIVE) || off || writers == 0)
+        return 0;
+    if (!force) {
+        /* it pays when the processes' ranges interleave (else each writes its own range as
+         * well alone) and the pieces are small (large ones are written as fast alone) */
+        if (writers < 2 || (double)bytes / pieces >= CB_PIECE_MAX)
+            return 0;
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (all[i].bytes > 0)
+                sorted[k++] = all[i];
+        qsort(sorted, (size_t)writers, sizeof(*sorted), cb_cmp_lo);
+        int overlap = 0;
+        for (int i = 1; i < writers && !overlap; i++)
+            overlap = sorted[i].lo < sorted[i - 1].hi;
+        if (!overlap)
+            return 0;
+    }
+    pl->naggr = (int)nodes;
+    pl->base = pl->lo / CB_ALIGN * CB_ALIGN;
+    MPI_Offset per = (pl->hi - pl->base + pl->naggr - 1) / pl->naggr;
+    pl->dsize = (per + CB_ALIGN - 1) / CB_ALIGN * CB_ALIGN;
+    pl->window = buffer < pl->dsize ? buffer : pl->dsize;
+    pl->rounds = (pl->dsize + pl->window - 1) / pl->window;
+    return 1;
+}
+
+/* Window r of aggregator a: [*ws_p, *we_p), empty past its domain. Windows start at multiples
+ * of the window from the domain's aligned start. */
+static void cb_window(const cb_plan_t *pl, int a, int64_t r, MPI_Offset *ws_p, MPI_Offset *we_p)
+{
+    MPI_Offset ds = 0, de = 0;
+    cb_domain(pl, a, &ds, &de);
+    MPI_Offset ws = pl->base + a * pl->dsize + r * pl->window, we = ws + pl->window;
+    *ws_p = ws < ds ? ds : ws > de ? de : ws;
+    *we_p = we > de ? de : we < *ws_p ? *ws_p : we;
+}
+
+/* The first position in [p, end) of v's stream whose byte lies at or after file offset x (end
+ * when none): the stream never goes backwards in the file, so a binary search. */
+static MPI_Offset view_stream_at(const mf_file_view_t *v, MPI_Offset p, MPI_Offset end,
+                                 MPI_Offset x)
+{
+    while (p < end) {
+        MPI_Offset mid = p + (end - p) / 2;
+        if (view_offset(v, mid) < x)
+            p = mid + 1;
+        else
+            end = mid;
+    }
+    return p;
+}
+
+/* The walk's pieces below file offset `we` (the last one cut there), merged where they touch,
+ * as (offset from ws, length) pairs into out (NULL: only counted). */
+static void cb_collect(piece_iter_t *it, MPI_Offset ws, MPI_Offset we, uint32_t *out,
+                       uint64_t *npieces_p, uint64_t *bytes_p)
+{
+    uint64_t np = 0, bytes = 0;
+    MPI_Offset off = 0, len = 0, last_end = -1;
+    while (iter_piece(it, &off, &len) && off < we) {
+        if (len > we - off)
+            len = we - off;
+        if (off == last_end) {
+            if (out != NULL)
+                out[2 * (np - 1) + 1] += (uint32_t)len;
+        } else {
+            if (out != NULL) {
+                out[2 * np] = (uint32_t)(off - ws);
+                out[2 * np + 1] = (uint32_t)len;
+            }
+            np++;
+        }
+        last_end = off + len;
+        bytes += (uint64_t)len;
+        iter_skip(it, len);
+    }
+    *npieces_p = np;
+    *bytes_p = bytes;
+}
+
+/* Bits [from, to) of a bitmap set. */
+static void bits_set(uint64_t *w, size_t from, size_t to)
+{
+    if (from >= to)
+        return;
+    size_t fw = from >> 6, lw = (to - 1) >> 6;
+    uint64_t first = ~0ull << (from & 63), last = ~0ull >> (63 - ((to - 1) & 63));
+    if (fw == lw) {
+        w[fw] |= first & last;
+        return;
+    }
+    w[fw] |= first;
+    for (size_t i = fw + 1; i < lw; i++)
+        w[i] = ~0ull;
+    w[lw] |= last;
+}
+
+/* The first bit in [from, end) that is `set` (1) or clear (0); end when none. */
+static size_t bits_find(const uint64_t *w, size_t from, size_t end, int set)
+{
+    while (from < end) {
+        uint64_t x = set ? w[from >> 6] : ~w[from >> 6];
+        x &= ~0ull << (from & 63);
+        if (x != 0) {
+            size_t at = (from & ~(size_t)63) + (size_t)__builtin_ctzll(x);
+            return at < end ? at : end;
+        }
+        from = (from | 63) + 1;
+    }
+    return end;
+}
+
+/* The aggregator's window and bitmap: the file keeps the last one, since a fresh buffer of
+ * megabytes costs its page faults on every call. */
+static char *cb_buffer_take(mf_file_t *f, size_t len, size_t *cap_p)
+{
+    char *b = NULL;
+    pthread_mutex_lock(&f->lock);
+    if (f->cb_buf != NULL && f->cb_cap >= len) {
+        b = f->cb_buf;
+        *cap_p = f->cb_cap;
+        f->cb_buf = NULL;
+    }
+    pthread_mutex_unlock(&f->lock);
+    if (b == NULL && (b = malloc(len)) != NULL)
+        *cap_p = len;
+    return b;
+}
+
+static void cb_buffer_give(mf_file_t *f, char *b, size_t cap)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->cb_buf == NULL || f->cb_cap < cap) {
+        char *old = f->cb_buf;
+        f->cb_buf = b;
+        f->cb_cap = cap;
+        b = old;
+    }
+    pthread_mutex_unlock(&f->lock);
+    free(b);
+}
+
+/* Per-call scratch of O(nprocs), taken before the first exchange: the entries (twice: a
+ * sorted copy), the lengths and displacements of the two alltoallv (piece lists, data) and the
+ * counts sent and received. */
+typedef struct cb_scratch {
+    cb_entry_t *all; /* 2n */
+    size_t *lens;    /* per alltoallv: send lengths, send displacements, receive ...: 8n */
+    uint64_t *cnt;   /* (pieces, bytes) to each process, then from each: 4n */
+} cb_scratch_t;
+
+/* Aggregator side of a round: the received pieces laid into the window [ws, we) and each
+ * covered run written with one pwrite. An errno. */
+static int cb_place(mf_file_t *f, char *win, uint64_t *bits, MPI_Offset ws, MPI_Offset we,
+                    const uint64_t *rcnt, int n, const uint32_t *pieces, const char *data)
+{
+    size_t span = (size_t)(we - ws);
+    memset(bits, 0, (span + 63) / 64 * sizeof(uint64_t));
+    /* in rank order: where processes overlap (erroneous in MPI's non-atomic mode, MPI-4.1
+     * section 14.6.1) the higher rank's bytes stay; no other byte is touched */
+    for (int s = 0; s < n; s++) {
+        for (uint64_t k = 0; k < rcnt[2 * s]; k++, pieces += 2) {
+            MF_ASSERT((size_t)pieces[0] + pieces[1] <= span);
+            memcpy(win + pieces[0], data, pieces[1]);
+            bits_set(bits, pieces[0], (size_t)pieces[0] + pieces[1]);
+            data += pieces[1];
+        }
+    }
+    for (size_t at = bits_find(bits, 0, span, 1); at < span;) {
+        size_t end = bits_find(bits, at, span, 0);
+        int e = pwrite_all(f->fd, win + at, end - at, ws + (MPI_Offset)at);
+        if (e != 0)
+            return e;
+        at = bits_find(bits, end, span, 1);
+    }
+    return 0;
+}
+
+/* One round's lists: what this process sends each aggregator (pieces relative to its window,
+ * and where its bytes lie in the stream), in the scratch's counts and lengths; the list in
+ * *list_p (malloc'd). 0 when out of memory (nothing to send then). */
+static int cb_lists(const cb_plan_t *pl, int64_t r, piece_iter_t *its, MPI_Offset p0, int n,
+                    cb_scratch_t *sc, uint32_t **list_p)
+{
+    uint64_t *scnt = sc->cnt;
+    size_t *pl_slens = sc->lens, *pl_sdispls = pl_slens + n;
+    size_t *d_slens = pl_slens + 4 * n, *d_sdispls = d_slens + n;
+    memset(scnt, 0, 2 * (size_t)n * sizeof(uint64_t));
+    memset(sc->lens, 0, 8 * (size_t)n * sizeof(size_t));
+    uint64_t total = 0;
+    for (int k = 0; k < pl->naggr; k++) {
+        MPI_Offset ws = 0, we = 0;
+        cb_window(pl, k, r, &ws, &we);
+        piece_iter_t walk = its[k]; /* counted on a copy, listed below */
+        int to = cb_rank(pl, k);
+        cb_collect(&walk, ws, we, NULL, &scnt[2 * to], &scnt[2 * to + 1]);
+        total += scnt[2 * to];
+    }
+    uint32_t *list = malloc(total * 2 * sizeof(uint32_t) + 1);
+    if (list == NULL) {
+        memset(scnt, 0, 2 * (size_t)n * sizeof(uint64_t));
+        return 0;
+    }
+    size_t listed = 0;
+    for (int k = 0; k < pl->naggr; k++) {
+        MPI_Offset ws = 0, we = 0;
+        cb_window(pl, k, r, &ws, &we);
+        int to = cb_rank(pl, k);
+        uint64_t np = 0, nb = 0;
+        d_sdispls[to] = (size_t)(its[k].p - p0); /* the stream's bytes are sent in place */
+        pl_sdispls[to] = listed * 2 * sizeof(uint32_t);
+        cb_collect(&its[k], ws, we, list + 2 * listed, &np, &nb);
+        d_slens[to] = (size_t)nb;
+        pl_slens[to] = (size_t)np * 2 * sizeof(uint32_t);
+        listed += np;
+    }
+    *list_p = list;
+    return 1;
+}
+
+/* The aggregated write of bytes [p0, p0 + a->fbytes) of v's stream in pl's rounds. Every
+ * process of f->comm calls it with the same plan; each returns its own errno (ENOMEM, or a
+ * failed pwrite at an aggregator) in *err_p, -1 when a collective failed (then nothing more
+ * can be agreed). */
+static void write_aggregated(mf_file_t *f, const mf_file_view_t *v, MPI_Offset p0,
+                             const access_data_t *a, const cb_plan_t *pl, cb_scratch_t *sc,
+                             int *err_p)
+{
+    mf_comm_t *c = f->comm;
+    int n = c->size, mine = -1, oom = 0, werr = 0, coll = 1;
+    for (int k = 0; k < pl->naggr; k++)
+        if (cb_rank(pl, k) == c->rank)
+            mine = k;
+    /* the data as one packed stream: the user's buffer when it is one run */
+    static char none;
+    const char *stream = &none;
+    char *packed = NULL;
+    MPI_Datatype mdt = mf_dtype_packed_as(a->dt);
+    MPI_Aint moff = 0;
+    if (a->bytes > 0 && mf_dtype_contiguous(mdt, a->count, &moff))
+        stream = (const char *)a->buf + moff;
+    else if (a->bytes > 0 && (packed = mf_dtype_temp_alloc((size_t)a->bytes)) != NULL)
+        mf_dtype_pack(mdt, a->count, a->buf, packed, 0, a->bytes);
+    else if (a->bytes > 0)
+        oom = 1;
+    if (packed != NULL)
+        stream = packed;
+    /* one walk per domain, from its first byte to the next domain's */
+    piece_iter_t *its = calloc((size_t)pl->naggr, sizeof(*its));
+    oom |= its == NULL;
+    MPI_Offset pend = p0 + a->fbytes, from = p0;
+    for (int k = 0; k < pl->naggr && its != NULL; k++) {
+        MPI_Offset ds = 0, de = 0;
+        cb_domain(pl, k, &ds, &de);
+        MPI_Offset to = view_stream_at(v, from, pend, de);
+        iter_init(&its[k], v, from, to);
+        from = to;
+    }
+    /* the window and its bitmap of the bytes received */
+    char *win = NULL;
+    uint64_t *bits = NULL;
+    size_t wcap = 0;
+    MPI_Offset ds = 0, de = 0;
+    if (mine >= 0)
+        cb_domain(pl, mine, &ds, &de);
+    if (de > ds) {
+        size_t at = ((size_t)pl->window + 7) & ~(size_t)7;
+        win = cb_buffer_take(f, at + ((size_t)pl->window + 63) / 64 * sizeof(uint64_t), &wcap);
+        oom |= win == NULL;
+        bits = win != NULL ? (uint64_t *)(void *)(win + at) : NULL;
+    }
+    uint64_t *scnt = sc->cnt, *rcnt = scnt + 2 * n;
+    size_t *pl_lens = sc->lens, *d_lens = sc->lens + 4 * n; /* slens, sdispls, rlens, rdispls */
+    for (int64_t r = 0; r < pl->rounds; r++) {
+        uint32_t *slist = NULL, *rlist = NULL;
+        char *rdata = NULL;
+        if (!oom && !cb_lists(pl, r, its, p0, n, sc, &slist))
+            oom = 1;
+        if (oom) { /* nothing to send: the agreement below stops everyone */
+            memset(scnt, 0, 2 * (size_t)n * sizeof(uint64_t));
+            memset(sc->lens, 0, 8 * (size_t)n * sizeof(size_t));
+        }
+        coll = mf_coll_alltoall(c, scnt, 2 * sizeof(uint64_t), rcnt) == MF_OK;
+        uint64_t rpieces = 0, rbytes = 0;
+        for (int s = 0; s < n && coll; s++) {
+            pl_lens[2 * n + s] = (size_t)rcnt[2 * s] * 2 * sizeof(uint32_t);
+            pl_lens[3 * n + s] = (size_t)rpieces * 2 * sizeof(uint32_t);
+            d_lens[2 * n + s] = (size_t)rcnt[2 * s + 1];
+            d_lens[3 * n + s] = (size_t)rbytes;
+            rpieces += rcnt[2 * s];
+            rbytes += rcnt[2 * s + 1];
+        }
+        if (coll && !oom && rpieces > 0) {
+            rlist = malloc(rpieces * 2 * sizeof(uint32_t));
+            rdata = mf_dtype_temp_alloc((size_t)rbytes);
+            oom = rlist == NULL || rdata == NULL;
+        }
+        /* a process short of memory stops everyone before this round's data moves */
+        uint64_t ok = oom ? 0 : UINT64_MAX;
+        if (coll)
+            coll = mf_coll_allreduce_band(c, &ok, 1) == MF_OK;
+        if (coll && ok == UINT64_MAX)
+            coll = mf_coll_alltoallv(c, slist != NULL ? (void *)slist : &none, pl_lens, pl_lens + n,
+                                     rlist != NULL ? (void *)rlist : &none, pl_lens + 2 * n,
+                                     pl_lens + 3 * n) == MF_OK &&
+                   mf_coll_alltoallv(c, stream, d_lens, d_lens + n, rdata != NULL ? rdata : &none,
+                                     d_lens + 2 * n, d_lens + 3 * n) == MF_OK;
+        if (coll && ok == UINT64_MAX && rpieces > 0 && werr == 0) {
+            MPI_Offset ws = 0, we = 0;
+            cb_window(pl, mine, r, &ws, &we);
+            werr = cb_place(f, win, bits, ws, we, rcnt, n, rlist, rdata);
+        }
+        free(slist);
+        free(rlist);
+        mf_dtype_temp_free(rdata);
+        if (!coll || ok != UINT64_MAX)
+            break;
+    }
+    free(its);
+    if (win != NULL)
+        cb_buffer_give(f, win, wcap);
+    mf_dtype_temp_free(packed);
+    *err_p = !coll ? -1 : oom ? ENOMEM : werr;
+}
+
+mf_status_t mf_file_hints_used(mf_file_t *f, struct MPI_ABI_Info *info)
+{
+    cb_entry_t e = {0};
+    pthread_mutex_lock(&f->lock);
+    cb_hints(f, &e);
+    pthread_mutex_unlock(&f->lock);
+    char val[32];
+    snprintf(val, sizeof(val), "%lld", (long long)e.buffer);
+    mf_status_t st = mf_info_set(info, "cb_buffer_size", val);
+    snprintf(val, sizeof(val), "%d",
+             e.nodes > 0 && e.nodes < f->comm->size ? (int)e.nodes : f->comm->size);
+    return st != MF_OK ? st : mf_info_set(info, "cb_nodes", val);
+}
+
+int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offset, const void *buf,
+                      MPI_Count count, MPI_Datatype dt, MPI_Count *bytes_p, char *why)
+{
+    mf_comm_t *c = f->comm;
+    int n = c->size, cls = MPI_SUCCESS;
+    if (ok)
+        cls = access_allowed(f, 1, why);
+    if (ok && cls == MPI_SUCCESS && where != MF_IO_SHARED && (f->amode & MPI_MODE_SEQUENTIAL))
+        cls = fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
+                   "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
+                   "may be used");
+    cb_entry_t me = {0};
+    access_data_t a = {0};
+    pthread_mutex_lock(&f->lock);
+    mf_file_view_t v = view_snapshot(f);
+    cb_hints(f, &me);
+    if (ok && cls == MPI_SUCCESS)
+        cls = access_size(&v, (void *)(uintptr_t)buf, count, dt, &a, why);
+    MPI_Offset pos = offset;
+    if (ok && cls == MPI_SUCCESS && where == MF_IO_INDIVIDUAL) {
+        pos = f->fp;
+        f->fp += a.fbytes / v.esize;
+    }
+    pthread_mutex_unlock(&f->lock);
+    MPI_Offset p0 = pos * v.esize;
+    if (ok && cls == MPI_SUCCESS) {
+        me.flags |= CB_TAKES_PART;
+        /* (a view holding no data fails in access_bytes, alone) */
+        if (v.rep == NULL && !__atomic_load_n(&f->atomic, __ATOMIC_RELAXED) &&
+            (v.fsize > 0 || a.fbytes == 0))
+            me.flags |= CB_NATIVE;
+        if (a.fbytes > 0 && v.fsize > 0) {
+            me.lo = view_offset(&v, p0);
+            me.hi = view_offset(&v, p0 + a.fbytes - 1) + 1;
+            me.bytes = a.fbytes;
+            me.pieces = view_pieces(&v, a.fbytes);
+        }
+    }
+    /* the first exchange, which a process whose arguments failed takes part in too (saying
+     * so): the others would wait for it otherwise. Out of memory for these few bytes per
+     * process leaves the others waiting, as in every agreement of this file. */
+    cb_scratch_t sc = {calloc(2 * (size_t)n, sizeof(cb_entry_t)),
+                       calloc(8 * (size_t)n, sizeof(size_t)),
+                       calloc(4 * (size_t)n, sizeof(uint64_t))};
+    cb_plan_t pl;
+    int agg = 0;
+    if (sc.all == NULL || sc.lens == NULL || sc.cnt == NULL)
+        cls = fail(why, MPI_ERR_NO_MEM, "out of memory");
+    else if (mf_coll_allgather(c, &me, sizeof(me), sc.all) != MF_OK)
+        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    else
+        agg = cb_decide(sc.all, sc.all + n, n, &pl);
+    if (!ok || cls != MPI_SUCCESS) {
+        /* out of this call: the others go alone */
+    } else if (!agg) {
+        cls = access_bytes(f, &v, 1, p0, &a, bytes_p, why);
+    } else {
+        int err = 0;
+        write_aggregated(f, &v, p0, &a, &pl, &sc, &err);
+        /* everyone returns the class of the first process that failed */
+        int64_t *errs = (int64_t *)sc.cnt, mine = err;
+        if (err < 0 || mf_coll_allgather(c, &mine, sizeof(mine), errs) != MF_OK) {
+            cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        } else {
+            int bad = -1;
+            for (int i = 0; i < n && bad < 0; i++)
+                if (errs[i] != 0)
+                    bad = i;
+            int e = bad >= 0 ? (int)errs[bad] : 0;
+            int ecls = e == ENOMEM ? MPI_ERR_NO_MEM : errno_class(e);
+            if (bad < 0)
+                *bytes_p = a.bytes;
+            else if (err == ENOMEM)
+                cls = fail(why, ecls, "cannot allocate the buffers of the collective write");
+            else if (err != 0)
+                cls = fail(why, ecls, "writing %s failed: %s", f->filename, strerror(err));
+            else
+                cls = fail(why, ecls,
+                           "the collective write to %s failed at process %d of the file's "
+                           "communicator: %s",
+                           f->filename, bad, e == ENOMEM ? "out of memory" : strerror(e));
+        }
+    }
+    free(sc.all);
+    free(sc.lens);
+    free(sc.cnt);
     view_release(&v);
     return cls;
 }

@@ -55,6 +55,9 @@ struct MPI_ABI_File {
     mf_file_view_t view;
     MPI_Offset fp; /* the individual file pointer, in etypes of the view */
     int atomic;    /* MPI_File_set_atomicity */
+    /* the window of the last aggregated collective write, kept for the next one (io.c) */
+    char *cb_buf;
+    size_t cb_cap;
     /* one split collective at a time (MPI-4.1 section 14.4.5): which, and its status */
     const char *split_begun;
     MPI_Status split_status;
@@ -103,6 +106,19 @@ typedef enum {
  * *bytes_p: the bytes moved (a read stops at the end of the file). */
 int mf_file_access(mf_file_t *f, mf_io_where_t where, int write, MPI_Offset offset, void *buf,
                    MPI_Count count, MPI_Datatype dt, MPI_Count *bytes_p, char *why);
+/* Collective: MPI_File_write_all/_at_all(_c) (the blocking forms only: the non-blocking and
+ * split forms must not wait for other processes, so they use mf_file_access). Every process of
+ * the file calls it, also one whose arguments failed the binding's checks (ok 0: it takes part
+ * in the first exchange only, saying it is out, and its return value means nothing). Small
+ * interleaved pieces go through aggregators (two-phase I/O, docs/design/io.md); when a process
+ * is out, the file is in atomic mode, the view converts its data or there is one process,
+ * everyone writes alone as mf_file_access does. All processes that aggregated return the same
+ * class; *bytes_p: this process's bytes. */
+int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offset, const void *buf,
+                      MPI_Count count, MPI_Datatype dt, MPI_Count *bytes_p, char *why);
+/* The hints of collective writes in `info` (for MPI_File_get_info): cb_buffer_size and
+ * cb_nodes as they are used (the defaults, or the values set, bounded). */
+mf_status_t mf_file_hints_used(mf_file_t *f, struct MPI_ABI_Info *info);
 /* Collective: MPI_File_read/write_ordered, the processes' data in rank order at the shared
  * file pointer. */
 int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, MPI_Datatype dt,
