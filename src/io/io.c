@@ -1401,17 +1401,32 @@ typedef struct cb_scratch {
     uint64_t *cnt;   /* (pieces, bytes) to each process, then from each: 4n */
 } cb_scratch_t;
 
-/* Aggregator side of a round: the received pieces laid into the window [ws, we) and each
- * covered run written with one pwrite. An errno. */
+/* What an aggregator has in a round: from each process s, rcnt[2 * s] pieces at
+ * list + pdispls[s] bytes and their data at data + ddispls[s]; its own pieces and data it
+ * takes from where it listed them (`own_list`, `own_data`), not through the alltoallv. */
+typedef struct cb_recv {
+    const uint64_t *rcnt;
+    const char *list, *data;
+    const size_t *pdispls, *ddispls;
+    const uint32_t *own_list;
+    const char *own_data;
+} cb_recv_t;
+
+/* Aggregator side of a round: the pieces laid into the window [ws, we) and each covered run
+ * written with one pwrite. An errno. */
 static int cb_place(mf_file_t *f, char *win, uint64_t *bits, MPI_Offset ws, MPI_Offset we,
-                    const uint64_t *rcnt, int n, const uint32_t *pieces, const char *data)
+                    const cb_recv_t *in)
 {
     size_t span = (size_t)(we - ws);
     memset(bits, 0, (span + 63) / 64 * sizeof(uint64_t));
     /* in rank order: where processes overlap (erroneous in MPI's non-atomic mode, MPI-4.1
      * section 14.6.1) the higher rank's bytes stay; no other byte is touched */
-    for (int s = 0; s < n; s++) {
-        for (uint64_t k = 0; k < rcnt[2 * s]; k++, pieces += 2) {
+    for (int s = 0; s < f->comm->size; s++) {
+        int self = s == f->comm->rank;
+        const uint32_t *pieces =
+            self ? in->own_list : (const uint32_t *)(const void *)(in->list + in->pdispls[s]);
+        const char *data = self ? in->own_data : in->data + in->ddispls[s];
+        for (uint64_t k = 0; k < in->rcnt[2 * s]; k++, pieces += 2) {
             MF_ASSERT((size_t)pieces[0] + pieces[1] <= span);
             memcpy(win + pieces[0], data, pieces[1]);
             bits_set(bits, pieces[0], (size_t)pieces[0] + pieces[1]);
@@ -1534,7 +1549,19 @@ static void write_aggregated(mf_file_t *f, const mf_file_view_t *v, MPI_Offset p
         }
         coll = mf_coll_alltoall(c, scnt, 2 * sizeof(uint64_t), rcnt) == MF_OK;
         uint64_t rpieces = 0, rbytes = 0;
+        /* this process's own pieces stay here: no copy through the alltoallv */
+        int me = c->rank;
+        uint64_t own = coll ? rcnt[2 * me] : 0;
+        const uint32_t *own_list =
+            slist != NULL ? slist + pl_lens[n + me] / sizeof(uint32_t) : NULL;
+        const char *own_data = stream + d_lens[n + me];
+        pl_lens[me] = d_lens[me] = 0;
         for (int s = 0; s < n && coll; s++) {
+            if (s == me) {
+                pl_lens[2 * n + s] = d_lens[2 * n + s] = 0;
+                pl_lens[3 * n + s] = d_lens[3 * n + s] = 0;
+                continue;
+            }
             pl_lens[2 * n + s] = (size_t)rcnt[2 * s] * 2 * sizeof(uint32_t);
             pl_lens[3 * n + s] = (size_t)rpieces * 2 * sizeof(uint32_t);
             d_lens[2 * n + s] = (size_t)rcnt[2 * s + 1];
@@ -1557,10 +1584,13 @@ static void write_aggregated(mf_file_t *f, const mf_file_view_t *v, MPI_Offset p
                                      pl_lens + 3 * n) == MF_OK &&
                    mf_coll_alltoallv(c, stream, d_lens, d_lens + n, rdata != NULL ? rdata : &none,
                                      d_lens + 2 * n, d_lens + 3 * n) == MF_OK;
-        if (coll && ok == UINT64_MAX && rpieces > 0 && werr == 0) {
+        if (coll && ok == UINT64_MAX && rpieces + own > 0 && werr == 0) {
             MPI_Offset ws = 0, we = 0;
             cb_window(pl, mine, r, &ws, &we);
-            werr = cb_place(f, win, bits, ws, we, rcnt, n, rlist, rdata);
+            cb_recv_t in = {
+                rcnt,    (const char *)rlist, rdata, pl_lens + 3 * n, d_lens + 3 * n, own_list,
+                own_data};
+            werr = cb_place(f, win, bits, ws, we, &in);
         }
         free(slist);
         free(rlist);
