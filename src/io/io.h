@@ -55,7 +55,7 @@ struct MPI_ABI_File {
     mf_file_view_t view;
     MPI_Offset fp; /* the individual file pointer, in etypes of the view */
     int atomic;    /* MPI_File_set_atomicity */
-    /* the window of the last aggregated collective write, kept for the next one (io.c) */
+    /* the receive buffer of the last aggregated collective write, kept for the next (io.c) */
     char *cb_buf;
     size_t cb_cap;
     /* one split collective at a time (MPI-4.1 section 14.4.5): which, and its status */

@@ -15,8 +15,9 @@
  * used when none is set, 16 MiB and every process, and cb_nodes: MPICH 5.0.2 says 1, its
  * number of hosts).
  * Then:
- * - all ranks write the same blocks (overlapping writes, MPI-4.1 section 14.6.1: the result is
- *   undefined): every byte is one rank's, the holes keep the old pattern;
+ * - all ranks write the same blocks, or blocks 3 bytes apart (overlapping writes, MPI-4.1
+ *   section 14.6.1: the result is undefined): every byte is one of the ranks' that wrote there,
+ *   the others keep the old pattern;
  * - one rank passes count -1: it gets MPI_ERR_COUNT and the others' data is written (Manifold
  *   only: with MPICH 5.0.2 the others wait for that rank forever, the job times out);
  * - a read-only file: MPI_ERR_ACCESS (or MPI_ERR_READ_ONLY) on every rank, no hang;
@@ -254,43 +255,53 @@ static void run_case(const wcase_t *c)
     free(writers);
 }
 
-/* every rank writes the same blocks */
-static void overlapping(const char *cb)
+/* every rank writes the blocks of one view, `shift` bytes after the previous rank's: the same
+ * blocks (shift 0) or partly the same */
+static void overlapping(const char *cb, int shift)
 {
     wcase_t c = {.block = 7, .nblk = 500, .gap = 1, .call = W_AT_ALL, .idle = -1, .cb = cb};
-    long len = HDR + (long)(c.nblk + 1) * (1 + c.gap) * c.block + 50;
+    long tile = (1 + c.gap) * c.block, len = HDR + (long)(c.nblk + 1) * tile + 50 + nprocs * shift;
     MPI_File fh;
     if (!open_filled(&c, len, MPI_MODE_CREATE | MPI_MODE_RDWR, &fh))
         return;
-    set_view(fh, c.block, 1 + c.gap, 0); /* one rank's view, for everyone */
+    MPI_Datatype blk, ft;
+    MPI_Type_contiguous(c.block, MPI_BYTE, &blk);
+    MPI_Type_create_resized(blk, 0, tile, &ft);
+    MPI_Type_commit(&ft);
+    CHECK_OK(MPI_File_set_view(fh, HDR + (MPI_Offset)rank * shift, MPI_BYTE, ft, "native",
+                               MPI_INFO_NULL));
+    MPI_Type_free(&blk);
+    MPI_Type_free(&ft);
     MPI_Status st;
     CHECK_OK(write_blocks(fh, &c, (long)c.nblk * c.block, 0, &st));
     CHECK_OK(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
-        unsigned char *got = mtest_calloc((size_t)len, 1);
-        int fd = open(name, O_RDONLY);
-        ssize_t n = fd >= 0 ? pread(fd, got, (size_t)len, 0) : -1;
-        if (fd >= 0)
-            close(fd);
-        long bad = 0, tile = (1 + c.gap) * c.block;
-        MTEST_CHECK(n == len, "overlapping: the file holds %zd bytes, expected %ld", n, len);
-        for (long off = 0; off < len && n == len; off++) {
-            long rel = off - HDR, t = rel / tile, i = (t - 1) * c.block + rel % c.block;
-            int ok = 0;
+    if (rank != 0)
+        return;
+    unsigned char *got = mtest_calloc((size_t)len, 1);
+    int fd = open(name, O_RDONLY);
+    ssize_t n = fd >= 0 ? pread(fd, got, (size_t)len, 0) : -1;
+    if (fd >= 0)
+        close(fd);
+    long bad = 0;
+    MTEST_CHECK(n == len, "overlapping: the file holds %zd bytes, expected %ld", n, len);
+    for (long off = 0; off < len && n == len; off++) {
+        int covered = 0, ok = 0; /* some rank's byte where a rank wrote, else the old one */
+        for (int r = 0; r < nprocs; r++) {
+            long rel = off - HDR - (long)r * shift, t = rel / tile;
             if (rel >= 0 && rel % tile < c.block && t >= 1 && t <= c.nblk) {
-                for (int r = 0; r < nprocs; r++)
-                    ok |= got[off] == new_byte(r, i);
-            } else {
-                ok = got[off] == old_byte(off);
+                covered = 1;
+                ok |= got[off] == new_byte(r, (t - 1) * c.block + rel % c.block);
             }
-            if (!ok && bad++ < 3)
-                MTEST_CHECK(0, "overlapping (cb %s): byte %ld is %#x", cb ? cb : "-", off,
-                            got[off]);
         }
-        MTEST_CHECK(bad == 0, "overlapping: %ld bytes wrong", bad);
-        free(got);
+        if (!covered)
+            ok = got[off] == old_byte(off);
+        if (!ok && bad++ < 3)
+            MTEST_CHECK(0, "overlapping (cb %s, shift %d): byte %ld is %#x", cb ? cb : "-", shift,
+                        off, got[off]);
     }
+    MTEST_CHECK(bad == 0, "overlapping (shift %d): %ld bytes wrong", shift, bad);
+    free(got);
 }
 
 /* the last rank passes count -1: MPI_ERR_COUNT there, the others' data written */
@@ -394,8 +405,9 @@ int main(int argc, char **argv)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         run_case(&cases[i]);
-    overlapping(NULL);
-    overlapping("true");
+    overlapping(NULL, 0);
+    overlapping("true", 0);
+    overlapping("true", 3);
     if (mtest_is_manifold())
         bad_count();
     read_only();
