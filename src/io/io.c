@@ -1150,6 +1150,10 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
  * interleaved blocks of 16-32 KiB went 2-2.7x faster through aggregators at 1 MiB per rank,
  * blocks of 64 KiB as fast either way and of 128 KiB faster alone (docs/design/io.md). */
 #define CB_PIECE_MAX (64 << 10)
+/* ... and when the processes have this many pieces each: aggregating costs five collectives,
+ * which a few pwrite calls beat (2 ranks, 4 blocks of 4 KiB each: 1129 MB/s alone, 904
+ * through an aggregator; 16 blocks: 1360 alone, 1494 aggregated). */
+#define CB_PIECES_MIN 8
 
 enum {
     CB_TAKES_PART = 1, /* the arguments passed the checks */
@@ -1257,7 +1261,8 @@ static int cb_decide(const cb_entry_t *all, cb_entry_t *sorted, int n, cb_plan_t
     if (!force) {
         /* it pays when the processes' ranges interleave (else each writes its own range as
          * well alone) and the pieces are small (large ones are written as fast alone) */
-        if (writers < 2 || (double)bytes / pieces >= CB_PIECE_MAX)
+        if (writers < 2 || (double)bytes / pieces >= CB_PIECE_MAX ||
+            pieces / writers < CB_PIECES_MIN)
             return 0;
         int k = 0;
         for (int i = 0; i < n; i++)

@@ -397,7 +397,7 @@ int main(int argc, char **argv)
         {4096, 40, 0, W_ALL_C, 1, -1, NULL, NULL, NULL},
         {100 * 1024, 5, 1, W_AT_ALL_C, 0, -1, NULL, NULL, NULL},
         {7, 600, 2, W_ALL, 1, last, "true", "4096", NULL},
-        {100 * 1024, 3, 0, W_AT_ALL, 0, -1, NULL, "4096", NULL},
+        {100 * 1024, 3, 0, W_AT_ALL, 0, -1, "true", "4096", NULL},
         {4096, 40, 1, W_ALL, 0, -1, "false", NULL, NULL},
         {4096, 33, 0, W_AT_ALL_C, 1, 0, "true", NULL, "1"},
         {1, 2000, 1, W_ALL_C, 0, -1, "true", "4096", "2"},
