@@ -1137,19 +1137,22 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
 
 /* MPI_File_write_all/_at_all (blocking only) of small interleaved pieces go through aggregators
  * (ROMIO's two-phase scheme): the global range of the call is split into one contiguous domain
- * per aggregator, and in rounds of at most cb_buffer_size bytes per domain every process sends
- * each aggregator the pieces falling in its window and their bytes; the aggregator lays them
- * into its window and writes each covered run with one pwrite. Only bytes some process wrote
- * are written: holes keep what the file had, with no read-modify-write. */
+ * per aggregator, and in rounds of a window of at most cb_buffer_size bytes per domain every
+ * process sends each aggregator the (offset, length) pieces falling in its window, then their
+ * bytes (straight from its packed stream); the aggregator merges them in file order and writes
+ * each contiguous run with one pwritev. Only bytes some process wrote are written: holes keep
+ * what the file had, with no read-modify-write. The non-blocking and split forms never come
+ * here: they complete inside their call, which must not wait for other processes. */
 
 #define CB_BUFFER_DEFAULT (16 << 20) /* the window per aggregator and round, as ROMIO's default */
 #define CB_BUFFER_MAX     (1 << 30)  /* window offsets and lengths travel as 32-bit values */
 /* Domains start at multiples of this, so aggregators' writes start page and block aligned. */
 #define CB_ALIGN (64 << 10)
-/* Aggregation pays when the pieces are smaller than this on average: two ranks writing
- * interleaved blocks of 16-32 KiB went 2-2.7x faster through aggregators at 1 MiB per rank,
- * blocks of 64 KiB as fast either way and of 128 KiB faster alone (docs/design/io.md). */
-#define CB_PIECE_MAX (64 << 10)
+/* Aggregation pays when the pieces are smaller than this on average. Two ranks writing
+ * interleaved blocks at 1 MiB per rank, aggregated against alone: 4 KiB blocks 4.5x, 16 KiB
+ * 2.0x, 32 KiB 1.5x, 64 KiB 1.27x, 128 KiB 1.13x but 0.65x at 256 KiB and 0.85x at 4 MiB per
+ * rank (docs/design/io.md). */
+#define CB_PIECE_MAX (128 << 10)
 /* ... and when the processes have this many pieces each: aggregating costs five collectives,
  * which a few pwrite calls beat (2 ranks, 4 blocks of 4 KiB each: 1129 MB/s alone, 904
  * through an aggregator; 16 blocks: 1360 alone, 1494 aggregated). */

@@ -3,11 +3,12 @@
  * MPI-IO (MPI-4.1 chapter 14) over POSIX files: every process opens the file itself and moves
  * its own data with pread/pwrite, through the file view (a displacement and a filetype tiled
  * from it) mapped to file offsets here. Collective calls agree on their arguments and results
- * over a private duplicate of the communicator; the data access calls of the collective forms
- * move each process's data independently (no aggregation). The shared file pointer is a counter
- * in shared memory when every process is on one node, else a small file beside the data file
- * updated under an fcntl lock; either way no process has to make progress for another's
- * access. See docs/design/io.md.
+ * over a private duplicate of the communicator. The blocking collective writes (write_all,
+ * write_at_all) of small interleaved pieces go through aggregators, each writing one domain of
+ * the file in large runs (two-phase I/O); the other collective data calls move each process's
+ * data independently. The shared file pointer is a counter in shared memory when every
+ * process is on one node, else a small file beside the data file updated under an fcntl lock;
+ * either way no process has to make progress for another's access. See docs/design/io.md.
  *
  * The functions here return an MPI error class (MPI_SUCCESS when none) and, on error, a reason
  * in `why` (MF_IO_WHY_LEN bytes) for the binding's message.
