@@ -75,7 +75,7 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
     if (d != NULL) {
         *p = (mf_dtype_props_t){d->size,   d->psize,   d->nelems,  d->lb,
                                 d->extent, d->true_lb, d->true_ub, atomic_load(&d->committed),
-                                1};
+                                1,         d->markers};
         return MF_OK;
     }
     const mf_dtype_info_t *info = mf_dtype_predefined(dt);
@@ -88,8 +88,8 @@ mf_status_t mf_dtype_props(MPI_Datatype dt, mf_dtype_props_t *p)
         leaf_layout(dt, c);
         true_ub = c[1].off + c[1].nsize;
     }
-    *p =
-        (mf_dtype_props_t){info->size, info->size, info->nbasic, 0, info->extent, 0, true_ub, 1, 0};
+    *p = (mf_dtype_props_t){info->size, info->size, info->nbasic, 0, info->extent, 0, true_ub, 1,
+                            0,          0};
     return MF_OK;
 }
 
@@ -268,6 +268,8 @@ typedef struct bounds {
     int any;
     int overflow; /* a bound does not fit an MPI_Aint */
     MPI_Aint lb, ub;
+    int many; /* mlb/mub hold the bounds of children with explicit markers */
+    MPI_Aint mlb, mub;
     int tany; /* tlb/tub hold data: children without any (only bounds) leave them */
     MPI_Aint tlb, tub;
 } bounds_t;
@@ -293,7 +295,7 @@ static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_
 {
     /* An empty child adds nothing, unless it carries bounds of its own (resized): those
      * markers count, its data-less true bounds do not (below). */
-    if (b <= 0 || (cp->size == 0 && cp->extent == 0))
+    if (b <= 0 || (cp->size == 0 && cp->extent == 0 && !cp->markers))
         return;
     MPI_Aint span;
     int ovf = __builtin_mul_overflow((MPI_Aint)(b - 1), cp->extent, &span);
@@ -302,6 +304,11 @@ static void bounds_add(bounds_t *bd, MPI_Aint disp, MPI_Count b, const mf_dtype_
              ub = add3(add3(disp, cp->lb, cp->extent, &ovf), hi, 0, &ovf);
     MPI_Aint tlb = add3(disp, cp->true_lb, lo, &ovf), tub = add3(disp, cp->true_ub, hi, &ovf);
     bd->overflow |= ovf;
+    if (cp->markers) {
+        bd->mlb = !bd->many || lb < bd->mlb ? lb : bd->mlb;
+        bd->mub = !bd->many || ub > bd->mub ? ub : bd->mub;
+        bd->many = 1;
+    }
     bd->lb = !bd->any || lb < bd->lb ? lb : bd->lb;
     bd->ub = !bd->any || ub > bd->ub ? ub : bd->ub;
     bd->any = 1;
@@ -318,13 +325,18 @@ static mf_status_t bounds_set(mf_dtype_t *d, const bounds_t *bd)
     MPI_Aint true_extent;
     if (!bd->any)
         return MF_OK; /* an empty type: everything 0 */
-    if (bd->overflow || __builtin_sub_overflow(bd->ub, bd->lb, &d->extent) ||
+    /* Markers win (MPI-5.0 5.1.7): when a child carries explicit bounds, the lb is the lowest
+     * lb marker and the ub the highest ub marker, whatever elements of other children lie
+     * beyond them, and no epsilon is added. (MPICH 5.0.2 takes the elements too.) */
+    MPI_Aint lb = bd->many ? bd->mlb : bd->lb, ub = bd->many ? bd->mub : bd->ub;
+    d->markers = bd->many;
+    if (bd->overflow || __builtin_sub_overflow(ub, lb, &d->extent) ||
         (bd->tany && __builtin_sub_overflow(bd->tub, bd->tlb, &true_extent)))
         return MF_ERR_OVERFLOW;
-    d->lb = bd->lb;
+    d->lb = lb;
     d->true_lb = bd->tany ? bd->tlb : 0;
     d->true_ub = bd->tany ? bd->tub : 0;
-    if (d->combiner == MPI_COMBINER_STRUCT) {
+    if (d->combiner == MPI_COMBINER_STRUCT && !bd->many) {
         /* The standard's epsilon: a struct's extent is rounded up to the alignment of its most
          * strictly aligned member, so that arrays of it keep members aligned (MPI-5.0 5.1.6). */
         int a = type_align(d);
@@ -432,6 +444,7 @@ mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint ex
     d->nelems = cp.nelems;
     d->lb = lb;
     d->extent = extent;
+    d->markers = combiner == MPI_COMBINER_DUP ? cp.markers : 1; /* a dup is its child */
     d->true_lb = cp.true_lb;
     d->true_ub = cp.true_ub;
     MPI_Aint ub;

@@ -79,9 +79,11 @@ struct MPI_ABI_Datatype {
     int combiner;         /* MPI_COMBINER_* of the constructor called */
     int large;            /* made by a _c constructor: contents are in counts */
     /* the layout */
-    int node;  /* mf_dt_node_t */
-    int depth; /* 1 + the deepest child's (a predefined type's is 0); see MF_DTYPE_DEPTH_MAX */
-    int align; /* the most strict alignment of a non-empty entry in the type map (1: none) */
+    int node;    /* mf_dt_node_t */
+    int depth;   /* 1 + the deepest child's (a predefined type's is 0); see MF_DTYPE_DEPTH_MAX */
+    int align;   /* the most strict alignment of a non-empty entry in the type map (1: none) */
+    int markers; /* the bounds are explicit lb/ub markers (resized, subarray, darray, or a type
+                  * of such children): they decide a parent's bounds (MPI-5.0 5.1.7) */
     MPI_Count nblocks;
     MPI_Count blocklen;     /* vector */
     MPI_Aint stride;        /* vector, in bytes */
@@ -166,6 +168,7 @@ typedef struct mf_dtype_props {
     MPI_Aint lb, extent, true_lb, true_ub;
     int committed;
     int derived;
+    int markers; /* lb and extent come from explicit markers (see markers above) */
 } mf_dtype_props_t;
 
 /* A live derived datatype, or NULL (predefined, freed, foreign). */

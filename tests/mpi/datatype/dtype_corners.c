@@ -18,6 +18,9 @@
  * - MPI_Type_create_subarray/darray kept per-dimension arrays on the stack (a stack overflow
  *   at 400000 dimensions of size 1), and darray multiplied the process grid past overflow;
  * - MPI_Pack_external_size walked every block of a vector (seconds for 2^30 blocks);
+ * - a struct with a member that carries explicit bounds (resized, subarray) took its other
+ *   members' elements into its bounds and added the epsilon; the markers decide alone
+ *   (MPI-5.0 5.1.7; found by dtype_random, checked on Manifold only: MPICH 5.0.2 differs);
  * - MPI_Get_count, _c and MPI_Get_elements refused a derived type that was not committed
  *   (commit is needed to communicate, not to ask a status; MPICH 5.0.2 refuses it in
  *   MPI_Get_elements, which is checked on Manifold only).
@@ -90,10 +93,57 @@ static void empty_children(void)
     MPI_Aint disp[2] = {0, 100};
     MPI_Datatype types[2] = {MPI_INT, r};
     MPI_Type_create_struct(2, bl, disp, types, &t);
-    check_extents(t, 0, 184, 0, 4, "struct {int, 3 x empty resized to 28}");
+    /* the markers decide the bounds (see marker_bounds) */
+    check_extents(t, 100, 84, 0, 4, "struct {int, 3 x empty resized to 28}");
     MPI_Type_free(&t);
     MPI_Type_free(&r);
     MPI_Type_free(&empty);
+}
+
+/* MPI-5.0 5.1.7: lb is the lowest lb marker when the type map has one, ub the highest ub
+ * marker, and the epsilon only applies without ub markers. MPICH 5.0.2 ignores markers in a
+ * struct, so these run on Manifold only. */
+static void marker_bounds(void)
+{
+    MPI_Datatype r, t, sub, s2, d;
+    int bl[2] = {1, 1};
+    MPI_Aint disp[2] = {0, 8};
+    if (!mtest_is_manifold())
+        return;
+    /* {int at 0, char resized to [0, 1) at 8}: bounds [8, 9), the int outside them */
+    MPI_Type_create_resized(MPI_CHAR, 0, 1, &r);
+    MPI_Datatype types[2] = {MPI_INT, r};
+    MPI_Type_create_struct(2, bl, disp, types, &t);
+    check_extents(t, 8, 1, 0, 9, "struct {int, char resized to 1}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&r);
+    /* {double resized to 12}: no epsilon */
+    MPI_Type_create_resized(MPI_DOUBLE, 0, 12, &r);
+    MPI_Type_create_struct(1, bl, disp, &r, &t);
+    check_extents(t, 0, 12, 0, 8, "struct {double resized to 12}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&r);
+    /* {ints 1..2 of a subarray of 4 at 0, int at 20}: the subarray's [0, 16) */
+    int size = 4, subsize = 2, start = 1;
+    MPI_Type_create_subarray(1, &size, &subsize, &start, MPI_ORDER_C, MPI_INT, &sub);
+    MPI_Datatype types2[2] = {sub, MPI_INT};
+    disp[1] = 20;
+    MPI_Type_create_struct(2, bl, disp, types2, &t);
+    check_extents(t, 0, 16, 4, 20, "struct {subarray, int at 20}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&sub);
+    /* a dup carries no markers: {dup of {double, char}, char at 16} is padded to 24 */
+    MPI_Datatype types3[2] = {MPI_DOUBLE, MPI_CHAR};
+    disp[1] = 8;
+    MPI_Type_create_struct(2, bl, disp, types3, &s2);
+    MPI_Type_dup(s2, &d);
+    MPI_Datatype types4[2] = {d, MPI_CHAR};
+    disp[1] = 16;
+    MPI_Type_create_struct(2, bl, disp, types4, &t);
+    check_extents(t, 0, 24, 0, 17, "struct {dup of struct, char}");
+    MPI_Type_free(&t);
+    MPI_Type_free(&d);
+    MPI_Type_free(&s2);
 }
 
 static void overflows(void)
@@ -243,6 +293,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     struct_corners();
     empty_children();
+    marker_bounds();
     overflows();
     big_descriptions();
     names_and_kinds();
