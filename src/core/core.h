@@ -478,6 +478,11 @@ mf_status_t mf_comm_intercomm_from_groups(const struct MPI_ABI_Group *local, int
 /* A private copy of the intracommunicator comm (same group and order; no hints, topology,
  * attributes): the local half of an intercommunicator. Collective over comm. */
 mf_status_t mf_comm_dup_private(mf_comm_t *comm, mf_comm_t **lc_p);
+/* A duplicate of an intracommunicator for the library's own traffic beside it (a file's
+ * collectives): a new context id agreed over the parent, on the parent's VCI, with nothing else
+ * of the parent's (no hints, info or topology). A VCI of its own would cost a worker, an address
+ * exchange and cold shared-memory queues on its first calls, for little traffic. */
+mf_status_t mf_comm_dup_internal(mf_comm_t *parent, mf_comm_t **comm_p);
 /* The end of an intercommunicator constructor whose groups already know each other
  * (remote_ranks, in this process's numbering): agree on a context id over `lc` (owned from now
  * on, also on failure) and the leaders' link, then build. On the leader, `view` and `remote`

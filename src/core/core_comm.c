@@ -410,8 +410,8 @@ static mf_status_t vci_exchange(mf_comm_t *over, int tag, uint64_t vcis)
 }
 
 /* Agree on a context id free on every member of `over` (the parent itself, or a view of a group
- * of its members) and on a VCI for it (reserved here; *vci_p). `seed` must be the same on all
- * of them: it picks where the search starts. */
+ * of its members) and on a VCI for it (reserved here; *vci_p; none when vci_p is NULL). `seed`
+ * must be the same on all of them: it picks where the search starts. */
 static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *id_p, int *vci_p)
 {
     enum { VCI_FREE = CTX_WORDS, VCI_READY, AGREE_WORDS };
@@ -437,6 +437,10 @@ static mf_status_t ctx_agree(mf_comm_t *over, int tag, unsigned seed, unsigned *
         }
         uint64_t reserved = ctx_reserve(&id, 1), all = reserved;
         status = mf_coll_allreduce_band_tag(over, tag, &all, 1);
+        if (status == MF_OK && all && vci_p == NULL) {
+            *id_p = (unsigned)id;
+            return MF_OK;
+        }
         if (status == MF_OK && all) {
             /* A VCI free on every member, preferring one that is already connected; when the
              * pool is exhausted, the shared VCI 0. (Another thread may take the same VCI
@@ -509,6 +513,31 @@ mf_status_t mf_comm_create_from(mf_comm_t *parent, int new_size, int my_new_rank
         return MF_OK;
     }
     return comm_build(parent, id, vci, new_size, my_new_rank, world_ranks, comm_p);
+}
+
+mf_status_t mf_comm_dup_internal(mf_comm_t *parent, mf_comm_t **comm_p)
+{
+    unsigned id;
+    unsigned seed = parent->context_id * 2654435761u + parent->create_seq * 40503u;
+    mf_status_t status = ctx_agree(parent, CTX_AGREE_TAG, seed, &id, NULL);
+    parent->create_seq++;
+    if (status != MF_OK)
+        return status;
+    int vci = mf_vci_index(parent->vci);
+    pthread_mutex_lock(&comms.lock);
+    comms.vci_users[vci]++;
+    pthread_mutex_unlock(&comms.lock);
+    int *ranks = mf_malloc(sizeof(int) * (size_t)parent->size, "communicator ranks");
+    if (ranks == NULL) {
+        ctx_release(id);
+        vci_release(vci);
+        return MF_ERR_NO_MEMORY;
+    }
+    for (int i = 0; i < parent->size; i++)
+        ranks[i] = mf_comm_world_rank(parent, i);
+    status = comm_build(parent, id, vci, parent->size, parent->rank, ranks, comm_p);
+    free(ranks);
+    return status;
 }
 
 /* `view_ctx`: the context index of the view the agreement runs on (see below). */

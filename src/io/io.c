@@ -542,7 +542,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
                                .datarep = "native"};
     const char *path = strip_prefix(filename);
     f->filename = strdup(filename);
-    if (mf_comm_dup(comm, &f->comm) != MF_OK) {
+    if (mf_comm_dup_internal(comm, &f->comm) != MF_OK) {
         f->comm = NULL;
         file_release(f);
         return fail(why, MPI_ERR_OTHER, "cannot make the file's communicator");
