@@ -454,6 +454,10 @@ mf_status_t mf_comm_create_from_stringtag(const struct MPI_ABI_Group *group, con
 /* Collective: processes on the same node (split_type MPI_COMM_TYPE_SHARED); `shared` 0 makes
  * this process take part without joining a communicator (it gets NULL). */
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p);
+/* The node of this process as mf_comm_split_shared colours it on the intracommunicator `comm`
+ * (the same value on every process of a node). Collective when the launcher gives no node list
+ * or comm spans jobs (an allgather of host names), local otherwise. */
+mf_status_t mf_comm_node_color(mf_comm_t *comm, int *color_p);
 /* Collective over parent: MPI_COMM_TYPE_HW_GUIDED with hwloc resource name `resource`, or
  * MPI_COMM_TYPE_HW_UNGUIDED when resource is NULL (core_hwtopo.c). *comm_p NULL: no group. */
 mf_status_t mf_comm_split_hw(mf_comm_t *parent, const char *resource, int key, mf_comm_t **comm_p);

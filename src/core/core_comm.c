@@ -1157,6 +1157,11 @@ static mf_status_t host_color(mf_comm_t *parent, int *color_p)
     return status;
 }
 
+mf_status_t mf_comm_node_color(mf_comm_t *comm, int *color_p)
+{
+    return node_color(comm, color_p);
+}
+
 mf_status_t mf_comm_split_shared(mf_comm_t *parent, int shared, int key, mf_comm_t **comm_p)
 {
     /* On an intercommunicator the split pairs each node's processes of one group with those

@@ -336,11 +336,12 @@ static mf_file_view_t view_snapshot(mf_file_t *f)
  * and write), starting at shared_initial. Any failure leaves everyone with the file. */
 static void shared_in_memory(mf_file_t *f)
 {
-    mf_comm_t *c = f->comm, *node = NULL;
-    int local =
-        mf_comm_split_shared(c, 1, 0, &node) == MF_OK && node != NULL && node->size == c->size;
-    if (node != NULL)
-        mf_comm_free(node);
+    /* one node: every process has the colour MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) gives
+     * (asked without making that communicator, whose VCI would cost an address exchange) */
+    mf_comm_t *c = f->comm;
+    int color = 0, all_ok = 0, same = 0;
+    int ok = mf_comm_node_color(c, &color) == MF_OK;
+    int local = agree(c, ok, color, &all_ok, &same) && all_ok && same;
     char name[64] = "";
     if (c->rank == 0 && local) {
         static atomic_uint seq;
