@@ -665,21 +665,29 @@ static int split_end(const char *func, MPI_File fh, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
+/* The arguments every form has; each form adds its own. */
+static io_call_t io_args(const char *func, MPI_File fh, mf_io_where_t where, int write,
+                         MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
+                         io_form_t form)
+{
+    return (io_call_t){.func = func,
+                       .fh = fh,
+                       .where = where,
+                       .write = write,
+                       .offset = offset,
+                       .buf = (void *)(uintptr_t)buf,
+                       .count = count,
+                       .datatype = dt,
+                       .form = form};
+}
+
 /* The forms, each for read (write 0) and write. */
 static int io_blocking(const char *func, MPI_File fh, mf_io_where_t where, int write,
                        MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                        MPI_Status *status)
 {
-    io_call_t a = {.func = func,
-                   .fh = fh,
-                   .where = where,
-                   .write = write,
-                   .offset = offset,
-                   .buf = (void *)(uintptr_t)buf,
-                   .count = count,
-                   .datatype = dt,
-                   .form = IO_BLOCKING,
-                   .status = status};
+    io_call_t a = io_args(func, fh, where, write, offset, buf, count, dt, IO_BLOCKING);
+    a.status = status;
     return file_io(&a);
 }
 
@@ -687,17 +695,9 @@ static int io_blocking(const char *func, MPI_File fh, mf_io_where_t where, int w
 static int io_write_all(const char *func, MPI_File fh, mf_io_where_t where, MPI_Offset offset,
                         const void *buf, MPI_Count count, MPI_Datatype dt, MPI_Status *status)
 {
-    io_call_t a = {.func = func,
-                   .fh = fh,
-                   .where = where,
-                   .collective = 1,
-                   .write = 1,
-                   .offset = offset,
-                   .buf = (void *)(uintptr_t)buf,
-                   .count = count,
-                   .datatype = dt,
-                   .form = IO_BLOCKING,
-                   .status = status};
+    io_call_t a = io_args(func, fh, where, 1, offset, buf, count, dt, IO_BLOCKING);
+    a.collective = 1;
+    a.status = status;
     return file_io(&a);
 }
 
@@ -705,49 +705,27 @@ static int io_nonblocking(const char *func, MPI_File fh, mf_io_where_t where, in
                           MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt,
                           MPI_Request *request)
 {
-    io_call_t a = {.func = func,
-                   .fh = fh,
-                   .where = where,
-                   .write = write,
-                   .offset = offset,
-                   .buf = (void *)(uintptr_t)buf,
-                   .count = count,
-                   .datatype = dt,
-                   .form = IO_NONBLOCKING,
-                   .request = request};
+    io_call_t a = io_args(func, fh, where, write, offset, buf, count, dt, IO_NONBLOCKING);
+    a.request = request;
     return file_io(&a);
 }
 
 static int io_begin(const char *func, const char *end, MPI_File fh, mf_io_where_t where, int write,
                     MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype dt)
 {
-    io_call_t a = {.func = func,
-                   .fh = fh,
-                   .where = where,
-                   .write = write,
-                   .offset = offset,
-                   .buf = (void *)(uintptr_t)buf,
-                   .count = count,
-                   .datatype = dt,
-                   .form = IO_BEGIN,
-                   .end = end};
+    io_call_t a = io_args(func, fh, where, write, offset, buf, count, dt, IO_BEGIN);
+    a.end = end;
     return file_io(&a);
 }
 
 static int io_ordered(const char *func, const char *end, MPI_File fh, int write, const void *buf,
                       MPI_Count count, MPI_Datatype dt, MPI_Status *status)
 {
-    io_call_t a = {.func = func,
-                   .fh = fh,
-                   .where = MF_IO_SHARED,
-                   .ordered = 1,
-                   .write = write,
-                   .buf = (void *)(uintptr_t)buf,
-                   .count = count,
-                   .datatype = dt,
-                   .form = end != NULL ? IO_BEGIN : IO_BLOCKING,
-                   .status = status,
-                   .end = end};
+    io_call_t a = io_args(func, fh, MF_IO_SHARED, write, 0, buf, count, dt,
+                          end != NULL ? IO_BEGIN : IO_BLOCKING);
+    a.ordered = 1;
+    a.status = status;
+    a.end = end;
     return file_io(&a);
 }
 
