@@ -39,8 +39,7 @@ static mf_recycler_t file_objects = MF_RECYCLER_INIT;
  * buffer stays in the caches and in the datatype engine's cache of temporaries). */
 #define CONVERT_CHUNK (256 << 10)
 
-static int fail(char *why, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, int cls, const char *fmt, ...)
+int mf_io_fail(char *why, int cls, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -99,7 +98,7 @@ static int agree(mf_comm_t *c, int ok, int64_t value, int *all_ok_p, int *same_p
 /* After an agreement found a problem elsewhere: the class every process returns. */
 static int fail_elsewhere(char *why, const char *what)
 {
-    return fail(why, MPI_ERR_OTHER, "another process of the file's communicator %s", what);
+    return mf_io_fail(why, MPI_ERR_OTHER, "another process of the file's communicator %s", what);
 }
 
 static int pwrite_all(int fd, const char *buf, size_t len, MPI_Offset off)
@@ -284,26 +283,28 @@ static int view_monotone(const mf_file_view_t *v, int write, char *why)
     for (MPI_Count i = 0; i < view_nruns(v); i++) {
         mf_dtype_run_t r = view_run(v, i);
         if (r.stride < (write ? r.len : 0) && r.n > 1)
-            return fail(why, MPI_ERR_TYPE, "argument filetype has %s blocks",
-                        write ? "overlapping" : "decreasing");
+            return mf_io_fail(why, MPI_ERR_TYPE, "argument filetype has %s blocks",
+                              write ? "overlapping" : "decreasing");
         MPI_Offset off = r.off, last = r.off + (r.n - 1) * r.stride;
         if (first < 0) {
             first = off;
             if (off < 0)
-                return fail(why, MPI_ERR_TYPE,
-                            "argument filetype has a negative displacement (%lld)", (long long)off);
+                return mf_io_fail(why, MPI_ERR_TYPE,
+                                  "argument filetype has a negative displacement (%lld)",
+                                  (long long)off);
         } else if (off < prev_off || (write && off < prev_end)) {
-            return fail(why, MPI_ERR_TYPE, "argument filetype's displacements %s at byte %lld",
-                        off < prev_off ? "decrease" : "overlap", (long long)off);
+            return mf_io_fail(why, MPI_ERR_TYPE,
+                              "argument filetype's displacements %s at byte %lld",
+                              off < prev_off ? "decrease" : "overlap", (long long)off);
         }
         prev_off = last;
         prev_end = last + r.len;
     }
     if (first >= 0 && (v->fextent + first < prev_off || (write && v->fextent + first < prev_end)))
-        return fail(why, MPI_ERR_TYPE,
-                    "argument filetype's extent (%lld bytes) is too small for its data: "
-                    "consecutive copies would %s",
-                    (long long)v->fextent, write ? "overlap" : "go backwards");
+        return mf_io_fail(why, MPI_ERR_TYPE,
+                          "argument filetype's extent (%lld bytes) is too small for its data: "
+                          "consecutive copies would %s",
+                          (long long)v->fextent, write ? "overlap" : "go backwards");
     return MPI_SUCCESS;
 }
 
@@ -392,8 +393,8 @@ static int shared_update(mf_file_t *f, int set, MPI_Offset value, MPI_Offset *ol
         f->shared_fd = open(f->shared_name, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
         if (f->shared_fd < 0) {
             int e = errno;
-            cls = fail(why, MPI_ERR_IO, "cannot create %s for the shared file pointer: %s",
-                       f->shared_name, strerror(e));
+            cls = mf_io_fail(why, MPI_ERR_IO, "cannot create %s for the shared file pointer: %s",
+                             f->shared_name, strerror(e));
             goto out;
         }
     }
@@ -401,8 +402,8 @@ static int shared_update(mf_file_t *f, int set, MPI_Offset value, MPI_Offset *ol
     while (fcntl(f->shared_fd, F_SETLKW, &lk) != 0) {
         if (errno != EINTR) {
             int e = errno;
-            cls = fail(why, MPI_ERR_IO, "cannot lock the shared file pointer (%s): %s",
-                       f->shared_name, strerror(e));
+            cls = mf_io_fail(why, MPI_ERR_IO, "cannot lock the shared file pointer (%s): %s",
+                             f->shared_name, strerror(e));
             goto out;
         }
     }
@@ -417,8 +418,8 @@ static int shared_update(mf_file_t *f, int set, MPI_Offset value, MPI_Offset *ol
     lk.l_type = F_UNLCK;
     fcntl(f->shared_fd, F_SETLK, &lk);
     if (e != 0)
-        cls = fail(why, MPI_ERR_IO, "cannot update the shared file pointer (%s): %s",
-                   f->shared_name, strerror(e));
+        cls = mf_io_fail(why, MPI_ERR_IO, "cannot update the shared file pointer (%s): %s",
+                         f->shared_name, strerror(e));
     else
         *old_p = cur;
 out:
@@ -454,20 +455,22 @@ static int check_amode(int amode, char *why)
                       MPI_MODE_WRONLY;
     int access = amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
     if ((amode & ~known) != 0)
-        return fail(why, MPI_ERR_AMODE, "argument amode=%d has bits of no MPI_MODE_ constant",
-                    amode);
+        return mf_io_fail(why, MPI_ERR_AMODE, "argument amode=%d has bits of no MPI_MODE_ constant",
+                          amode);
     if (access != MPI_MODE_RDONLY && access != MPI_MODE_RDWR && access != MPI_MODE_WRONLY)
-        return fail(why, MPI_ERR_AMODE,
-                    "argument amode=%d must have exactly one of MPI_MODE_RDONLY, MPI_MODE_RDWR "
-                    "and MPI_MODE_WRONLY",
-                    amode);
+        return mf_io_fail(
+            why, MPI_ERR_AMODE,
+            "argument amode=%d must have exactly one of MPI_MODE_RDONLY, MPI_MODE_RDWR "
+            "and MPI_MODE_WRONLY",
+            amode);
     if (access == MPI_MODE_RDONLY && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)))
-        return fail(why, MPI_ERR_AMODE,
-                    "argument amode=%d combines MPI_MODE_RDONLY with MPI_MODE_%s", amode,
-                    (amode & MPI_MODE_CREATE) ? "CREATE" : "EXCL");
+        return mf_io_fail(why, MPI_ERR_AMODE,
+                          "argument amode=%d combines MPI_MODE_RDONLY with MPI_MODE_%s", amode,
+                          (amode & MPI_MODE_CREATE) ? "CREATE" : "EXCL");
     if (access == MPI_MODE_RDWR && (amode & MPI_MODE_SEQUENTIAL))
-        return fail(why, MPI_ERR_AMODE,
-                    "argument amode=%d combines MPI_MODE_RDWR with MPI_MODE_SEQUENTIAL", amode);
+        return mf_io_fail(why, MPI_ERR_AMODE,
+                          "argument amode=%d combines MPI_MODE_RDWR with MPI_MODE_SEQUENTIAL",
+                          amode);
     return MPI_SUCCESS;
 }
 
@@ -514,18 +517,18 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     int cls = check_amode(amode, why);
     int all_ok = 0, same = 0;
     if (!agree(comm, cls == MPI_SUCCESS, amode, &all_ok, &same))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (cls != MPI_SUCCESS)
         return cls;
     if (!all_ok)
-        return fail(why, MPI_ERR_AMODE, "another process passed an invalid amode");
+        return mf_io_fail(why, MPI_ERR_AMODE, "another process passed an invalid amode");
     if (!same)
-        return fail(why, MPI_ERR_NOT_SAME, "argument amode=%d differs between the processes",
-                    amode);
+        return mf_io_fail(why, MPI_ERR_NOT_SAME, "argument amode=%d differs between the processes",
+                          amode);
 
     mf_file_t *f = mf_recycler_take(&file_objects, sizeof(*f), "a file");
     if (f == NULL)
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     f->kind = MF_KIND_FILE;
     f->fd = f->shared_fd = -1;
     pthread_mutex_init(&f->lock, NULL);
@@ -546,7 +549,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     if (mf_comm_dup_internal(comm, &f->comm) != MF_OK) {
         f->comm = NULL;
         file_release(f);
-        return fail(why, MPI_ERR_OTHER, "cannot make the file's communicator");
+        return mf_io_fail(why, MPI_ERR_OTHER, "cannot make the file's communicator");
     }
     mf_errhandler_replace(&f->comm->errhandler, MPI_ERRORS_RETURN);
     mf_comm_t *c = f->comm;
@@ -578,7 +581,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     }
     if (mf_coll_bcast(c, &first, sizeof(first), 0) != MF_OK) {
         file_release(f);
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     }
     if (c->rank != 0 && first.err == 0) {
         f->fd = open(path, flags, 0666);
@@ -589,7 +592,7 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     if (errs == NULL || mf_coll_allgather(c, &mine, sizeof(int), errs) != MF_OK) {
         free(errs);
         file_release(f);
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     }
     int bad = -1;
     for (int i = 0; i < c->size && bad < 0; i++)
@@ -600,19 +603,20 @@ int mf_file_open(mf_comm_t *comm, const char *filename, int amode, struct MPI_AB
     if (err != 0) {
         file_release(f);
         if (bad == c->rank || first.err != 0)
-            return fail(why, errno_class(err), "argument filename=\"%s\" cannot be opened: %s",
-                        filename, strerror(err));
-        return fail(why, errno_class(err),
-                    "argument filename=\"%s\" cannot be opened by process %d of the "
-                    "communicator: %s",
-                    filename, bad, strerror(err));
+            return mf_io_fail(why, errno_class(err),
+                              "argument filename=\"%s\" cannot be opened: %s", filename,
+                              strerror(err));
+        return mf_io_fail(why, errno_class(err),
+                          "argument filename=\"%s\" cannot be opened by process %d of the "
+                          "communicator: %s",
+                          filename, bad, strerror(err));
     }
 
     f->shared_name = shared_name(path, first.id);
     if (f->filename == NULL || f->shared_name == NULL ||
         (info != NULL && mf_info_dup(info, &f->info) != MF_OK)) {
         file_release(f); /* everyone opened: the others see the same shortage or none */
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     }
     if (amode & MPI_MODE_APPEND) {
         struct stat st;
@@ -630,19 +634,19 @@ int mf_file_close(mf_file_t *f, char *why)
     int cls = MPI_SUCCESS;
     /* everyone has finished with the file (and the shared pointer) before it goes */
     if (mf_coll_barrier(c) != MF_OK)
-        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        cls = mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (c->rank == 0) {
         unlink(f->shared_name);
         if ((f->amode & MPI_MODE_DELETE_ON_CLOSE) && unlink(strip_prefix(f->filename)) != 0 &&
             cls == MPI_SUCCESS) {
             int e = errno;
-            cls = fail(why, errno_class(e), "cannot delete %s on closing it: %s", f->filename,
-                       strerror(e));
+            cls = mf_io_fail(why, errno_class(e), "cannot delete %s on closing it: %s", f->filename,
+                             strerror(e));
         }
     }
     if (f->fd >= 0 && close(f->fd) != 0 && cls == MPI_SUCCESS) {
         int e = errno;
-        cls = fail(why, MPI_ERR_IO, "closing %s failed: %s", f->filename, strerror(e));
+        cls = mf_io_fail(why, MPI_ERR_IO, "closing %s failed: %s", f->filename, strerror(e));
     }
     f->fd = -1;
     file_release(f);
@@ -654,8 +658,8 @@ int mf_file_delete(const char *filename, char *why)
     if (unlink(strip_prefix(filename)) == 0)
         return MPI_SUCCESS;
     int e = errno;
-    return fail(why, errno_class(e), "argument filename=\"%s\" cannot be deleted: %s", filename,
-                strerror(e));
+    return mf_io_fail(why, errno_class(e), "argument filename=\"%s\" cannot be deleted: %s",
+                      filename, strerror(e));
 }
 
 /* ---- views -------------------------------------------------------------------------------- */
@@ -667,24 +671,24 @@ static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 {
     mf_dtype_props_t ep = {0}, fp = {0};
     if (mf_dtype_props(etype, &ep) != MF_OK)
-        return fail(why, MPI_ERR_TYPE, "argument etype is not a valid datatype");
+        return mf_io_fail(why, MPI_ERR_TYPE, "argument etype is not a valid datatype");
     if (mf_dtype_props(filetype, &fp) != MF_OK)
-        return fail(why, MPI_ERR_TYPE, "argument filetype is not a valid datatype");
+        return mf_io_fail(why, MPI_ERR_TYPE, "argument filetype is not a valid datatype");
     if (!ep.committed)
-        return fail(why, MPI_ERR_TYPE, "argument etype is not committed");
+        return mf_io_fail(why, MPI_ERR_TYPE, "argument etype is not committed");
     if (!fp.committed)
-        return fail(why, MPI_ERR_TYPE, "argument filetype is not committed");
+        return mf_io_fail(why, MPI_ERR_TYPE, "argument filetype is not committed");
     const mf_io_rep_t *rep = NULL;
     int cls = mf_io_rep_find(datarep, &rep, why);
     if (cls != MPI_SUCCESS)
         return cls;
     if (disp < 0 && !(disp == MPI_DISPLACEMENT_CURRENT && (f->amode & MPI_MODE_SEQUENTIAL)))
-        return fail(why, MPI_ERR_ARG,
-                    disp == MPI_DISPLACEMENT_CURRENT
-                        ? "argument disp=MPI_DISPLACEMENT_CURRENT needs a file opened with "
-                          "MPI_MODE_SEQUENTIAL"
-                        : "argument disp=%lld is negative",
-                    (long long)disp);
+        return mf_io_fail(why, MPI_ERR_ARG,
+                          disp == MPI_DISPLACEMENT_CURRENT
+                              ? "argument disp=MPI_DISPLACEMENT_CURRENT needs a file opened with "
+                                "MPI_MODE_SEQUENTIAL"
+                              : "argument disp=%lld is negative",
+                          (long long)disp);
     /* sizes and extents in the file's representation */
     MPI_Datatype layout = MPI_DATATYPE_NULL;
     if (rep != NULL) {
@@ -710,15 +714,15 @@ static int view_make(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                                         : mf_dtype_pair_twin(filetype);
     snprintf(v->datarep, sizeof(v->datarep), "%s", datarep);
     if (v->esize <= 0)
-        cls = fail(why, MPI_ERR_TYPE, "argument etype holds no data (its size is 0)");
+        cls = mf_io_fail(why, MPI_ERR_TYPE, "argument etype holds no data (its size is 0)");
     else if (v->fsize % v->esize != 0)
-        cls = fail(why, MPI_ERR_TYPE,
-                   "argument filetype (%lld bytes of data) is not made of whole etypes (%lld "
-                   "bytes each)",
-                   (long long)v->fsize, (long long)v->esize);
+        cls = mf_io_fail(why, MPI_ERR_TYPE,
+                         "argument filetype (%lld bytes of data) is not made of whole etypes (%lld "
+                         "bytes each)",
+                         (long long)v->fsize, (long long)v->esize);
     else if (v->fextent < 0)
-        cls = fail(why, MPI_ERR_TYPE, "argument filetype has a negative extent (%lld)",
-                   (long long)v->fextent);
+        cls = mf_io_fail(why, MPI_ERR_TYPE, "argument filetype has a negative extent (%lld)",
+                         (long long)v->fextent);
     if (cls == MPI_SUCCESS && v->fsize > 0) {
         mf_dtype_run_t r = view_run(v, 0);
         v->dense =
@@ -750,15 +754,16 @@ static int view_agree(mf_file_t *f, int cls, mf_file_view_t *v, const char *data
     if (!agree(f->comm, cls == MPI_SUCCESS, cls == MPI_SUCCESS ? v->esize : 0, &all_ok,
                &same_size) ||
         !agree(f->comm, 1, (int64_t)hash_string(datarep), &ignored, &same_rep))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (cls != MPI_SUCCESS)
         return cls;
     if (!all_ok)
         return fail_elsewhere(why, "passed an invalid view");
     if (!same_size)
-        return fail(why, MPI_ERR_NOT_SAME, "argument etype's size differs between the processes");
+        return mf_io_fail(why, MPI_ERR_NOT_SAME,
+                          "argument etype's size differs between the processes");
     if (!same_rep)
-        return fail(why, MPI_ERR_NOT_SAME, "argument datarep differs between the processes");
+        return mf_io_fail(why, MPI_ERR_NOT_SAME, "argument datarep differs between the processes");
     if (v->disp == MPI_DISPLACEMENT_CURRENT) {
         /* the byte the shared pointer reaches in the old view, read by the first process
          * (everyone's shared accesses are done: the agreement above was a barrier) */
@@ -775,9 +780,9 @@ static int view_agree(mf_file_t *f, int cls, mf_file_view_t *v, const char *data
             pthread_mutex_unlock(&f->lock);
         }
         if (mf_coll_bcast(f->comm, &cur, sizeof(cur), 0) != MF_OK)
-            return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+            return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
         if (cur.cls != MPI_SUCCESS)
-            return fail(why, cur.cls, "%s", cur.why);
+            return mf_io_fail(why, cur.cls, "%s", cur.why);
         v->disp = cur.disp;
     }
     return MPI_SUCCESS;
@@ -806,7 +811,7 @@ int mf_file_set_view(mf_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     if (f->comm->rank == 0)
         shared_reset(f);
     if (mf_coll_barrier(f->comm) != MF_OK) /* nobody uses the pointer before it is reset */
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     return MPI_SUCCESS;
 }
 
@@ -990,10 +995,10 @@ static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Of
     if (len == 0)
         return MPI_SUCCESS;
     if (v->fsize == 0)
-        return fail(why, MPI_ERR_IO,
-                    "the file view holds no data (its filetype's size is 0), so %lld bytes "
-                    "cannot be %s",
-                    (long long)len, write ? "written" : "read");
+        return mf_io_fail(why, MPI_ERR_IO,
+                          "the file view holds no data (its filetype's size is 0), so %lld bytes "
+                          "cannot be %s",
+                          (long long)len, write ? "written" : "read");
     int atomic = __atomic_load_n(&f->atomic, __ATOMIC_RELAXED);
     MPI_Offset lo = 0, hi = 0;
     int err = 0, cls = MPI_SUCCESS;
@@ -1012,10 +1017,10 @@ static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Of
         pthread_mutex_unlock(&f->atomic_lock);
     }
     if (err == ENOMEM)
-        return fail(why, MPI_ERR_NO_MEM, "cannot allocate a buffer to stage the data");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "cannot allocate a buffer to stage the data");
     if (err != 0)
-        return fail(why, write ? errno_class(err) : MPI_ERR_IO, "%s %s failed: %s",
-                    write ? "writing" : "reading", f->filename, strerror(err));
+        return mf_io_fail(why, write ? errno_class(err) : MPI_ERR_IO, "%s %s failed: %s",
+                          write ? "writing" : "reading", f->filename, strerror(err));
     if (cls != MPI_SUCCESS)
         return cls;
     *bytes_p = bytes;
@@ -1027,9 +1032,9 @@ static int access_allowed(mf_file_t *f, int write, char *why)
 {
     int access = f->amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY);
     if (write && access == MPI_MODE_RDONLY)
-        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_RDONLY");
+        return mf_io_fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_RDONLY");
     if (!write && access == MPI_MODE_WRONLY)
-        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_WRONLY");
+        return mf_io_fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_WRONLY");
     return MPI_SUCCESS;
 }
 
@@ -1047,10 +1052,11 @@ static int access_size(const mf_file_view_t *v, void *buf, MPI_Count count, MPI_
     }
     *a = (access_data_t){buf, count, dt, count * p.psize, count * item};
     if (a->fbytes % v->esize != 0)
-        return fail(why, MPI_ERR_TYPE,
-                    "%lld bytes of data (argument count=%lld of datatype) are not whole etypes "
-                    "of the view (%lld bytes each)",
-                    (long long)a->fbytes, (long long)count, (long long)v->esize);
+        return mf_io_fail(
+            why, MPI_ERR_TYPE,
+            "%lld bytes of data (argument count=%lld of datatype) are not whole etypes "
+            "of the view (%lld bytes each)",
+            (long long)a->fbytes, (long long)count, (long long)v->esize);
     return MPI_SUCCESS;
 }
 
@@ -1061,9 +1067,10 @@ int mf_file_access(mf_file_t *f, mf_io_where_t where, int write, MPI_Offset offs
     if (cls != MPI_SUCCESS)
         return cls;
     if (where != MF_IO_SHARED && (f->amode & MPI_MODE_SEQUENTIAL))
-        return fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
-                    "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
-                    "may be used");
+        return mf_io_fail(
+            why, MPI_ERR_UNSUPPORTED_OPERATION,
+            "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
+            "may be used");
     access_data_t a;
     pthread_mutex_lock(&f->lock);
     mf_file_view_t v = view_snapshot(f);
@@ -1100,7 +1107,7 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
     if (all == NULL || mf_coll_allgather(c, &mine, sizeof(mine), all) != MF_OK) {
         free(all);
         view_release(&v);
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     }
     int64_t before = 0, total = 0, bad = 0;
     for (int i = 0; i < c->size; i++) {
@@ -1117,16 +1124,16 @@ int mf_file_access_ordered(mf_file_t *f, int write, void *buf, MPI_Count count, 
     } *start = calloc(1, sizeof(*start));
     if (start == NULL) {
         view_release(&v); /* the others wait in the broadcast: out of memory is fatal here */
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     }
     if (c->rank == 0 && !bad)
         start->cls = shared_update(f, 0, total, &start->base, start->why);
     if (mf_coll_bcast(c, start, sizeof(*start), 0) != MF_OK)
-        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        cls = mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     else if (cls == MPI_SUCCESS && bad)
         cls = fail_elsewhere(why, "passed invalid arguments");
     else if (cls == MPI_SUCCESS && start->cls != MPI_SUCCESS)
-        cls = fail(why, start->cls, "%s", start->why);
+        cls = mf_io_fail(why, start->cls, "%s", start->why);
     if (cls == MPI_SUCCESS)
         cls = access_bytes(f, &v, write, (start->base + before) * v.esize, &a, bytes_p, why);
     free(start);
@@ -1673,9 +1680,10 @@ int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offs
     if (ok)
         cls = access_allowed(f, 1, why);
     if (ok && cls == MPI_SUCCESS && where != MF_IO_SHARED && (f->amode & MPI_MODE_SEQUENTIAL))
-        cls = fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
-                   "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
-                   "may be used");
+        cls =
+            mf_io_fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
+                       "the file was opened with MPI_MODE_SEQUENTIAL: only the shared file pointer "
+                       "may be used");
     cb_entry_t me = {0};
     access_data_t a = {0};
     pthread_mutex_lock(&f->lock);
@@ -1713,9 +1721,9 @@ int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offs
     cb_plan_t pl;
     int agg = 0;
     if (sc.all == NULL || sc.lens == NULL || sc.cnt == NULL || sc.src == NULL || sc.heap == NULL)
-        cls = fail(why, MPI_ERR_NO_MEM, "out of memory");
+        cls = mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     else if (mf_coll_allgather(c, &me, sizeof(me), sc.all) != MF_OK)
-        cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        cls = mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     else
         agg = cb_decide(sc.all, sc.all + n, n, &pl);
     if (!ok || cls != MPI_SUCCESS) {
@@ -1728,7 +1736,7 @@ int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offs
         /* everyone returns the class of the first process that failed */
         int64_t *errs = (int64_t *)sc.cnt, mine = err;
         if (err < 0 || mf_coll_allgather(c, &mine, sizeof(mine), errs) != MF_OK) {
-            cls = fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+            cls = mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
         } else {
             int bad = -1;
             for (int i = 0; i < n && bad < 0; i++)
@@ -1739,14 +1747,14 @@ int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offs
             if (bad < 0)
                 *bytes_p = a.bytes;
             else if (err == ENOMEM)
-                cls = fail(why, ecls, "cannot allocate the buffers of the collective write");
+                cls = mf_io_fail(why, ecls, "cannot allocate the buffers of the collective write");
             else if (err != 0)
-                cls = fail(why, ecls, "writing %s failed: %s", f->filename, strerror(err));
+                cls = mf_io_fail(why, ecls, "writing %s failed: %s", f->filename, strerror(err));
             else
-                cls = fail(why, ecls,
-                           "the collective write to %s failed at process %d of the file's "
-                           "communicator: %s",
-                           f->filename, bad, e == ENOMEM ? "out of memory" : strerror(e));
+                cls = mf_io_fail(why, ecls,
+                                 "the collective write to %s failed at process %d of the file's "
+                                 "communicator: %s",
+                                 f->filename, bad, e == ENOMEM ? "out of memory" : strerror(e));
         }
     }
     free(sc.all);
@@ -1765,7 +1773,7 @@ int mf_file_type_extent(mf_file_t *f, MPI_Datatype dt, MPI_Aint *extent_p, char 
     pthread_mutex_unlock(&f->lock);
     mf_dtype_props_t p = {0};
     if (mf_dtype_props(dt, &p) != MF_OK)
-        return fail(why, MPI_ERR_TYPE, "argument datatype is not a valid datatype");
+        return mf_io_fail(why, MPI_ERR_TYPE, "argument datatype is not a valid datatype");
     if (rep == NULL) {
         *extent_p = p.extent;
         return MPI_SUCCESS;
@@ -1787,7 +1795,8 @@ static int file_size(mf_file_t *f, MPI_Offset *size_p, char *why)
     struct stat st;
     if (fstat(f->fd, &st) != 0) {
         int e = errno;
-        return fail(why, MPI_ERR_IO, "cannot find the size of %s: %s", f->filename, strerror(e));
+        return mf_io_fail(why, MPI_ERR_IO, "cannot find the size of %s: %s", f->filename,
+                          strerror(e));
     }
     *size_p = (MPI_Offset)st.st_size;
     return MPI_SUCCESS;
@@ -1810,15 +1819,15 @@ static int seek_target(mf_file_t *f, const mf_file_view_t *v, MPI_Offset cur, MP
         break;
     }
     default:
-        return fail(why, MPI_ERR_ARG,
-                    "argument whence=%d is none of MPI_SEEK_SET, MPI_SEEK_CUR and MPI_SEEK_END",
-                    whence);
+        return mf_io_fail(
+            why, MPI_ERR_ARG,
+            "argument whence=%d is none of MPI_SEEK_SET, MPI_SEEK_CUR and MPI_SEEK_END", whence);
     }
     if (base + offset < 0)
-        return fail(why, MPI_ERR_ARG,
-                    "argument offset=%lld would move the pointer before the "
-                    "start of the view (to %lld)",
-                    (long long)offset, (long long)(base + offset));
+        return mf_io_fail(why, MPI_ERR_ARG,
+                          "argument offset=%lld would move the pointer before the "
+                          "start of the view (to %lld)",
+                          (long long)offset, (long long)(base + offset));
     *pos_p = base + offset;
     return MPI_SUCCESS;
 }
@@ -1826,9 +1835,9 @@ static int seek_target(mf_file_t *f, const mf_file_view_t *v, MPI_Offset cur, MP
 static int sequential_refuses(mf_file_t *f, char *why)
 {
     if (f->amode & MPI_MODE_SEQUENTIAL)
-        return fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
-                    "the file was opened with MPI_MODE_SEQUENTIAL: it has no individual file "
-                    "pointer");
+        return mf_io_fail(why, MPI_ERR_UNSUPPORTED_OPERATION,
+                          "the file was opened with MPI_MODE_SEQUENTIAL: it has no individual file "
+                          "pointer");
     return MPI_SUCCESS;
 }
 
@@ -1851,10 +1860,10 @@ int mf_file_seek_shared(mf_file_t *f, MPI_Offset offset, int whence, char *why)
     mf_comm_t *c = f->comm;
     int all_ok = 0, same_offset = 0, same_whence = 0;
     if (!agree(c, 1, offset, &all_ok, &same_offset) || !agree(c, 1, whence, &all_ok, &same_whence))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (!same_offset || !same_whence)
-        return fail(why, MPI_ERR_NOT_SAME, "argument %s differs between the processes",
-                    !same_offset ? "offset" : "whence");
+        return mf_io_fail(why, MPI_ERR_NOT_SAME, "argument %s differs between the processes",
+                          !same_offset ? "offset" : "whence");
     struct {
         int32_t cls;
         char why[MF_IO_WHY_LEN];
@@ -1872,8 +1881,8 @@ int mf_file_seek_shared(mf_file_t *f, MPI_Offset offset, int whence, char *why)
         view_release(&v);
     }
     if (mf_coll_bcast(c, &result, sizeof(result), 0) != MF_OK)
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
-    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : fail(why, result.cls, "%s", result.why);
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : mf_io_fail(why, result.cls, "%s", result.why);
 }
 
 int mf_file_get_position(mf_file_t *f, MPI_Offset *offset_p, char *why)
@@ -1911,14 +1920,14 @@ static int first_changes(mf_file_t *f, const char *arg, MPI_Offset value, int lo
     mf_comm_t *c = f->comm;
     int all_ok = 0, same = 0;
     if (!agree(c, local_cls == MPI_SUCCESS, value, &all_ok, &same))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (local_cls != MPI_SUCCESS)
         return local_cls;
     if (!all_ok)
         return fail_elsewhere(why, "passed invalid arguments");
     if (!same)
-        return fail(why, MPI_ERR_NOT_SAME, "argument %s=%lld differs between the processes", arg,
-                    (long long)value);
+        return mf_io_fail(why, MPI_ERR_NOT_SAME, "argument %s=%lld differs between the processes",
+                          arg, (long long)value);
     struct {
         int32_t cls;
         char why[MF_IO_WHY_LEN];
@@ -1926,8 +1935,8 @@ static int first_changes(mf_file_t *f, const char *arg, MPI_Offset value, int lo
     if (c->rank == 0)
         result.cls = change(f, value, result.why);
     if (mf_coll_bcast(c, &result, sizeof(result), 0) != MF_OK)
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
-    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : fail(why, result.cls, "%s", result.why);
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+    return result.cls == MPI_SUCCESS ? MPI_SUCCESS : mf_io_fail(why, result.cls, "%s", result.why);
 }
 
 static int do_truncate(mf_file_t *f, MPI_Offset size, char *why)
@@ -1935,8 +1944,8 @@ static int do_truncate(mf_file_t *f, MPI_Offset size, char *why)
     if (ftruncate(f->fd, (off_t)size) == 0)
         return MPI_SUCCESS;
     int e = errno;
-    return fail(why, errno_class(e), "cannot set the size of %s to %lld: %s", f->filename,
-                (long long)size, strerror(e));
+    return mf_io_fail(why, errno_class(e), "cannot set the size of %s to %lld: %s", f->filename,
+                      (long long)size, strerror(e));
 }
 
 static int do_preallocate(mf_file_t *f, MPI_Offset size, char *why)
@@ -1948,15 +1957,15 @@ static int do_preallocate(mf_file_t *f, MPI_Offset size, char *why)
     int e = posix_fallocate(f->fd, 0, (off_t)size);
     if (e == 0)
         return MPI_SUCCESS;
-    return fail(why, errno_class(e), "cannot allocate %lld bytes for %s: %s", (long long)size,
-                f->filename, strerror(e));
+    return mf_io_fail(why, errno_class(e), "cannot allocate %lld bytes for %s: %s", (long long)size,
+                      f->filename, strerror(e));
 }
 
 static int writable(mf_file_t *f, const char *func_what, char *why)
 {
     if ((f->amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR | MPI_MODE_WRONLY)) == MPI_MODE_RDONLY)
-        return fail(why, MPI_ERR_ACCESS, "the file was opened with MPI_MODE_RDONLY: cannot %s",
-                    func_what);
+        return mf_io_fail(why, MPI_ERR_ACCESS,
+                          "the file was opened with MPI_MODE_RDONLY: cannot %s", func_what);
     return MPI_SUCCESS;
 }
 
@@ -1975,9 +1984,9 @@ int mf_file_set_atomicity(mf_file_t *f, int flag, char *why)
 {
     int all_ok = 0, same = 0;
     if (!agree(f->comm, 1, flag != 0, &all_ok, &same))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (!same)
-        return fail(why, MPI_ERR_NOT_SAME, "argument flag differs between the processes");
+        return mf_io_fail(why, MPI_ERR_NOT_SAME, "argument flag differs between the processes");
     __atomic_store_n(&f->atomic, flag != 0, __ATOMIC_RELAXED);
     return MPI_SUCCESS;
 }
@@ -1989,9 +1998,9 @@ int mf_file_sync(mf_file_t *f, char *why)
         e = 0;
     int all_ok = 0;
     if (!agree(f->comm, e == 0, 0, &all_ok, NULL))
-        return fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
+        return mf_io_fail(why, MPI_ERR_OTHER, "the agreement over the communicator failed");
     if (e != 0)
-        return fail(why, errno_class(e), "cannot sync %s: %s", f->filename, strerror(e));
+        return mf_io_fail(why, errno_class(e), "cannot sync %s: %s", f->filename, strerror(e));
     if (!all_ok)
         return fail_elsewhere(why, "could not sync the file");
     return MPI_SUCCESS;

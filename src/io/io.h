@@ -20,6 +20,9 @@
 
 #define MF_IO_WHY_LEN 256
 
+/* Writes the reason (printf format) into `why` (MF_IO_WHY_LEN bytes) and returns `cls`. */
+int mf_io_fail(char *why, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* A data representation a view may name (io_datarep.c). "native" and "internal" are NULL: the
  * file holds the native bytes. "external32" and the representations of MPI_Register_datarep lay
  * the file out in their own sizes and convert the data on every access. */

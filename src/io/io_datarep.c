@@ -11,7 +11,6 @@
 #include "io.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,16 +32,6 @@ static const mf_io_rep_t external32 = {.name = "external32", .external32 = 1};
 static pthread_mutex_t reps_lock = PTHREAD_MUTEX_INITIALIZER;
 static mf_io_rep_t *reps;
 
-static int fail(char *why, int cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *why, int cls, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, MF_IO_WHY_LEN, fmt, ap);
-    va_end(ap);
-    return cls;
-}
-
 static int predefined_name(const char *name)
 {
     return strcmp(name, "native") == 0 || strcmp(name, "internal") == 0 ||
@@ -52,10 +41,10 @@ static int predefined_name(const char *name)
 int mf_io_rep_register(const char *name, const mf_io_rep_functions_t *fns, char *why)
 {
     if (predefined_name(name))
-        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is predefined", name);
+        return mf_io_fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is predefined", name);
     mf_io_rep_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     snprintf(r->name, sizeof(r->name), "%s", name);
     r->read = fns->read;
     r->write = fns->write;
@@ -74,8 +63,8 @@ int mf_io_rep_register(const char *name, const mf_io_rep_functions_t *fns, char 
     pthread_mutex_unlock(&reps_lock);
     if (e != NULL) {
         free(r);
-        return fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is already registered",
-                    name);
+        return mf_io_fail(why, MPI_ERR_DUP_DATAREP, "argument datarep=\"%s\" is already registered",
+                          name);
     }
     return MPI_SUCCESS;
 }
@@ -95,8 +84,8 @@ int mf_io_rep_find(const char *name, const mf_io_rep_t **rep_p, char *why)
         r = r->next;
     pthread_mutex_unlock(&reps_lock);
     if (r == NULL)
-        return fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
-                    "argument datarep=\"%s\" is not a known data representation", name);
+        return mf_io_fail(why, MPI_ERR_UNSUPPORTED_DATAREP,
+                          "argument datarep=\"%s\" is not a known data representation", name);
     *rep_p = r;
     return MPI_SUCCESS;
 }
@@ -121,14 +110,16 @@ static int leaf_extent(const mf_io_rep_t *rep, MPI_Datatype t, MPI_Aint *extent_
     MPI_Aint e = -1;
     int rc = rep->extent(t, &e, rep->extra_state);
     if (rc != MPI_SUCCESS)
-        return fail(why, MPI_ERR_CONVERSION,
-                    "the extent function of data representation \"%s\" returned error %d for %s",
-                    rep->name, rc, type_name(t));
+        return mf_io_fail(
+            why, MPI_ERR_CONVERSION,
+            "the extent function of data representation \"%s\" returned error %d for %s", rep->name,
+            rc, type_name(t));
     if (e < 0)
-        return fail(why, MPI_ERR_CONVERSION,
-                    "the extent function of data representation \"%s\" gave %s a negative extent "
-                    "(%lld)",
-                    rep->name, type_name(t), (long long)e);
+        return mf_io_fail(
+            why, MPI_ERR_CONVERSION,
+            "the extent function of data representation \"%s\" gave %s a negative extent "
+            "(%lld)",
+            rep->name, type_name(t), (long long)e);
     *extent_p = e;
     return MPI_SUCCESS;
 }
@@ -267,12 +258,12 @@ static int build_layout(const mf_io_rep_t *rep, MPI_Datatype t, mf_dtype_t **out
             return cls;
         return mf_dtype_create_vector(1, e, 0, MPI_BYTE, MPI_COMBINER_CONTIGUOUS, out) == MF_OK
                    ? MPI_SUCCESS
-                   : fail(why, MPI_ERR_NO_MEM, "out of memory");
+                   : mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     }
     MPI_Count nkids = d->ntypes;
     MPI_Datatype *kids = calloc((size_t)(nkids > 0 ? nkids : 1), sizeof(*kids));
     if (kids == NULL)
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     int cls = MPI_SUCCESS;
     for (MPI_Count k = 0; k < nkids && cls == MPI_SUCCESS; k++) {
         mf_dtype_t *kid = NULL;
@@ -282,16 +273,17 @@ static int build_layout(const mf_io_rep_t *rep, MPI_Datatype t, mf_dtype_t **out
     if (cls == MPI_SUCCESS) {
         mf_status_t st = replay(d, kids, out);
         if (st == MF_ERR_NO_MEMORY)
-            cls = fail(why, MPI_ERR_NO_MEM, "out of memory");
+            cls = mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
         else if (st == MF_ERR_OVERFLOW)
-            cls = fail(why, MPI_ERR_TYPE,
-                       "the datatype's layout in data representation \"%s\" overflows an "
-                       "address",
-                       rep->name);
+            cls = mf_io_fail(why, MPI_ERR_TYPE,
+                             "the datatype's layout in data representation \"%s\" overflows an "
+                             "address",
+                             rep->name);
         else if (st != MF_OK)
-            cls = fail(why, MPI_ERR_TYPE,
-                       "the datatype (combiner %d) has no layout in data representation \"%s\"",
-                       d->combiner, rep->name);
+            cls =
+                mf_io_fail(why, MPI_ERR_TYPE,
+                           "the datatype (combiner %d) has no layout in data representation \"%s\"",
+                           d->combiner, rep->name);
     }
     for (MPI_Count k = 0; k < nkids; k++)
         if (kids[k] != NULL)
@@ -308,7 +300,7 @@ int mf_io_rep_layout(const mf_io_rep_t *rep, MPI_Datatype dt, MPI_Datatype *layo
         return cls;
     if (mf_dtype_commit(l) != MF_OK) {
         mf_dtype_release(l);
-        return fail(why, MPI_ERR_NO_MEM, "out of memory");
+        return mf_io_fail(why, MPI_ERR_NO_MEM, "out of memory");
     }
     *layout_p = l;
     return MPI_SUCCESS;
@@ -319,7 +311,7 @@ int mf_io_rep_size(const mf_io_rep_t *rep, MPI_Datatype dt, MPI_Count *size_p, c
     if (rep->external32) /* the same sum of the leaves' sizes, without building the layout */
         return mf_dtype_external32_size(dt, size_p) == MF_OK
                    ? MPI_SUCCESS
-                   : fail(why, MPI_ERR_TYPE, "argument datatype has no external32 size");
+                   : mf_io_fail(why, MPI_ERR_TYPE, "argument datatype has no external32 size");
     mf_dtype_t *l = NULL;
     int cls = build_layout(rep, dt, &l, why);
     if (cls != MPI_SUCCESS)
@@ -343,10 +335,11 @@ static int move_native(const mf_io_rep_t *rep, int to_file, void *buf, MPI_Datat
     if (cls != MPI_SUCCESS)
         return cls;
     if (fsize != p.psize)
-        return fail(why, MPI_ERR_CONVERSION,
-                    "data representation \"%s\" has no %s conversion function, and an item of "
-                    "the datatype takes %lld bytes in the file against %lld in memory",
-                    rep->name, to_file ? "write" : "read", (long long)fsize, (long long)p.psize);
+        return mf_io_fail(
+            why, MPI_ERR_CONVERSION,
+            "data representation \"%s\" has no %s conversion function, and an item of "
+            "the datatype takes %lld bytes in the file against %lld in memory",
+            rep->name, to_file ? "write" : "read", (long long)fsize, (long long)p.psize);
     MPI_Datatype mdt = mf_dtype_packed_as(dt);
     if (to_file)
         mf_dtype_pack(mdt, count, buf, filebuf, 0, count * p.psize);
@@ -373,13 +366,14 @@ int mf_io_rep_convert(const mf_io_rep_t *rep, int to_file, void *buf, MPI_Dataty
         mf_status_t st = to_file ? mf_dtype_external32_pack(dt, count, at, filebuf)
                                  : mf_dtype_external32_unpack(dt, count, at, filebuf);
         if (st == MF_ERR_UNSUPPORTED)
-            return fail(why, MPI_ERR_CONVERSION,
-                        "the datatype holds a long double, which has no external32 conversion "
-                        "here");
+            return mf_io_fail(
+                why, MPI_ERR_CONVERSION,
+                "the datatype holds a long double, which has no external32 conversion "
+                "here");
         if (st != MF_OK)
-            return fail(why, MPI_ERR_CONVERSION,
-                        "a value does not fit its external32 size (MPI_LONG and "
-                        "MPI_UNSIGNED_LONG take 4 bytes, MPI_WCHAR 2)");
+            return mf_io_fail(why, MPI_ERR_CONVERSION,
+                              "a value does not fit its external32 size (MPI_LONG and "
+                              "MPI_UNSIGNED_LONG take 4 bytes, MPI_WCHAR 2)");
         return MPI_SUCCESS;
     }
     MPI_Datarep_conversion_function *fn = to_file ? rep->write : rep->read;
@@ -400,10 +394,11 @@ int mf_io_rep_convert(const mf_io_rep_t *rep, int to_file, void *buf, MPI_Dataty
             rc = fn(buf, dt, (int)n, filebuf + done * fsize, position, rep->extra_state);
         }
         if (rc != MPI_SUCCESS)
-            cls = fail(why, MPI_ERR_CONVERSION,
-                       "the %s conversion function of data representation \"%s\" returned error "
-                       "%d",
-                       to_file ? "write" : "read", rep->name, rc);
+            cls = mf_io_fail(
+                why, MPI_ERR_CONVERSION,
+                "the %s conversion function of data representation \"%s\" returned error "
+                "%d",
+                to_file ? "write" : "read", rep->name, rc);
         done += n;
     }
     return cls;
