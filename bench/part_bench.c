@@ -10,7 +10,10 @@
  * Per iteration the receiver reports when its wait returned; both processes read the same
  * monotonic clock (one host). Printed per mode, as one JSON line: the medians over the timed
  * iterations of the total time (sender start to receiver completion) and of the time from the
- * last ready call to receiver completion. Standard MPI only: builds with any MPI.
+ * last ready call to receiver completion. With --stride N > 1 every mode moves doubles N apart
+ * (an item type of one double resized to N doubles, on both sides): a partition of S bytes
+ * spans N * S bytes of the buffer, and the MPI packs it. Standard MPI only: builds with any
+ * MPI.
  */
 #include <mpi.h>
 
@@ -24,13 +27,18 @@
 typedef struct {
     int threads, parts_per_thread, iters, warmup;
     long part_bytes;
+    int stride; /* 1: contiguous bytes; N: doubles N apart */
     double compute_us, stagger_us, after_us;
     const char *modes;
     const char *json_path;
 } opts_t;
 
-static opts_t o = {2, 4, 40, 5, 65536, 0.0, 1000.0, 0.0, "part,persist,single", NULL};
+static opts_t o = {2, 4, 40, 5, 65536, 1, 0.0, 1000.0, 0.0, "part,persist,single", NULL};
 static int rank, nparts;
+/* What a partition is: `part_count` items of `item` spanning `span` bytes of the buffer. */
+static MPI_Datatype item;
+static int part_count;
+static size_t span;
 static char *buf;
 static MPI_Request preq;     /* part mode */
 static int cur_mode;         /* 0 part, 1 persist, 2 single */
@@ -63,7 +71,7 @@ static void *sender_thread(void *arg)
         spin_us(delay);
         for (int k = 0; k < o.parts_per_thread; k++) {
             int p = t * o.parts_per_thread + k;
-            memset(buf + (size_t)p * (size_t)o.part_bytes, (p + 1) & 0xff, (size_t)o.part_bytes);
+            memset(buf + (size_t)p * span, (p + 1) & 0xff, span);
             if (cur_mode == 0)
                 MPI_Pready(p, preq);
         }
@@ -89,7 +97,7 @@ static const char *mode_names[] = {"part", "persist", "single"};
 
 static void run_mode(int mode, FILE *json, int *first)
 {
-    size_t total = (size_t)nparts * (size_t)o.part_bytes;
+    size_t total = (size_t)nparts * span;
     MPI_Request *reqs = calloc((size_t)nparts, sizeof(MPI_Request));
     double *tot = calloc((size_t)o.iters, sizeof(double));
     double *after = calloc((size_t)o.iters, sizeof(double));
@@ -97,18 +105,18 @@ static void run_mode(int mode, FILE *json, int *first)
     cur_mode = mode;
     if (mode == 0) {
         if (rank == 0)
-            MPI_Psend_init(buf, nparts, o.part_bytes, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
+            MPI_Psend_init(buf, nparts, part_count, item, 1, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
                            &preq);
         else
-            MPI_Precv_init(buf, nparts, o.part_bytes, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
+            MPI_Precv_init(buf, nparts, part_count, item, 0, 1, MPI_COMM_WORLD, MPI_INFO_NULL,
                            &preq);
     } else if (mode == 1) {
         for (int p = 0; p < nparts; p++) {
-            char *b = buf + (size_t)p * (size_t)o.part_bytes;
+            char *b = buf + (size_t)p * span;
             if (rank == 0)
-                MPI_Send_init(b, (int)o.part_bytes, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &reqs[p]);
+                MPI_Send_init(b, part_count, item, 1, 2, MPI_COMM_WORLD, &reqs[p]);
             else
-                MPI_Recv_init(b, (int)o.part_bytes, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &reqs[p]);
+                MPI_Recv_init(b, part_count, item, 0, 2, MPI_COMM_WORLD, &reqs[p]);
         }
     }
     for (int it = -o.warmup; it < o.iters; it++) {
@@ -120,7 +128,7 @@ static void run_mode(int mode, FILE *json, int *first)
             else if (mode == 1)
                 MPI_Startall(nparts, reqs);
             else
-                MPI_Irecv(buf, (int)total, MPI_BYTE, 0, 3, MPI_COMM_WORLD, &reqs[0]);
+                MPI_Irecv(buf, nparts * part_count, item, 0, 3, MPI_COMM_WORLD, &reqs[0]);
             MPI_Barrier(MPI_COMM_WORLD);
             if (mode == 0)
                 MPI_Wait(&preq, MPI_STATUS_IGNORE);
@@ -128,7 +136,7 @@ static void run_mode(int mode, FILE *json, int *first)
                 MPI_Waitall(mode == 1 ? nparts : 1, reqs, MPI_STATUSES_IGNORE);
             t_done = now_us();
             for (int p = 0; p < nparts; p++)
-                if (buf[(size_t)p * (size_t)o.part_bytes + (size_t)o.part_bytes - 1] !=
+                if (buf[(size_t)p * span + span - (size_t)(o.stride - 1) * 8 - 1] !=
                     (char)((p + 1) & 0xff))
                     bad++;
             MPI_Send(&t_done, 1, MPI_DOUBLE, 0, 4, MPI_COMM_WORLD);
@@ -152,7 +160,7 @@ static void run_mode(int mode, FILE *json, int *first)
                 MPI_Waitall(nparts, reqs, MPI_STATUSES_IGNORE);
             } else if (mode == 2) {
                 last = now_us();
-                MPI_Send(buf, (int)total, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+                MPI_Send(buf, nparts * part_count, item, 1, 3, MPI_COMM_WORLD);
             }
             MPI_Recv(&t_done, 1, MPI_DOUBLE, 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (it >= 0) {
@@ -171,10 +179,11 @@ static void run_mode(int mode, FILE *json, int *first)
         char line[512];
         snprintf(line, sizeof(line),
                  "{\"bench\": \"part_bench\", \"mode\": \"%s\", \"threads\": %d, \"parts\": %d, "
-                 "\"part_bytes\": %ld, \"compute_us\": %.1f, \"stagger_us\": %.1f, "
+                 "\"part_bytes\": %ld, \"stride\": %d, \"compute_us\": %.1f, "
+                 "\"stagger_us\": %.1f, "
                  "\"iters\": %d, \"total_us\": %.2f, \"after_last_us\": %.2f, \"errors\": %d}",
-                 mode_names[mode], o.threads, nparts, o.part_bytes, o.compute_us, o.stagger_us,
-                 o.iters, median(tot, o.iters), median(after, o.iters), bad);
+                 mode_names[mode], o.threads, nparts, o.part_bytes, o.stride, o.compute_us,
+                 o.stagger_us, o.iters, median(tot, o.iters), median(after, o.iters), bad);
         printf("%s\n", line);
         if (json != NULL)
             fprintf(json, "%s%s", *first ? "" : ",\n", line);
@@ -197,6 +206,8 @@ static int parse(int argc, char **argv)
             o.parts_per_thread = atoi(v);
         else if (!strcmp(a, "--part-bytes"))
             o.part_bytes = atol(v);
+        else if (!strcmp(a, "--stride"))
+            o.stride = atoi(v);
         else if (!strcmp(a, "--compute-us"))
             o.compute_us = atof(v);
         else if (!strcmp(a, "--stagger-us"))
@@ -216,8 +227,9 @@ static int parse(int argc, char **argv)
         i++;
     }
     if (o.threads < 1 || o.threads > 256 || o.parts_per_thread < 1 || o.part_bytes < 1 ||
-        o.iters < 1 || o.warmup < 0 ||
-        (long)o.threads * o.parts_per_thread * o.part_bytes > INT_MAX)
+        o.iters < 1 || o.warmup < 0 || o.stride < 1 || o.stride > 64 ||
+        (o.stride > 1 && o.part_bytes % 8 != 0) ||
+        (long)o.threads * o.parts_per_thread * o.part_bytes * o.stride > INT_MAX)
         return -1;
     return 0;
 }
@@ -230,16 +242,26 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (parse(argc, argv) != 0 || size != 2 || provided != MPI_THREAD_MULTIPLE) {
         if (rank == 0)
-            fprintf(stderr,
-                    "usage: mpiexec -n 2 part_bench [--threads T] [--parts-per-thread K] "
-                    "[--part-bytes S] [--compute-us C] [--stagger-us U] [--after-us A] "
-                    "[--iters N] [--warmup W] "
-                    "[--modes part,persist,single] [--json FILE] (needs MPI_THREAD_MULTIPLE)\n");
+            fprintf(
+                stderr,
+                "usage: mpiexec -n 2 part_bench [--threads T] [--parts-per-thread K] "
+                "[--part-bytes S] [--stride N] [--compute-us C] [--stagger-us U] [--after-us A] "
+                "[--iters N] [--warmup W] "
+                "[--modes part,persist,single] [--json FILE] (needs MPI_THREAD_MULTIPLE)\n");
         MPI_Finalize();
         return 2;
     }
     nparts = o.threads * o.parts_per_thread;
-    buf = malloc((size_t)nparts * (size_t)o.part_bytes);
+    item = MPI_BYTE;
+    part_count = (int)o.part_bytes;
+    span = (size_t)o.part_bytes;
+    if (o.stride > 1) {
+        MPI_Type_create_resized(MPI_DOUBLE, 0, (MPI_Aint)o.stride * 8, &item);
+        MPI_Type_commit(&item);
+        part_count = (int)(o.part_bytes / 8);
+        span = (size_t)o.part_bytes * (size_t)o.stride;
+    }
+    buf = malloc((size_t)nparts * span);
     pthread_t th[256];
     if (rank == 0) {
         pthread_barrier_init(&go, NULL, (unsigned)o.threads + 1);
@@ -271,6 +293,8 @@ int main(int argc, char **argv)
             pthread_join(th[t], NULL);
     }
     free(buf);
+    if (item != MPI_BYTE)
+        MPI_Type_free(&item);
     MPI_Finalize();
     return 0;
 }

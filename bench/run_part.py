@@ -45,6 +45,8 @@ def parse_args(argv):
     p.add_argument("--threads", type=int, default=2, help="sending threads (default 2)")
     p.add_argument("--parts-per-thread", type=int, default=1)
     p.add_argument("--part-bytes", type=int, default=65536)
+    p.add_argument("--stride", type=int, default=1,
+                   help="N > 1: every mode moves doubles N apart (a derived type the MPI packs)")
     p.add_argument("--stagger-us", type=float, default=300.0,
                    help="extra computation of the last thread in the staggered case")
     p.add_argument("--compute-us", type=float, default=200.0,
@@ -67,12 +69,14 @@ def parse_args(argv):
 def cases(args):
     """(name, program arguments) of every case."""
     common = ["--threads", str(args.threads), "--parts-per-thread", str(args.parts_per_thread),
-              "--part-bytes", str(args.part_bytes), "--iters", str(args.iters)]
+              "--part-bytes", str(args.part_bytes), "--stride", str(args.stride),
+              "--iters", str(args.iters)]
     return [
         ("staggered", common + ["--compute-us", "0", "--stagger-us", str(args.stagger_us)]),
         ("balanced", common + ["--compute-us", str(args.compute_us), "--stagger-us", "0"]),
         ("one partition", ["--threads", "1", "--parts-per-thread", "1", "--part-bytes",
-                           str(args.part_bytes), "--iters", str(args.iters), "--compute-us",
+                           str(args.part_bytes), "--stride", str(args.stride),
+                           "--iters", str(args.iters), "--compute-us",
                            "0", "--stagger-us", "0", "--modes", "single"]),
     ]
 
@@ -174,7 +178,8 @@ def print_report(mpis, summary, targets, args):
     labels = {m["key"]: m["label"] for m in mpis if m["available"]}
     print(f"\nmedians over {args.reps} launches of {args.iters} iterations; "
           f"{args.threads} threads x {args.parts_per_thread} partitions of "
-          f"{args.part_bytes} B; times in us")
+          f"{args.part_bytes} B"
+          f"{f' (doubles {args.stride} apart)' if args.stride > 1 else ''}; times in us")
     for case in ("staggered", "balanced"):
         print(f"\n{case}:")
         print(f"  {'MPI':<30} {'mode':<8} {'total':>9} {'after last':>11} {'part/persist':>13}")

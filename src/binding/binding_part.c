@@ -54,14 +54,16 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
     if (info != MPI_INFO_NULL && mf_info_get_obj(info) == NULL)
         return mf_err_raise(
             c, mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
+    /* Items that form one run of memory travel from it; others packed, through a staging copy. */
     MPI_Aint off = 0;
-    if (!mf_dtype_contiguous(dt, total, &off))
-        return mf_err_raise(c, mf_err_code(MPI_ERR_TYPE, func,
-                                           "argument datatype: partitioned communication needs "
-                                           "a datatype whose items are contiguous in memory"));
+    MPI_Datatype packed = MPI_DATATYPE_NULL;
+    if (mf_dtype_contiguous(dt, total, &off))
+        buf = (const char *)buf + off;
+    else
+        packed = dt;
     mf_request_t *req = NULL;
     mf_status_t st =
-        mf_part_init(is_send, (char *)buf + off, partitions, bytes, peer, tag, c, &req);
+        mf_part_init(is_send, (void *)buf, partitions, bytes, packed, count, peer, tag, c, &req);
     if (st != MF_OK)
         return mf_err_from_status(c, st, func, "cannot create the partitioned request");
     *request = req;

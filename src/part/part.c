@@ -40,13 +40,31 @@ typedef struct part_setup {
     uint32_t aggr; /* sender: 1 when it aggregates partitions (the receiver probes) */
 } part_setup_t;
 
-enum { PART_IDLE = 0, PART_READY = 1, PART_SENT = 2 };
+/* A sender partition's mark. PACKING: MPI_Pready is packing it (a datatype whose items are not
+ * one run of memory), so it counts as marked but nothing sends it yet. */
+enum { PART_IDLE = 0, PART_READY = 1, PART_SENT = 2, PART_PACKING = 3 };
+/* A receive partition of a packed request: its bytes are still in the staging copy, being
+ * copied out by one thread, or in the user's buffer. */
+enum { UNPACK_NOT = 0, UNPACK_BUSY = 1, UNPACK_DONE = 2 };
 
 typedef struct mf_part {
     int is_send;
     int npart;
     size_t part_bytes;
-    char *buf;
+    char *buf; /* what travels: the user's buffer, or the staging copy of a packed request */
+    /* A datatype whose items are not one run of memory: the partitions travel packed through
+     * `buf`, a staging copy. The sender packs a partition in MPI_Pready (in the calling thread),
+     * the receiver copies one out once all of it landed (MPI_Parrived, or at completion). The
+     * request holds a reference on the type (dt_handle); dt is what packs (a pair type's
+     * twin). */
+    char *staging;
+    MPI_Datatype dt_handle;
+    const mf_dtype_t *dt;
+    MPI_Count dt_count;               /* items per partition */
+    uintptr_t user_buf;               /* the user's buffer (MPI_BOTTOM is 0: absolute addresses) */
+    MPI_Aint dt_stride;               /* bytes from one partition's first item to the next one's */
+    _Atomic(unsigned char) *unpacked; /* receiver: UNPACK_* per own partition */
+
     uint32_t channel; /* allocated here; the peer's messages to us carry it */
     int started_once; /* the setup handshake was issued */
     int setup_done;   /* the peer's setup message arrived and was read */
@@ -220,8 +238,49 @@ static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt);
 static void dead_sweep(int cancel);
 static void part_state_free(mf_part_t *pt);
 
-mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
-                         mf_comm_t *comm, mf_request_t **req_p)
+/* A request whose partitions travel packed: the staging copy and the type's reference. */
+static mf_status_t packed_init(mf_part_t *pt, void *buf, MPI_Datatype packed, MPI_Count count)
+{
+    pt->staging = mf_malloc((size_t)pt->npart * pt->part_bytes, "partitioned staging buffer");
+    if (!pt->is_send)
+        pt->unpacked = calloc((size_t)pt->npart, sizeof(*pt->unpacked));
+    if (pt->staging == NULL || (!pt->is_send && pt->unpacked == NULL))
+        return MF_ERR_NO_MEMORY;
+    pt->buf = pt->staging;
+    mf_dtype_retain(packed);
+    pt->dt_handle = packed;
+    pt->dt = mf_dtype_get(mf_dtype_packed_as(packed));
+    pt->dt_count = count;
+    pt->user_buf = (uintptr_t)buf;
+    pt->dt_stride = pt->dt->extent * (MPI_Aint)count;
+    return MF_OK;
+}
+
+/* Sender: pack partition p into the staging copy (MPI_Pready, before it is marked ready). */
+static void pack_part(mf_part_t *pt, int p)
+{
+    mf_dtype_pack_all(pt->dt, pt->dt_count,
+                      (const void *)(pt->user_buf + (uintptr_t)(p * pt->dt_stride)),
+                      pt->buf + (size_t)p * pt->part_bytes);
+}
+
+/* Receiver: copy receive partition p, all of whose bytes have landed, out of the staging copy
+ * once. Returns whether it is in the user's buffer now (0 while another thread copies it). */
+static int unpack_part(mf_part_t *pt, int p)
+{
+    unsigned char expect = UNPACK_NOT;
+    if (atomic_compare_exchange_strong(&pt->unpacked[p], &expect, UNPACK_BUSY)) {
+        mf_dtype_unpack_all(pt->dt, pt->dt_count,
+                            (void *)(pt->user_buf + (uintptr_t)(p * pt->dt_stride)),
+                            pt->buf + (size_t)p * pt->part_bytes);
+        atomic_store(&pt->unpacked[p], UNPACK_DONE);
+        return 1;
+    }
+    return expect == UNPACK_DONE;
+}
+
+mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, MPI_Datatype packed,
+                         MPI_Count count, int peer, int tag, mf_comm_t *comm, mf_request_t **req_p)
 {
     dead_sweep(0);
     mf_part_t *pt = calloc(1, sizeof(*pt));
@@ -233,6 +292,11 @@ mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, i
     pt->buf = buf;
     pt->channel = atomic_fetch_add(&next_channel, 1);
     all_parts_add(pt);
+    if (packed != MPI_DATATYPE_NULL && part_bytes > 0 && peer != MPI_PROC_NULL &&
+        packed_init(pt, buf, packed, count) != MF_OK) {
+        part_state_free(pt);
+        return MF_ERR_NO_MEMORY;
+    }
     if (is_send) {
         pt->state = calloc((size_t)npart, sizeof(*pt->state));
         pt->ops = calloc((size_t)npart, sizeof(*pt->ops));
@@ -419,6 +483,8 @@ mf_status_t mf_part_start(mf_request_t *req)
                                  mf_part_data_tag(pt->channel, MF_PART_TOKEN_INDEX));
     } else {
         pt->data_posted = 0;
+        for (int p = 0; pt->unpacked != NULL && p < pt->npart; p++)
+            atomic_store_explicit(&pt->unpacked[p], UNPACK_NOT, memory_order_relaxed);
         if (!first) {
             st = receiver_post_locked(req, pt);
             if (st == MF_OK)
@@ -587,6 +653,10 @@ static int part_advance(mf_request_t *req)
         done = 0;
     if (done && pt->setup_posted && !mf_vci_op_is_done(&pt->setup_recv))
         done = 0;
+    /* A packed receive is done once every partition is in the user's buffer: those MPI_Parrived
+     * did not copy are copied here (one another thread is copying makes it wait). */
+    for (int p = 0; done && !pt->is_send && pt->dt != NULL && err == MF_OK && p < pt->npart; p++)
+        done = unpack_part(pt, p);
     if (done) {
         req->op.status = err;
         atomic_store_explicit(&req->op.done, 1, memory_order_release);
@@ -606,8 +676,17 @@ mf_status_t mf_part_pready(mf_request_t *req, int p)
 {
     mf_part_t *pt = req->part;
     unsigned char expect = PART_IDLE;
-    if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
-        return MF_ERR_INVALID;
+    if (pt->dt == NULL) {
+        if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_READY))
+            return MF_ERR_INVALID;
+    } else {
+        /* Marked while packing, so a second MPI_Pready fails and nobody sends it half
+         * packed; "ready" is stored before "armed" is read below, as for the plain mark. */
+        if (!atomic_compare_exchange_strong(&pt->state[p], &expect, PART_PACKING))
+            return MF_ERR_INVALID;
+        pack_part(pt, p);
+        atomic_store(&pt->state[p], PART_READY);
+    }
     if (req->peer == MPI_PROC_NULL)
         return MF_OK;
     if (atomic_load(&pt->armed)) {
@@ -647,8 +726,11 @@ int mf_part_parrived(mf_request_t *req, int p)
                 flag = recv_part_done(pt, i);
         }
     }
+    int unpack = flag && pt->dt != NULL && pt->err == MF_OK;
     mf_vci_unlock(req->vci);
-    return flag;
+    /* Outside the lock: the copy may be long, and the request stays active until the wait, which
+     * finds this partition copied (or copies it). */
+    return unpack ? unpack_part(pt, p) : flag;
 }
 
 int mf_part_marked(mf_request_t *req, int p)
@@ -676,6 +758,10 @@ static void part_state_free(mf_part_t *pt)
     free(pt->state);
     free(pt->ops);
     free(pt->head);
+    free(pt->staging);
+    free(pt->unpacked);
+    if (pt->dt != NULL)
+        mf_dtype_release(pt->dt_handle);
     free(pt);
 }
 

@@ -11,10 +11,13 @@
 #include "core.h"
 #include "part_map.h"
 
-/* Create an inactive partitioned request over `npart` partitions of `part_bytes` contiguous
- * bytes each, starting at `buf`. Local: nothing is sent before the first MPI_Start. */
-mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, int peer, int tag,
-                         mf_comm_t *comm, mf_request_t **req_p);
+/* Create an inactive partitioned request over `npart` partitions of `part_bytes` bytes each.
+ * `packed` is MPI_DATATYPE_NULL when they are contiguous bytes starting at `buf`; otherwise the
+ * committed datatype of the `count` items of each partition at `buf`, whose items are not one
+ * run of memory: they travel packed (part_bytes is then the packed size of a partition). Local:
+ * nothing is sent before the first MPI_Start. */
+mf_status_t mf_part_init(int is_send, void *buf, int npart, size_t part_bytes, MPI_Datatype packed,
+                         MPI_Count count, int peer, int tag, mf_comm_t *comm, mf_request_t **req_p);
 /* Start one iteration (the request is inactive). */
 mf_status_t mf_part_start(mf_request_t *req);
 /* Mark partition p of an active send request ready: sent at once when the receiver is known
