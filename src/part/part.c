@@ -596,6 +596,28 @@ static int recv_part_done(mf_part_t *pt, int i)
     return pt->head[i] >= 0 && mf_vci_op_is_done(&pt->ops[pt->head[i]]);
 }
 
+/* Receive side: every byte of receive partition p has landed. VCI lock held. */
+static int recv_covered(mf_part_t *pt, int p)
+{
+    int lo, hi;
+    if (!mf_part_cover(pt->part_bytes, p, pt->npart, pt->peer_part_bytes, pt->peer_npart, &lo, &hi))
+        return 1;
+    for (int i = lo; i <= hi; i++)
+        if (!recv_part_done(pt, i))
+            return 0;
+    return 1;
+}
+
+/* A packed receive copies out the partitions that have landed at every poll, so that the
+ * wait after the last one copies that one only. VCI lock held. */
+static void unpack_arrived_locked(mf_part_t *pt)
+{
+    for (int p = 0; p < pt->npart; p++)
+        if (atomic_load_explicit(&pt->unpacked[p], memory_order_relaxed) == UNPACK_NOT &&
+            recv_covered(pt, p))
+            unpack_part(pt, p);
+}
+
 static int ops_done(mf_part_t *pt, int n, mf_status_t *err_p)
 {
     for (int i = 0; i < n; i++) {
@@ -632,6 +654,8 @@ static int part_advance(mf_request_t *req)
         receiver_advance_locked(req, pt);
         if (pt->data_posted && pt->peer_aggr)
             receiver_drain_locked(req, pt);
+        if (pt->data_posted && pt->dt != NULL && pt->err == MF_OK)
+            unpack_arrived_locked(pt);
         err = pt->err;
         if (!pt->data_posted)
             done = 0;
@@ -717,15 +741,7 @@ int mf_part_parrived(mf_request_t *req, int p)
     if (mf_vci_op_is_done(&req->op))
         return 1;
     mf_vci_lock(req->vci);
-    int flag = 0, lo, hi;
-    if (pt->data_posted) {
-        flag = 1;
-        if (pt->err == MF_OK && mf_part_cover(pt->part_bytes, p, pt->npart, pt->peer_part_bytes,
-                                              pt->peer_npart, &lo, &hi)) {
-            for (int i = lo; i <= hi && flag; i++)
-                flag = recv_part_done(pt, i);
-        }
-    }
+    int flag = pt->data_posted && (pt->err != MF_OK || recv_covered(pt, p));
     int unpack = flag && pt->dt != NULL && pt->err == MF_OK;
     mf_vci_unlock(req->vci);
     /* Outside the lock: the copy may be long, and the request stays active until the wait, which
