@@ -109,6 +109,14 @@ void mf_bench_verify(const void *buf, size_t size, unsigned seed, const char *na
  * one host (the probe's shared memory is mapped on the first call and kept). */
 double mf_bench_placement_ns(MPI_Comm comm);
 
+/* Moves about 5 MB each way between every two processes of comm in messages of 8000 bytes,
+ * untimed, so that what follows measures the steady state: over UCX (Manifold, Open MPI) the
+ * first 2 MB or so between two processes run through pages of the shared-memory queue touched
+ * for the first time, at about 5 us a page fault on the development VM (benchmarks.md, "The
+ * first 2 MB between two processes"), which a benchmark of few calls per size would otherwise
+ * count. Collective over comm. */
+void mf_bench_warm_pairs(MPI_Comm comm);
+
 /* Aborts the job (MPI_Abort, then exit in case MPI_Abort returns). */
 void mf_bench_abort(void) __attribute__((noreturn));
 

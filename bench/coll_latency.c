@@ -708,7 +708,10 @@ int main(int argc, char **argv)
         status = 2;
     } else {
         switch (mf_bench_parse_args(argc, argv, COLL_NAME, rank, &opts)) {
-        case MF_BENCH_ARGS_RUN: status = run(&opts, (size_t)offset, rank, nprocs); break;
+        case MF_BENCH_ARGS_RUN:
+            mf_bench_warm_pairs(MPI_COMM_WORLD);
+            status = run(&opts, (size_t)offset, rank, nprocs);
+            break;
         case MF_BENCH_ARGS_HELP: status = 0; break;
         case MF_BENCH_ARGS_BAD: status = 2; break;
         }

@@ -511,6 +511,7 @@ int main(int argc, char **argv)
         return 2;
     }
     contig_rep = o.datarep;
+    mf_bench_warm_pairs(MPI_COMM_WORLD);
     for (size_t s = o.min_size; s <= o.max_size && nsizes < IO_MAX_SIZES; s *= 4)
         sizes[nsizes++] = s;
 

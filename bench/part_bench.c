@@ -15,6 +15,8 @@
  * spans N * S bytes of the buffer, and the MPI packs it. Standard MPI only: builds with any
  * MPI.
  */
+#include "bench_util.h"
+
 #include <mpi.h>
 
 #include <limits.h>
@@ -251,6 +253,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 2;
     }
+    mf_bench_warm_pairs(MPI_COMM_WORLD);
     nparts = o.threads * o.parts_per_thread;
     item = MPI_BYTE;
     part_count = (int)o.part_bytes;

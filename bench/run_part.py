@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_p2p as p2p  # noqa: E402  (the path is set just above)
 
 REPO_DIR = p2p.REPO_DIR
-BENCHMARKS = {"part_bench": {"extra": []}}
+BENCHMARKS = {"part_bench": {"extra": ["bench_util.c"]}}
 MODES = ("part", "persist", "single")
 
 
