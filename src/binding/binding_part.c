@@ -20,10 +20,6 @@ static int init_common(const char *func, int is_send, const void *buf, int parti
     mf_comm_t *c = NULL;
     size_t bytes = 0;
     int rc = mf_check_init_comm(func, comm, &c);
-    if (rc == MPI_SUCCESS && mf_comm_is_inter(c))
-        rc = mf_err_raise(c, mf_err_code(MPI_ERR_UNSUPPORTED_OPERATION, func,
-                                         "partitioned communication on an intercommunicator is "
-                                         "not implemented yet"));
     if (rc != MPI_SUCCESS)
         return rc;
     if (partitions < 1 || partitions > MF_PART_MAX_PARTS)

@@ -365,9 +365,9 @@ static void sender_send_locked(mf_request_t *req, mf_part_t *pt, int p)
     if (pt->err != MF_OK)
         return; /* the receiver cannot take the data: the request completes with the error */
     mf_status_t st = mf_vci_tag_send_locked(
-        req->vci, mf_comm_world_rank(req->comm, req->peer), pt->buf + (size_t)lo * pt->part_bytes,
-        (size_t)(hi - lo + 1) * pt->part_bytes, mf_part_data_tag(pt->peer_channel, (unsigned)lo), 0,
-        &pt->ops[lo]);
+        req->vci, mf_comm_peer_world_rank(req->comm, req->peer),
+        pt->buf + (size_t)lo * pt->part_bytes, (size_t)(hi - lo + 1) * pt->part_bytes,
+        mf_part_data_tag(pt->peer_channel, (unsigned)lo), 0, &pt->ops[lo]);
     if (st != MF_OK && pt->err == MF_OK)
         pt->err = st;
 }
@@ -400,8 +400,8 @@ static mf_status_t ctl_send_locked(mf_request_t *req, mf_part_t *pt, const void 
 {
     mf_vci_op_reset(&pt->ctl_send, NULL);
     pt->ctl_send_posted = 1;
-    return mf_vci_tag_send_locked(req->vci, mf_comm_world_rank(req->comm, req->peer), buf, len, tag,
-                                  0, &pt->ctl_send);
+    return mf_vci_tag_send_locked(req->vci, mf_comm_peer_world_rank(req->comm, req->peer), buf, len,
+                                  tag, 0, &pt->ctl_send);
 }
 
 static mf_status_t ctl_recv_locked(mf_request_t *req, mf_part_t *pt, void *buf, size_t len,
@@ -427,7 +427,7 @@ static mf_status_t setup_post(mf_request_t *req, mf_part_t *pt)
     mf_vci_op_reset(&pt->setup_recv, NULL);
     pt->setup_posted = 1;
     mf_status_t st =
-        mf_vci_tag_send_locked(pt->home, mf_comm_world_rank(req->comm, req->peer), &pt->out,
+        mf_vci_tag_send_locked(pt->home, mf_comm_peer_world_rank(req->comm, req->peer), &pt->out,
                                sizeof(pt->out), my_setup, 0, &pt->setup_send);
     if (st == MF_OK)
         st = mf_vci_tag_recv_locked(pt->home, &pt->in, sizeof(pt->in), peer_setup, ~(uint64_t)0,
