@@ -839,13 +839,12 @@ mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void 
     if (!MF_PARAM_LIVE(coll_scatter) &&
         mf_coll_shm_pair_p2p_far(comm, len, PAIR_SCATTER_MIN, PAIR_FLOW_MAX))
         return scatter_pair(comm, sbuf, len, rbuf, root, TAG_SCATTER);
-    /* Ranks sharing cores, blocks above 32 KiB: each rank copies its block straight from the
-     * root's buffer (process_vm_readv). 4 ranks on 2 cores, medians: 64 KiB 39-65 us against
-     * 64-122 point-to-point, 128 KiB 33-119 against 117-243 (Open MPI 58-72, 90-183); below,
-     * the root's wait for every reader costs 30-50 us a call, so point-to-point stays. The
-     * eager blocks of point-to-point win 64-128 KiB on a quiet machine in some launch modes
-     * and lose 2-3x in others, where the single copy keeps its speed (coll.md). */
-    if (!MF_PARAM_LIVE(coll_scatter) && mf_coll_shm_crowd_cma(comm, len, 32768 + 1))
+    /* Ranks sharing cores, blocks above 128 KiB: each rank copies its block straight from the
+     * root's buffer (process_vm_readv). Below, point-to-point's blocking sends go eagerly
+     * through UCX's queue, which won once warm (coll.md, "Crowded Scatter from 4 KiB"): 4
+     * ranks on 2 cores, 64 KiB 13.8 us against 20.6, 128 KiB 26.7 against 33.6; from 256 KiB
+     * point-to-point goes by rendezvous and the single copy wins (58.5 against 117). */
+    if (!MF_PARAM_LIVE(coll_scatter) && mf_coll_shm_crowd_cma(comm, len, 128 * 1024 + 1))
         return mf_coll_shm_cma_scatter(comm, sbuf, len, rbuf, root);
     if (!MF_PARAM_LIVE(coll_scatter) && mf_coll_shm_scatter_ok(comm, len))
         return mf_coll_shm_scatter(comm, sbuf, len, rbuf, root);
