@@ -19,6 +19,7 @@
 
 #define PMI1_KEYLEN_DEFAULT   64 /* PMI-2 has no get_maxes: use the limits hydra and Slurm use */
 #define PMI1_VALLEN_DEFAULT   1024
+#define PMI1_LINE_MAX         1024       /* MPICH's PMI-1 client never sends a longer line */
 #define ABORT_FORWARD_WAIT_NS 200000000L /* 0.2 s */
 #define ABORT_LOCK_WAIT_SEC   1
 #define KEY_MAX_CAP           128
@@ -356,6 +357,20 @@ static void note_spawned_env_locked(void)
         mf_pmi_state.job.spawned = 1;
 }
 
+/* Slurm's PMI-1 server takes a request from a single read of at most 1024 bytes, the line limit
+ * of MPICH's client, and parses the rest as a new request: a put of the longest key and value
+ * it announced (vallen_max 1024) did not fit. Launchers other than ours get the same limit. */
+static void fit_put_line_locked(void)
+{
+    mf_pmi_state_t *st = &mf_pmi_state;
+    size_t overhead =
+        strlen("cmd=put kvsname= key= value=\n") + strlen(st->job.kvsname) + st->key_max;
+    if (st->launcher_is_ours || overhead >= PMI1_LINE_MAX)
+        return;
+    if (st->value_max > PMI1_LINE_MAX - overhead)
+        st->value_max = PMI1_LINE_MAX - overhead;
+}
+
 /* Port mode: initack tells rank and size; hydra then also sends three "cmd=set" lines (size,
  * rank, debug) which older launchers used instead. */
 static mf_status_t initack_locked(int pmi_id)
@@ -406,9 +421,11 @@ static mf_status_t init_job_v1_locked(int port_mode, int pmi_id)
         (status = reply_int("appnum", &st->job.appnum)) != MF_OK)
         return status;
     mf_pmi_out_begin(&req, 1, "get_my_kvsname");
-    if ((status = mf_pmi_call_locked(&req, "my_kvsname", 0)) != MF_OK)
+    if ((status = mf_pmi_call_locked(&req, "my_kvsname", 0)) != MF_OK ||
+        (status = reply_string("kvsname", st->job.kvsname, sizeof(st->job.kvsname))) != MF_OK)
         return status;
-    return reply_string("kvsname", st->job.kvsname, sizeof(st->job.kvsname));
+    fit_put_line_locked();
+    return MF_OK;
 }
 
 static mf_status_t init_job_v2_locked(int pmi_id)
@@ -416,7 +433,11 @@ static mf_status_t init_job_v2_locked(int pmi_id)
     mf_pmi_state_t *st = &mf_pmi_state;
     mf_pmi_out_t req;
     mf_status_t status;
+    const char *pmi_jobid = getenv("PMI_JOBID");
     mf_pmi_out_begin(&req, 2, "fullinit");
+    /* Slurm refuses a fullinit without the job id it set in PMI_JOBID (rc=3); hydra sets none. */
+    if (pmi_jobid != NULL && pmi_jobid[0] != '\0')
+        mf_pmi_out_add(&req, "pmijobid", pmi_jobid);
     mf_pmi_out_add_int(&req, "pmirank", pmi_id);
     mf_pmi_out_add(&req, "threaded", "FALSE"); /* our mutex serialises all requests */
     if ((status = mf_pmi_call_locked(&req, "fullinit-response", 0)) != MF_OK ||
@@ -498,6 +519,14 @@ static mf_status_t init_singleton_locked(void)
     st->job = (mf_pmi_job_t){.rank = 0, .size = 1, .local_size = 1, .singleton = 1};
     snprintf(st->job.kvsname, sizeof(st->job.kvsname), "singleton_%d", (int)getpid());
     mf_log(MF_LOG_DEBUG, "pmi", "no launcher found (PMI_FD/PMI_PORT unset): singleton");
+    /* srun without --mpi=pmi2 starts its tasks without PMI: each would silently be a job of
+     * one. Its first task says so, once. */
+    const char *ntasks = getenv("SLURM_STEP_NUM_TASKS"), *procid = getenv("SLURM_PROCID");
+    if (ntasks != NULL && atoi(ntasks) > 1 && procid != NULL && strcmp(procid, "0") == 0)
+        mf_log(MF_LOG_WARN, "pmi",
+               "srun started %s tasks without a PMI-2 server: each runs as a job of one "
+               "process (run srun --mpi=pmi2)",
+               ntasks);
     return MF_OK;
 }
 

@@ -243,12 +243,34 @@ static mf_status_t name_begin_locked(mf_pmi_out_t *req, const char *what, const 
     return MF_OK;
 }
 
-/* rc != 0 is the launcher's "no": hydra says no more than that. */
+/* rc != 0 is the launcher's "no": hydra says no more than that. Slurm's PMI-1 sends no rc but
+ * info=ok or info=fail, as MPICH's PMI-1 client expects. */
 static mf_status_t name_call_locked(mf_pmi_out_t *req, const char *v1_reply, const char *v2_reply)
 {
     const char *expect = mf_pmi_state.version == 2 ? v2_reply : v1_reply;
     mf_status_t status = mf_pmi_call_locked(req, expect, 1);
+    const char *info = mf_pmi_msg_get(&mf_pmi_state.reply, "info");
+    if (status == MF_OK && mf_pmi_state.version == 1 && info != NULL && strcmp(info, "ok") != 0)
+        return MF_ERR_NOT_FOUND;
     return map_unknown_locked(status, expect, "the name service", 0);
+}
+
+/* Slurm's name service answers success to publishing a published name (it replaces the port)
+ * and to unpublishing an unknown one, where hydra and our mpiexec say no. Under a launcher
+ * other than ours a lookup first gives every launcher the same answers (two processes racing
+ * to publish the same name can still both succeed there). Ours answers for itself: *exists_p
+ * is left as it is. */
+static mf_status_t name_exists_locked(const char *service, int *exists_p)
+{
+    mf_pmi_out_t req;
+    if (mf_pmi_state.launcher_is_ours)
+        return MF_OK;
+    mf_status_t status =
+        name_begin_locked(&req, "the name check", "lookup_name", "name-lookup", service);
+    if (status == MF_OK)
+        status = name_call_locked(&req, "lookup_result", "name-lookup-response");
+    *exists_p = status == MF_OK;
+    return status == MF_ERR_NOT_FOUND ? MF_OK : status;
 }
 
 mf_status_t mf_pmi_publish_name(const char *service, const char *port)
@@ -257,8 +279,13 @@ mf_status_t mf_pmi_publish_name(const char *service, const char *port)
     pthread_mutex_lock(&mf_pmi_state.lock);
     mf_status_t status =
         name_begin_locked(&req, "mf_pmi_publish_name", "publish_name", "name-publish", service);
+    int exists = 0;
     if (status == MF_OK)
         status = mf_pmi_check_value(port);
+    if (status == MF_OK)
+        status = name_exists_locked(service, &exists);
+    if (status == MF_OK && exists)
+        status = MF_ERR_NOT_FOUND; /* reported as the launcher's refusal below */
     if (status == MF_OK) {
         mf_pmi_out_add(&req, "port", port);
         status = name_call_locked(&req, "publish_result", "name-publish-response");
@@ -305,6 +332,11 @@ mf_status_t mf_pmi_unpublish_name(const char *service)
     pthread_mutex_lock(&mf_pmi_state.lock);
     mf_status_t status = name_begin_locked(&req, "mf_pmi_unpublish_name", "unpublish_name",
                                            "name-unpublish", service);
+    int exists = 1;
+    if (status == MF_OK)
+        status = name_exists_locked(service, &exists);
+    if (status == MF_OK && !exists)
+        status = MF_ERR_NOT_FOUND;
     if (status == MF_OK)
         status = name_call_locked(&req, "unpublish_result", "name-unpublish-response");
     pthread_mutex_unlock(&mf_pmi_state.lock);
