@@ -4,15 +4,17 @@
 # and runs them. `make demo` builds an optimised tree and runs the demonstration.
 # Other targets: build, release, check-asan, check-tsan, bench, bench-dtype, bench-coll,
 # bench-threads (SUITES=... picks the suites, default all), bench-part, bench-io, bench-instructions,
-# check-mpi4py (mpi4py's test suite on the optimised tree; not part of check), format, clean.
+# check-mpi4py (mpi4py's test suite on the optimised tree; not part of check), check-slurm (the
+# optimised tree's programs under Slurm's srun --mpi=pmi2 on this host; needs root; not part of
+# check), format, clean.
 
 JOBS ?= 2
 B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich \
 	-DMF_UCX_PKGCONFIG=$(CURDIR)/$(B)/ucx-pkgconfig
 
-.PHONY: all deps build release check check-asan check-tsan check-mpi4py unimplemented demo bench \
-	bench-dtype bench-coll bench-threads bench-part bench-io bench-instructions format clean
+.PHONY: all deps build release check check-asan check-tsan check-mpi4py check-slurm unimplemented \
+	demo bench bench-dtype bench-coll bench-threads bench-part bench-io bench-instructions format clean
 
 all: build
 
@@ -56,6 +58,11 @@ check: release check-asan unimplemented check-tsan
 # (tests/mpi4py/expected_failures.txt says what is left out and why).
 check-mpi4py: release
 	tools/check-mpi4py.sh $(B)/release
+
+# Programs of the optimised tree at 1-4 processes under Slurm's srun --mpi=pmi2, on a private
+# single-node cluster of this host that the script installs, starts and stops (needs root).
+check-slurm: release
+	tools/check-slurm.sh $(B)/release
 
 unimplemented: build
 	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt --api api/mpi_api.json
