@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -69,6 +70,21 @@ static mf_status_t conn_fill(void)
         return MF_ERR_PROTOCOL;
     }
     for (;;) {
+        if (st->reply_deadline_ns != 0) {
+            uint64_t now = mf_now_ns();
+            int64_t left_ms = now < st->reply_deadline_ns
+                                  ? (int64_t)((st->reply_deadline_ns - now) / 1000000) + 1
+                                  : 0;
+            struct pollfd pfd = {.fd = st->fd, .events = POLLIN};
+            int ready =
+                left_ms > 0 ? poll(&pfd, 1, (int)(left_ms < INT_MAX ? left_ms : INT_MAX)) : 0;
+            if (ready < 0 && errno == EINTR)
+                continue;
+            if (ready == 0) {
+                st->timed_out = 1;
+                return MF_ERR_IO;
+            }
+        }
         ssize_t n = recv(st->fd, st->in_buf + st->in_len, sizeof(st->in_buf) - st->in_len, 0);
         if (n > 0) {
             st->in_len += (size_t)n;
@@ -183,8 +199,22 @@ mf_status_t mf_pmi_call_locked(mf_pmi_out_t *req, const char *expect, int missin
     if (st->broken)
         return MF_ERR_IO; /* the failure was logged when it happened */
     status = conn_send(req->buf, req->len);
-    if (status == MF_OK)
-        status = st->version == 2 ? conn_read_frame() : conn_read_line();
+    for (;;) {
+        if (status == MF_OK)
+            status = st->version == 2 ? conn_read_frame() : conn_read_line();
+        /* The reply of a call that gave up earlier: dropped, the stream is in step again. */
+        if (status != MF_OK || st->late_reply == NULL ||
+            strcmp(mf_pmi_msg_cmd(&st->reply), st->late_reply) != 0)
+            break;
+        mf_log(MF_LOG_DEBUG, "pmi", "dropped the late '%s'", st->late_reply);
+        st->late_reply = NULL;
+    }
+    if (status != MF_OK && st->timed_out) {
+        /* Nothing or part of the reply came in time; the rest stays in in_buf for later. */
+        st->timed_out = 0;
+        st->late_reply = expect;
+        return MF_ERR_IO;
+    }
     if (status != MF_OK) {
         st->broken = 1;
         return status;

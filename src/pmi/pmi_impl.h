@@ -37,6 +37,12 @@ typedef struct mf_pmi_state {
     char in_buf[2 * MF_PMI_WIRE_MAX];
     mf_pmi_msg_t reply; /* last reply; its strings live in reply_buf */
     char reply_buf[MF_PMI_WIRE_MAX + 1];
+    /* A call whose reply may be late gives up at this mf_now_ns time (0: waits for ever),
+     * timed_out says it did, and late_reply names the reply still to come then, which the next
+     * calls drop when it arrives: the stream stays in step (see mf_pmi_call_locked). */
+    uint64_t reply_deadline_ns;
+    int timed_out;
+    const char *late_reply;
 } mf_pmi_state_t;
 
 extern mf_pmi_state_t mf_pmi_state;

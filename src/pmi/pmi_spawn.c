@@ -203,9 +203,20 @@ static mf_status_t spawn_locked(int ncmds, const mf_pmi_spawn_cmd_t *cmds, int n
                 status = mf_pmi_send_locked(&req); /* the launcher answers after the last */
         }
     }
+    /* A launcher may never answer: Slurm answers once its srun has started the children, so
+     * not while the allocation has no free CPUs, nor for a program it cannot run. */
+    int limit = mf_params.connect_timeout; /* 0: for ever */
+    st->reply_deadline_ns = limit > 0 ? mf_now_ns() + (uint64_t)limit * 1000000000u : 0;
     if (status == MF_OK)
         status = mf_pmi_call_locked(&req, expect, 1);
+    st->reply_deadline_ns = 0;
     free(storage);
+    if (status == MF_ERR_IO && st->late_reply == expect) {
+        mf_log(MF_LOG_ERROR, "pmi",
+               "the launcher did not answer the spawn within %d s (MANIFOLD_CONNECT_TIMEOUT)",
+               limit);
+        return MF_ERR_OTHER;
+    }
     if (status == MF_ERR_NOT_FOUND) {
         const char *why = mf_pmi_msg_get(&st->reply, st->version == 2 ? "errmsg" : "msg");
         mf_log(MF_LOG_ERROR, "pmi", "the launcher did not spawn the job: %s",
@@ -220,6 +231,11 @@ mf_status_t mf_pmi_spawn(int ncmds, const mf_pmi_spawn_cmd_t *cmds, int npreput,
 {
     pthread_mutex_lock(&mf_pmi_state.lock);
     mf_status_t status = check_launcher_locked("mf_pmi_spawn");
+    if (status == MF_OK && mf_pmi_state.late_reply != NULL) {
+        /* Its answer would read as this one's. */
+        mf_log(MF_LOG_ERROR, "pmi", "spawn: the launcher has not answered an earlier spawn yet");
+        status = MF_ERR_OTHER;
+    }
     if (status == MF_OK)
         status = check_spawn_locked(ncmds, cmds, npreput, preput_keys, preput_vals);
     if (status == MF_OK)

@@ -587,6 +587,39 @@ static int mode_names(void)
     return 0;
 }
 
+/* spawn-late (run with MANIFOLD_CONNECT_TIMEOUT=1 under a launcher that answers the spawn only
+ * later, slurm_pmi_server.py): rank 0's spawn fails after the time limit instead of waiting
+ * for ever, a second one is refused while the first is unanswered, and the late answer, which
+ * comes before the next fence's, is dropped: the fence and the key space still work. */
+static int mode_spawn_late(void)
+{
+    CHECK(mf_params_load() == MF_OK);
+    mf_pmi_job_t job = init_or_die();
+    char key[32], value[64], want[64];
+    const char *argv[] = {"hello"};
+    mf_pmi_spawn_cmd_t cmd = {
+        .command = "/no/such/program", .argc = 1, .argv = argv, .maxprocs = 1};
+    if (job.rank == 0) {
+        uint64_t start = mf_now_ns();
+        CHECK(mf_pmi_spawn(1, &cmd, 0, NULL, NULL) == MF_ERR_OTHER);
+        CHECK(mf_now_ns() - start >= 900000000u); /* waited for the limit, 1 s */
+        CHECK(mf_pmi_spawn(1, &cmd, 0, NULL, NULL) == MF_ERR_OTHER);
+    }
+    snprintf(key, sizeof(key), "late-%d", job.rank);
+    snprintf(value, sizeof(value), "value-%d", job.rank);
+    CHECK(mf_pmi_put(key, value) == MF_OK);
+    CHECK(mf_pmi_fence() == MF_OK);
+    int peer = (job.rank + 1) % job.size;
+    snprintf(key, sizeof(key), "late-%d", peer);
+    snprintf(want, sizeof(want), "value-%d", peer);
+    CHECK(mf_pmi_get(peer, key, value, sizeof(value)) == MF_OK && strcmp(value, want) == 0);
+    CHECK(mf_pmi_fence() == MF_OK);
+    if (job.rank == 0)
+        printf("late spawn answer checks passed\n");
+    mf_pmi_finalize();
+    return 0;
+}
+
 /* dyn-singleton: without a launcher, spawn and the name service are unsupported. */
 static int mode_dyn_singleton(void)
 {
@@ -671,6 +704,8 @@ int main(int argc, char **argv)
         return mode_spawn_run(nargs - 1, argv + 2);
     if (strcmp(mode, "names") == 0)
         return mode_names();
+    if (strcmp(mode, "spawn-late") == 0)
+        return mode_spawn_late();
     if (strcmp(mode, "dyn-singleton") == 0)
         return mode_dyn_singleton();
     if (strcmp(mode, "init") == 0) {
@@ -680,6 +715,6 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: mf_pmi_probe kvs|exit|abort|signal|stubborn|orphan|sleep|stdin|hello|env|"
             "nofinalize|early-exit|shm|raw|flood|spawn-parent|spawn-child|spawn-errors|"
-            "spawn-fail|spawn-run|names|dyn-singleton|init [args]\n");
+            "spawn-fail|spawn-run|names|spawn-late|dyn-singleton|init [args]\n");
     return 2;
 }

@@ -12,7 +12,10 @@ Slurm does differently from hydra and our mpiexec, as measured with tools/check-
 - PMI-1 requests are read with one read of at most 1024 bytes: a longer line is a failure here;
 - the name service: publishing a published name replaces it and unpublishing an unknown name
   succeeds (rc=0); PMI-2 lookups answer rc=1 or rc=0 with value=; PMI-1 answers carry
-  info=ok/info=fail and no rc.
+  info=ok/info=fail and no rc;
+- a PMI-2 spawn is answered only once srun has started the children, which may be never (no free
+  CPUs, a program it cannot run): here it is answered late, just before the answer to that
+  process's next fence, as a failure (rc=1), and no child is started.
 
 Usage: slurm_pmi_server.py NP PROGRAM ARGS... Starts NP copies of PROGRAM, serves them and exits
 0 when every process exited 0 and broke no rule above, else 1.
@@ -50,6 +53,9 @@ class Server:
         body = "".join(f"{k}={v};" for k, v in pairs)
         conn.sock.sendall((f"{len(body):<6d}" + body).encode())
 
+    def owe_spawn(self, conn):
+        conn.late_spawn = True
+
     def fence(self, conn):
         self.fence_waiting.append(conn)
         if len(self.fence_waiting) < self.np:
@@ -58,6 +64,10 @@ class Server:
         self.pending = {}
         for c in self.fence_waiting:
             if c.version == 2:
+                if c.late_spawn:
+                    self.reply2(c, [("cmd", "spawn-response"), ("rc", 1),
+                                    ("errmsg", "answered late")])
+                    c.late_spawn = False
                 self.reply2(c, [("cmd", "kvs-fence-response"), ("rc", 0)])
             else:
                 self.reply1(c, "cmd=barrier_out rc=0")
@@ -157,6 +167,8 @@ class Server:
             port = self.names.get(fields["name"])
             answer = [("rc", 1)] if port is None else [("rc", 0), ("value", port)]
             self.reply2(conn, [("cmd", "name-lookup-response")] + answer)
+        elif cmd == "spawn":
+            self.owe_spawn(conn)
         elif cmd == "finalize":
             self.reply2(conn, [("cmd", "finalize-response"), ("rc", 0)])
             conn.done = True
@@ -197,6 +209,7 @@ class Conn:
         self.version = 1
         self.inited = False
         self.done = False
+        self.late_spawn = False
 
 
 def main():
