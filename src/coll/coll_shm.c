@@ -281,6 +281,14 @@ static void *segment_create(mf_coll_shm_t *sh, mf_comm_t *comm, char *name)
     snprintf(name, NAME_LEN, SHM_PREFIX "-%ld-%u-%u", (long)getpid(), comm->context_id,
              atomic_fetch_add(&shm_name_seq, 1));
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* The name carries this process's id, and a live job unlinks its segment as soon as
+         * every member has attached: this one was left by a job killed while setting up
+         * (SIGKILL from srun) whose creator had the same id. */
+        mf_log(MF_LOG_DEBUG, "coll", "removing %s, left by a killed job", name);
+        shm_unlink(name);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
     if (fd < 0) {
         mf_log(MF_LOG_WARN, "coll", "cannot create shared-memory segment %s: %s", name,
                strerror(errno));

@@ -16,10 +16,12 @@
 #include "mtest.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -357,12 +359,31 @@ static void check_no_segments(void)
     closedir(dir);
 }
 
+/* MTEST_STALE_SEGMENT=1: a job killed while setting up (SIGKILL from srun) left the segment
+ * name rank 0's first one will have (its pid, MPI_COMM_WORLD's context 0, number 0); the
+ * library must replace it, and check_no_segments then finds nothing. Other ranks drop theirs. */
+static char stale_name[64];
+
+static void make_stale_segment(void)
+{
+    const char *env = getenv("MTEST_STALE_SEGMENT");
+    if (env == NULL || strcmp(env, "1") != 0)
+        return;
+    snprintf(stale_name, sizeof(stale_name), "/manifold-coll-%ld-0-0", (long)getpid());
+    int fd = shm_open(stale_name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd >= 0 && ftruncate(fd, 4096) == 0)
+        close(fd);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
+    make_stale_segment();
     mtest_init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (stale_name[0] != '\0' && rank != 0)
+        shm_unlink(stale_name);
     MPI_Comm comms[NCOMMS];
     comms[0] = MPI_COMM_WORLD;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &comms[1]); /* reversed order */
