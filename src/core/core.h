@@ -506,6 +506,9 @@ typedef struct mf_dynproc_err {
 
 /* The key under which a spawn leaves the parents' port name in the children's key space. */
 #define MF_PARENT_PORT_KEY "mf-parent-port"
+/* And the number of processes of each command, comma-separated: a child whose launcher gives
+ * no appnum (Slurm's PMI answers -1) counts its command from its rank, which MPI_APPNUM is. */
+#define MF_SPAWN_SIZES_KEY "mf-spawn-sizes"
 
 mf_status_t mf_dynproc_open_port(char *name, size_t size, mf_dynproc_err_t *err);
 mf_status_t mf_dynproc_close_port(const char *name, mf_dynproc_err_t *err);

@@ -526,6 +526,22 @@ mf_status_t mf_dynproc_connect(mf_comm_t *comm, int root, const char *port_name,
 
 /* ---- spawning ------------------------------------------------------------------------------ */
 
+/* "n0,n1,...": the processes of each command, for MF_SPAWN_SIZES_KEY; empty when it does not
+ * fit (the children then keep what their launcher says). */
+static void spawn_sizes(int ncmds, const mf_pmi_spawn_cmd_t *cmds, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int c = 0; c < ncmds; c++) {
+        int n = snprintf(out + len, size - len, c > 0 ? ",%d" : "%d", cmds[c].maxprocs);
+        if (n < 0 || (size_t)n >= size - len) {
+            out[0] = '\0';
+            return;
+        }
+        len += (size_t)n;
+    }
+}
+
 mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds, const mf_pmi_spawn_cmd_t *cmds,
                              const mf_dynproc_err_t *root_err, mf_dynproc_err_t *err,
                              mf_comm_t **inter_p)
@@ -541,8 +557,10 @@ mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds, const mf_pmi_
         if (root_err->err_class != 0)
             v = *root_err;
         else if (mf_dynproc_open_port(port, sizeof(port), &v) == MF_OK) {
-            const char *key = MF_PARENT_PORT_KEY, *val = port;
-            mf_status_t status = mf_pmi_spawn(ncmds, cmds, 1, &key, &val);
+            char sizes[512];
+            const char *keys[] = {MF_PARENT_PORT_KEY, MF_SPAWN_SIZES_KEY}, *vals[] = {port, sizes};
+            spawn_sizes(ncmds, cmds, sizes, sizeof(sizes));
+            mf_status_t status = mf_pmi_spawn(ncmds, cmds, sizes[0] != '\0' ? 2 : 1, keys, vals);
             if (status == MF_ERR_UNSUPPORTED)
                 fail(&v, MPI_ERR_SPAWN,
                      "the launcher cannot start processes (a program started without mpiexec "
@@ -579,10 +597,33 @@ mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds, const mf_pmi_
 /* ---- spawned processes' parents ----------------------------------------------------------------
  */
 
+/* A child whose launcher reports no appnum: its command's number from MF_SPAWN_SIZES_KEY. */
+static void appnum_from_sizes(void)
+{
+    char sizes[512];
+    if (mf_global.appnum >= 0 || mf_pmi_get(-1, MF_SPAWN_SIZES_KEY, sizes, sizeof(sizes)) != MF_OK)
+        return;
+    long first = 0;
+    char *p = sizes;
+    for (int c = 0; *p != '\0'; c++) {
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (end == p || n < 0)
+            return;
+        if (mf_global.world_rank < first + n) {
+            mf_global.appnum = c;
+            return;
+        }
+        first += n;
+        p = *end == ',' ? end + 1 : end;
+    }
+}
+
 mf_status_t mf_dynproc_init_parent(void)
 {
     char port[MPI_MAX_PORT_NAME];
     mf_status_t status = MF_OK;
+    appnum_from_sizes();
     if (mf_global.world_rank == 0)
         status = mf_pmi_get(-1, MF_PARENT_PORT_KEY, port, sizeof(port));
     if (status != MF_OK) {
