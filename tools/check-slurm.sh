@@ -175,6 +175,10 @@ run threads/init_thread_multiple pass 3 MTEST_THREAD_LEVEL=multiple -- "$tests/e
 run dynproc/join pass 2 -- "$tests/dynproc/join"
 run pmi/names_pmi2 probe 3 MANIFOLD_PMI=2 -- "$probe" names
 run pmi/names_pmi1 probe 3 MANIFOLD_PMI=1 -- "$probe" names
+# Spawned jobs are new srun steps: they need CPUs the allocation lets them share.
+run dynproc/spawn pass 2 SLURM_OVERLAP=1 SLURM_OVERCOMMIT=1 -- "$tests/dynproc/spawn"
+run dynproc/dynproc_errors pass 2 SLURM_OVERLAP=1 SLURM_OVERCOMMIT=1 MANIFOLD_CONNECT_TIMEOUT=5 \
+    -- "$tests/dynproc/dynproc_errors"
 run env/abort fail 1 -- "$tests/env/abort"
 run env/abort fail 3 -- "$tests/env/abort"
 run singleton/init_basic singleton 2 -- "$tests/env/init_basic"
