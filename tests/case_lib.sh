@@ -30,6 +30,10 @@ expect_err() {
     grep -q -e "$1" "$err" || fail "stderr lacks '$1'"
 }
 
+refute_out() {
+    if grep -q -e "$1" "$out"; then fail "stdout has '$1'"; fi
+}
+
 refute_err() {
     if grep -q -e "$1" "$err"; then fail "stderr has '$1'"; fi
 }

@@ -38,6 +38,31 @@ static void attrs_init(void)
  * each live session. Protected by init_lock. */
 static int lib_users;
 
+/* The process that called MPI_Init: a child it forks inherits the exit handler below, and
+ * its exit says nothing about the job. */
+static pid_t world_pid;
+
+/* An exit between MPI_Init and MPI_Finalize leaves the other processes waiting for this one:
+ * end the job rather than let them hang (MPI-4.1 section 11.2.2 requires the finalize). The
+ * job fails even if the process returned 0, as with our mpiexec. */
+static void exit_without_finalize(int status, void *unused)
+{
+    (void)unused;
+    if (getpid() != world_pid || atomic_load(&mf_global.world_state) != MF_STATE_READY)
+        return;
+    char msg[112];
+    snprintf(msg, sizeof(msg), "rank %d exited with code %d without calling MPI_Finalize",
+             mf_global.world_rank, status);
+    mf_exit_unfinalized(status != 0 ? status : 1, msg);
+}
+
+#ifndef __GLIBC__
+static void exit_without_finalize_unknown(void)
+{
+    exit_without_finalize(1, NULL);
+}
+#endif
+
 int mf_binding_lib_acquire(const char *func, int world, int required, int *provided_p)
 {
     pthread_mutex_lock(&init_lock);
@@ -78,8 +103,15 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
         attrs_init();
     }
     lib_users++;
-    if (world)
+    if (world) {
         atomic_store(&mf_global.world_state, MF_STATE_READY);
+        world_pid = getpid();
+#ifdef __GLIBC__
+        on_exit(exit_without_finalize, NULL); /* atexit without the exit status */
+#else
+        atexit(exit_without_finalize_unknown);
+#endif
+    }
     pthread_mutex_unlock(&init_lock);
     if (provided_p != NULL)
         *provided_p = mf_global.thread_level;

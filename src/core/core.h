@@ -136,6 +136,9 @@ static inline int mf_is_initialized(void)
 mf_status_t mf_init(int required, int *provided_p);
 mf_status_t mf_finalize(void (*quiesced)(void));
 void mf_abort(int errorcode, const char *msg) __attribute__((noreturn));
+/* At exit without MPI_Finalize: aborts the job under a launcher that would not notice
+ * (mf_pmi_exit_unfinalized), else returns. */
+void mf_exit_unfinalized(int errorcode, const char *msg);
 /* One line per active VCI with its counters, then the pool's resource totals (core_tool.c);
  * printed at finalize when MANIFOLD_VCI_STATS=1. */
 void mf_vci_stats_report(FILE *out, int rank);

@@ -121,3 +121,8 @@ void mf_abort(int errorcode, const char *msg)
 {
     mf_pmi_abort(errorcode, msg);
 }
+
+void mf_exit_unfinalized(int errorcode, const char *msg)
+{
+    mf_pmi_exit_unfinalized(errorcode, msg);
+}

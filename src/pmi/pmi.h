@@ -122,6 +122,11 @@ int mf_pmi_version(void);
  * Safe to call from any thread, even while another thread is blocked in a fence. */
 void mf_pmi_abort(int exit_code, const char *msg) __attribute__((noreturn));
 
+/* The process is exiting with the job still relying on it (MPI_Init without MPI_Finalize).
+ * With a launcher other than ours this aborts the job with exit_code and msg (never returns);
+ * ours, a singleton or a closed connection: returns, doing nothing. */
+void mf_pmi_exit_unfinalized(int exit_code, const char *msg);
+
 /* Says goodbye to the launcher and closes the connection (on the last nested call). */
 void mf_pmi_finalize(void);
 

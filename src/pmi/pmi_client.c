@@ -703,6 +703,19 @@ static void send_abort(int exit_code, const char *msg)
         (void)conn_send(req.buf, req.len);
 }
 
+/* Hydra kills the job when a process's PMI connection closes before it finalized, but only
+ * when it reads the closed connection before it reaps the process: otherwise it takes the exit
+ * status 0 for a normal end and the other ranks wait for the dead one for ever (a quarter of
+ * the runs of a rank that returned from main without MPI_Finalize). Say it instead. Our
+ * mpiexec notices the missing PMI finalize itself and names the exit code, which an exit
+ * handler cannot know. */
+void mf_pmi_exit_unfinalized(int exit_code, const char *msg)
+{
+    mf_pmi_state_t *st = &mf_pmi_state;
+    if (st->init_count > 0 && st->version > 0 && !st->broken && !st->launcher_is_ours)
+        mf_pmi_abort(exit_code, msg);
+}
+
 void mf_pmi_abort(int exit_code, const char *msg)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
