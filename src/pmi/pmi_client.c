@@ -597,8 +597,20 @@ static mf_status_t init_locked(void)
     if (status != MF_OK)
         return status;
     init_node_tag_locked();
-    if (getenv("PMI_FD") == NULL && getenv("PMI_PORT") == NULL)
+    if (getenv("PMI_FD") == NULL && getenv("PMI_PORT") == NULL) {
+        /* Open MPI's mpirun and srun --mpi=pmix speak PMIx only: every process would silently
+         * be a job of one. Refuse, as MPICH does. */
+        const char *pmix = getenv("PMIX_NAMESPACE");
+        if (pmix != NULL) {
+            mf_log(MF_LOG_ERROR, "pmi",
+                   "the launcher speaks PMIx (PMIX_NAMESPACE=%s: Open MPI's mpirun, srun "
+                   "--mpi=pmix), which Manifold does not; start the program with Manifold's "
+                   "mpiexec, MPICH's mpiexec (hydra) or srun --mpi=pmi2",
+                   pmix);
+            return MF_ERR_UNSUPPORTED;
+        }
         return init_singleton_locked();
+    }
     if ((status = open_connection_locked(&port_mode, &pmi_id)) != MF_OK)
         return status;
     st->job = (mf_pmi_job_t){.local_size = 1};

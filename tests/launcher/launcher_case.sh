@@ -103,6 +103,13 @@ singleton)
     expect_rc 0
     expect_out "rank 0 of 1: pmi version 0, local 0 of 1"
     expect_out " No Errors" ;;
+pmix_refused)
+    # Started by a PMIx launcher (Open MPI's mpirun): an error, not a silent job of one
+    run env PMIX_NAMESPACE=prterun-test@1 PMIX_RANK=0 "$probe" kvs 0 "--token=$token"
+    [ "$rc" -ne 0 ] || fail "the probe started"
+    expect_err "the launcher speaks PMIx (PMIX_NAMESPACE=prterun-test@1"
+    expect_err "srun --mpi=pmi2"
+    refute_out " No Errors" ;;
 hydra_pmi1 | hydra_pmi2)
     require_hydra
     kvs_case MANIFOLD_PMI="${case_name#hydra_pmi}" "$hydra" -n 3 "$probe" kvs "${case_name#hydra_pmi}"
