@@ -544,10 +544,16 @@ static int darray_common(const char *func, int large, int size, int rank, int nd
     for (int i = 0; rc == MPI_SUCCESS && i < ndims; i++) {
         const char *why = NULL;
         int dist = distribs[i], darg = dargs[i];
-        if (gsizes[i] <= 0 || psizes[i] <= 0)
-            why = "gsize and psize must be positive";
-        else if (dist != MPI_DISTRIBUTE_NONE && dist != MPI_DISTRIBUTE_BLOCK &&
-                 dist != MPI_DISTRIBUTE_CYCLIC)
+        if (gsizes[i] <= 0 || psizes[i] <= 0) {
+            int gsize = gsizes[i] <= 0;
+            rc = mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func,
+                                                "argument %s[%d]=%lld must be positive",
+                                                gsize ? "array_of_gsizes" : "array_of_psizes", i,
+                                                (long long)(gsize ? gsizes[i] : psizes[i])));
+            break;
+        }
+        if (dist != MPI_DISTRIBUTE_NONE && dist != MPI_DISTRIBUTE_BLOCK &&
+            dist != MPI_DISTRIBUTE_CYCLIC)
             why = "unknown distribution";
         else if (dist == MPI_DISTRIBUTE_NONE && psizes[i] != 1)
             why = "MPI_DISTRIBUTE_NONE needs a psize of 1";

@@ -1211,6 +1211,24 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Message m = *message;
+    if (m != MPI_MESSAGE_NO_PROC && (mf_handle_is_predefined(m) || m->kind != MF_KIND_MESSAGE))
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
+                                              "argument message is not a matched message "
+                                              "(MPI_Mprobe/MPI_Improbe)"));
+    /* The message from MPI_PROC_NULL belongs to no communicator: its errors go to
+     * MPI_COMM_SELF's handler. Its arguments are checked all the same (a negative count
+     * returned success, a NULL request was written to). */
+    mf_comm_t *c = m == MPI_MESSAGE_NO_PROC ? NULL : m->comm;
+    size_t bytes;
+    rc = mf_check_count(func, c, "count", count);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_datatype(func, c, "datatype", datatype, count, &bytes);
+    if (rc == MPI_SUCCESS)
+        rc = mf_check_typed_buffer(func, c, "buf", buf, datatype, count, bytes);
+    if (rc == MPI_SUCCESS && !blocking)
+        rc = mf_check_ptr(func, c, request, "request");
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (m == MPI_MESSAGE_NO_PROC) {
         *message = MPI_MESSAGE_NULL;
         mf_request_t *req = mf_request_proc_null(mf_vci_get(0));
@@ -1221,19 +1239,6 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
         *request = req;
         return MPI_SUCCESS;
     }
-    if (mf_handle_is_predefined(m) || m->kind != MF_KIND_MESSAGE)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
-                                              "argument message is not a matched message "
-                                              "(MPI_Mprobe/MPI_Improbe)"));
-    mf_comm_t *c = m->comm;
-    size_t bytes;
-    rc = mf_check_count(func, c, "count", count);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_datatype(func, c, "datatype", datatype, count, &bytes);
-    if (rc == MPI_SUCCESS)
-        rc = mf_check_typed_buffer(func, c, "buf", buf, datatype, count, bytes);
-    if (rc == MPI_SUCCESS && !blocking)
-        rc = mf_check_ptr(func, c, request, "request");
     stage_t sg = {0};
     if (rc == MPI_SUCCESS)
         rc = stage_prepare(func, c, buf, count, datatype, bytes, 0, 1, &sg);

@@ -907,19 +907,20 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 
 /* The public fields of a status (MPI-4.1), for languages that cannot reach them directly. Like
  * the other status functions they work before MPI_Init and after MPI_Finalize. */
-static int status_field(const char *func, const MPI_Status *status, const void *out)
+static int status_field(const char *func, const MPI_Status *status, const void *out,
+                        const char *out_arg)
 {
     if (status == NULL || status == MPI_STATUS_IGNORE)
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument status is NULL"));
     if (out == NULL)
-        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "the output argument is NULL"));
+        return mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument %s is NULL", out_arg));
     return MPI_SUCCESS;
 }
 
 #pragma weak MPI_Status_get_source = PMPI_Status_get_source
 int PMPI_Status_get_source(const MPI_Status *status, int *source)
 {
-    int rc = status_field("MPI_Status_get_source", status, source);
+    int rc = status_field("MPI_Status_get_source", status, source, "source");
     if (rc == MPI_SUCCESS)
         *source = status->MPI_SOURCE;
     return rc;
@@ -928,7 +929,7 @@ int PMPI_Status_get_source(const MPI_Status *status, int *source)
 #pragma weak MPI_Status_get_tag = PMPI_Status_get_tag
 int PMPI_Status_get_tag(const MPI_Status *status, int *tag)
 {
-    int rc = status_field("MPI_Status_get_tag", status, tag);
+    int rc = status_field("MPI_Status_get_tag", status, tag, "tag");
     if (rc == MPI_SUCCESS)
         *tag = status->MPI_TAG;
     return rc;
@@ -937,7 +938,7 @@ int PMPI_Status_get_tag(const MPI_Status *status, int *tag)
 #pragma weak MPI_Status_get_error = PMPI_Status_get_error
 int PMPI_Status_get_error(const MPI_Status *status, int *err)
 {
-    int rc = status_field("MPI_Status_get_error", status, err);
+    int rc = status_field("MPI_Status_get_error", status, err, "err");
     if (rc == MPI_SUCCESS)
         *err = status->MPI_ERROR;
     return rc;
@@ -946,7 +947,7 @@ int PMPI_Status_get_error(const MPI_Status *status, int *err)
 #pragma weak MPI_Status_set_source = PMPI_Status_set_source
 int PMPI_Status_set_source(MPI_Status *status, int source)
 {
-    int rc = status_field("MPI_Status_set_source", status, status);
+    int rc = status_field("MPI_Status_set_source", status, status, "status");
     if (rc == MPI_SUCCESS)
         status->MPI_SOURCE = source;
     return rc;
@@ -955,7 +956,7 @@ int PMPI_Status_set_source(MPI_Status *status, int source)
 #pragma weak MPI_Status_set_tag = PMPI_Status_set_tag
 int PMPI_Status_set_tag(MPI_Status *status, int tag)
 {
-    int rc = status_field("MPI_Status_set_tag", status, status);
+    int rc = status_field("MPI_Status_set_tag", status, status, "status");
     if (rc == MPI_SUCCESS)
         status->MPI_TAG = tag;
     return rc;
@@ -964,7 +965,7 @@ int PMPI_Status_set_tag(MPI_Status *status, int tag)
 #pragma weak MPI_Status_set_error = PMPI_Status_set_error
 int PMPI_Status_set_error(MPI_Status *status, int err)
 {
-    int rc = status_field("MPI_Status_set_error", status, status);
+    int rc = status_field("MPI_Status_set_error", status, status, "status");
     if (rc == MPI_SUCCESS)
         status->MPI_ERROR = err;
     return rc;

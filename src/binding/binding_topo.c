@@ -843,14 +843,23 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
     int rc = check_topo_comm(func, comm, MPI_DIST_GRAPH, &c, &t);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (maxindegree < t->indegree || maxoutdegree < t->outdegree)
+    if (maxindegree < t->indegree)
         return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
-                                           "arguments maxindegree=%d, maxoutdegree=%d: less "
-                                           "than the degrees %d and %d",
-                                           maxindegree, maxoutdegree, t->indegree, t->outdegree));
+                                           "argument maxindegree=%d is less than the indegree %d",
+                                           maxindegree, t->indegree));
+    if (maxoutdegree < t->outdegree)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_ARG, func,
+                                           "argument maxoutdegree=%d is less than the outdegree %d",
+                                           maxoutdegree, t->outdegree));
     rc = check_array(func, c, sources, t->indegree, "sources");
     if (rc == MPI_SUCCESS)
         rc = check_array(func, c, destinations, t->outdegree, "destinations");
+    /* A weighted graph's weights are asked for unless the caller says MPI_UNWEIGHTED: NULL is no
+     * array (it was skipped and the call succeeded). */
+    if (rc == MPI_SUCCESS && t->sourceweights != NULL)
+        rc = check_array(func, c, sourceweights, t->indegree, "sourceweights");
+    if (rc == MPI_SUCCESS && t->destweights != NULL)
+        rc = check_array(func, c, destweights, t->outdegree, "destweights");
     if (rc != MPI_SUCCESS)
         return rc;
     copy_neighbours(maxindegree, t->indegree, t->sources, t->sourceweights, sources, sourceweights);
