@@ -391,15 +391,17 @@ static int no_name_service(const char *func)
                                           "started without mpiexec has none)"));
 }
 
+/* The arguments of the name service calls; port_name is an input when with_port (Publish and
+ * Unpublish: a NULL one was looked for in the name service first, MPI_ERR_SERVICE). */
 static int check_names(const char *func, const char *service_name, MPI_Info info,
-                       const char *port_name)
+                       const char *port_name, int with_port)
 {
     int rc = mf_check_initialized(func);
     if (rc == MPI_SUCCESS)
         rc = check_name(func, "service_name", service_name, MPI_MAX_INFO_VAL);
     if (rc == MPI_SUCCESS)
         rc = check_info_arg(func, NULL, info);
-    if (rc == MPI_SUCCESS && port_name != NULL)
+    if (rc == MPI_SUCCESS && with_port)
         rc = check_name(func, "port_name", port_name, MPI_MAX_PORT_NAME);
     return rc;
 }
@@ -408,9 +410,7 @@ static int check_names(const char *func, const char *service_name, MPI_Info info
 int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char func[] = "MPI_Publish_name";
-    int rc = check_names(func, service_name, info, port_name);
-    if (rc == MPI_SUCCESS && port_name == NULL)
-        rc = check_name(func, "port_name", port_name, MPI_MAX_PORT_NAME);
+    int rc = check_names(func, service_name, info, port_name, 1);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_pmi_publish_name(service_name, port_name);
@@ -431,7 +431,7 @@ int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_
 int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
     static const char func[] = "MPI_Unpublish_name";
-    int rc = check_names(func, service_name, info, port_name);
+    int rc = check_names(func, service_name, info, port_name, 1);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_status_t status = mf_pmi_unpublish_name(service_name);
@@ -449,7 +449,7 @@ int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *por
 int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
     static const char func[] = "MPI_Lookup_name";
-    int rc = check_names(func, service_name, info, NULL);
+    int rc = check_names(func, service_name, info, NULL, 0);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, NULL, port_name, "port_name");
     if (rc != MPI_SUCCESS)
