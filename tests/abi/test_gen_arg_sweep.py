@@ -75,13 +75,16 @@ class GenArgSweepTest(unittest.TestCase):
         cases = self.cases(self.generate_table([SEND]))
         whats = [c.split(", ")[3:5] for c in cases]
         self.assertEqual(whats, [['"count"', '"negative"'], ['"datatype"', '"null"'],
-                                 ['"dest"', '"rank"'], ['"tag"', '"tag"'],
-                                 ['"comm"', '"null"']])
+                                 ['"dest"', '"rank"'], ['"dest"', '"negrank"'],
+                                 ['"tag"', '"tag"'], ['"comm"', '"null"']])
         self.assertIn("{MPI_ERR_COUNT}", cases[0])
         self.assertIn("{MPI_ERR_TYPE}", cases[1])
         self.assertIn("{MPI_ERR_RANK}", cases[2])
-        self.assertIn("{MPI_ERR_TAG}", cases[3])
-        self.assertIn("{MPI_ERR_COMM}", cases[4])
+        self.assertIn("{MPI_ERR_RANK}", cases[3])
+        self.assertIn("{MPI_ERR_TAG}", cases[4])
+        self.assertIn("{MPI_ERR_COMM}", cases[5])
+        # each case replaces its own argument: case 5 (the tag) leaves dest valid
+        self.assertIn("(bad == 5 ? -5 : 0)", self.generate_table([SEND]))
 
     def test_null_output_pointer_and_allowed_null_request(self):
         cases = self.cases(self.generate_table([WAIT, COMM_SIZE]))
@@ -132,7 +135,7 @@ class GenArgSweepTest(unittest.TestCase):
         for name, _ in gen.AROUND.items():
             self.assertIn(name, functions)
         for (name, p, what) in gen.ALLOWED:
-            self.assertIn(what, ("null", "nullptr", "negative", "rank", "tag"))
+            self.assertIn(what, ("null", "nullptr", "nullin", "negative", "rank", "negrank", "tag"))
             if name != "*":
                 self.assertIn(name, functions)
                 if p != "*":

@@ -9,7 +9,9 @@ other arguments valid:
   nullptr   a required output or in/out pointer is NULL;
   negative  a count, length or size is -1 (the first element of an array of counts);
   rank      a rank or root is the communicator's size (the first element of an array of ranks);
-  tag       a tag is -5.
+  negrank   a rank or root is -5, which no sentinel is;
+  tag       a tag is -5;
+  nullin    a required input array, string or callback is NULL.
 
 The output is a C header of one wrapper per function, `static int sweep_<name>(int bad)`, which
 makes the call with argument `bad` (a case number local to the function, 0: none) replaced, and
@@ -174,6 +176,32 @@ NOT_CHECKED = {("MPI_Status_set_source", "source"), ("MPI_Status_set_tag", "tag"
                ("MPI_Status_set_elements", "count"), ("MPI_Status_set_elements_x", "count")}
 # MPI_Type_create_subarray's starts are NNI but 0 is the valid value below
 RANK_KINDS = ("RANK", "RANK_NNI")
+
+# NULL input arrays of these kinds mean something, or are not arrays the call reads.
+NULL_INPUT_MEANS = {
+    "BUFFER",  # MPI_BOTTOM
+    "STATUS",  # MPI_STATUS_IGNORE
+    "WEIGHT",  # MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are the special values; left alone
+    "ARGUMENT_LIST",  # MPI_ARGV_NULL
+}
+# Callbacks for which the standard defines no null value (the attribute copy and delete
+# callbacks' null ones are NULL in the ABI, the conversions' MPI_CONVERSION_FN_NULL).
+NULL_CALLBACKS = {
+    "MPI_Comm_errhandler_function *", "MPI_File_errhandler_function *",
+    "MPI_Win_errhandler_function *", "MPI_Session_errhandler_function *",
+    "MPI_User_function *", "MPI_User_function_c *", "MPI_Grequest_query_function *",
+    "MPI_Grequest_free_function *", "MPI_Grequest_cancel_function *",
+    "MPI_Datarep_extent_function *",
+}
+# Strings whose own classes a NULL may also raise.
+NULLIN_CLASSES = {
+    "filename": ["MPI_ERR_ARG", "MPI_ERR_BAD_FILE"],
+    "datarep": ["MPI_ERR_ARG", "MPI_ERR_UNSUPPORTED_DATAREP"],
+    "port_name": ["MPI_ERR_ARG", "MPI_ERR_PORT"],
+    "service_name": ["MPI_ERR_ARG", "MPI_ERR_SERVICE", "MPI_ERR_NAME"],
+    "key": ["MPI_ERR_ARG", "MPI_ERR_INFO_KEY"],
+    "value": ["MPI_ERR_ARG", "MPI_ERR_INFO_VALUE"],
+}
 
 # ---- valid values -------------------------------------------------------------------------------
 
@@ -609,6 +637,14 @@ def parameter_cases(fn, p, value):
         if p.name == "array_of_requests":
             classes.append("MPI_ERR_REQUEST")  # no array of requests: MPI_ERR_REQUEST says as much
         out.append(("nullptr", "NULL", classes, []))
+    # NULL where a required input array, string or callback goes
+    if p.dir == "in" and t.endswith("*") and not (pointee(t) in HANDLES and not p.array) and (
+            p.kind == "STRING" or p.kind == "LOGICAL_VOID" or t in NULL_CALLBACKS or
+            p.array and p.kind not in NULL_INPUT_MEANS):
+        classes = NULLIN_CLASSES.get(p.name, ["MPI_ERR_ARG"])
+        if p.name == "array_of_requests":
+            classes = classes + ["MPI_ERR_REQUEST"]
+        out.append(("nullin", "NULL", classes, []))
     # negative counts
     neg = NEGATIVE_BY_NAME.get((p.kind, p.name)) or NEGATIVE.get(p.kind)
     if neg and p.dir == "in":
@@ -624,6 +660,8 @@ def parameter_cases(fn, p, value):
             classes = ["MPI_ERR_RANK", "MPI_ERR_ARG"]
         if t in ("int",):
             out.append(("rank", "g_size", classes, []))
+            # below every rank sentinel (MPI_ANY_SOURCE -1 .. MPI_ROOT -4)
+            out.append(("negrank", "-5", classes, []))
         elif t == "int (*)[3]":
             out.append(("rank", "g_bad_ranges", ["MPI_ERR_RANK", "MPI_ERR_ARG"], []))
         elif p.array:
@@ -639,6 +677,8 @@ def tool_classes(what, classes):
     handles = ["MPI_T_ERR_INVALID_HANDLE", "MPI_T_ERR_INVALID_SESSION"]
     if what == "null":
         return handles
+    if what == "nullin":
+        return ["MPI_T_ERR_INVALID", "MPI_T_ERR_INVALID_NAME"]
     # a NULL pointer to a handle: the standard names no class, the handle's is as good
     return ["MPI_T_ERR_INVALID"] + (handles if what == "nullptr" else [])
 
