@@ -294,12 +294,25 @@ static void *segment_create(mf_coll_shm_t *sh, mf_comm_t *comm, char *name)
                strerror(errno));
         return NULL;
     }
+    /* Not reserved: most communicators never touch the data area, and one segment per
+     * communicator holding its pages would add up. The check for room still keeps a full
+     * /dev/shm from faulting here; the communicator then runs point-to-point algorithms. */
     void *map = MAP_FAILED;
-    if (ftruncate(fd, (off_t)sh->map_len) == 0)
+    int err = mf_shm_size(fd, sh->map_len, 0);
+    if (err == 0)
         map = mmap(NULL, sh->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
-        mf_log(MF_LOG_WARN, "coll", "cannot size or map shared-memory segment %s (%zu bytes): %s",
-               name, sh->map_len, strerror(errno));
+        static atomic_int warned;
+        if (err == ENOSPC && !atomic_exchange(&warned, 1))
+            mf_log(MF_LOG_WARN, "coll",
+                   "/dev/shm has less than the %zu bytes free that a shared-memory segment for "
+                   "collectives takes: communicators without one use point-to-point algorithms "
+                   "(a larger /dev/shm avoids it, e.g. docker run --shm-size=1g)",
+                   sh->map_len);
+        else if (err != ENOSPC)
+            mf_log(MF_LOG_WARN, "coll",
+                   "cannot size or map shared-memory segment %s (%zu bytes): %s", name, sh->map_len,
+                   strerror(err != 0 ? err : errno));
         shm_unlink(name);
         map = NULL;
     }

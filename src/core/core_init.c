@@ -60,7 +60,7 @@ mf_status_t mf_init(int required, int *provided_p)
     if (mf_params.print_params && job.rank == 0)
         mf_params_print(stderr, 1);
 
-    status = mf_vci_pool_init(job.rank, job.size, mf_global.nvcis);
+    status = mf_vci_pool_init(job.rank, job.size, job.local_rank, job.local_size, mf_global.nvcis);
     if (status != MF_OK)
         goto err_pmi;
     status = mf_request_pool_init(mf_global.nvcis);

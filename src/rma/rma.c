@@ -664,8 +664,10 @@ static int shared_alloc(mf_win_t *w, size_t size, char *why)
         static atomic_uint seq;
         snprintf(name, sizeof(name), "/manifold-win-%ld-%u-%u", (long)getpid(), c->context_id,
                  atomic_fetch_add(&seq, 1));
+        /* Reserved: the window is the user's memory, and an unreserved page that finds
+         * /dev/shm full at its first touch kills the process (SIGBUS). */
         int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, (off_t)w->shm_len) != 0)
+        if (fd < 0 || mf_shm_size(fd, w->shm_len, 1) != 0)
             ok = 0;
         if (fd >= 0)
             close(fd);
@@ -690,8 +692,10 @@ static int shared_alloc(mf_win_t *w, size_t size, char *why)
     if (c->rank == 0 && name[0] != '\0')
         shm_unlink(name); /* everyone has mapped it (or failed to): nothing left behind */
     if (st != MF_OK || !word)
-        return fail(why, MPI_ERR_NO_MEM, "cannot create a shared-memory segment of %llu bytes",
-                    (unsigned long long)total);
+        return fail(why, MPI_ERR_NO_MEM,
+                    "cannot create a shared-memory segment of %llu bytes (/dev/shm has %zu "
+                    "bytes free)",
+                    (unsigned long long)total, mf_shm_free_bytes());
     w->base = size > 0 ? w->shm_map + w->shm_offs[c->rank] : NULL;
     return MPI_SUCCESS;
 }

@@ -119,6 +119,14 @@ void *mf_calloc(size_t n, size_t size, const char *what);
  * its free took one for its own heap and aborted the process. */
 void *mf_aligned_alloc(size_t align, size_t size);
 
+/* Bytes free in /dev/shm (SIZE_MAX when it cannot be read). */
+size_t mf_shm_free_bytes(void);
+/* Sizes a new file of /dev/shm (shm_open) to len bytes: ENOSPC when its file system has less
+ * room free, so that no page of it can fault later for want of room at the time of sizing;
+ * with `reserve`, its pages are allocated now (posix_fallocate), which also rules out a
+ * shortage later, at the price of the memory of untouched pages. Returns 0 or an errno value. */
+int mf_shm_size(int fd, size_t len, int reserve);
+
 /* Tunables. Every MANIFOLD_* environment variable is declared once, in util_params.c; the
  * values are parsed at init (mf_params_load) and an invalid value is an error, an unknown
  * MANIFOLD_* variable a warning. */

@@ -70,6 +70,8 @@ static struct {
     int nvcis, nworkers, ncontexts;
     int nworkers_max; /* workers the VCIs map onto */
     int world_rank, world_size;
+    int local_rank, local_size; /* this job's processes on this node */
+    char tls[256];              /* UCX_TLS when /dev/shm is too small for posix (shm_room) */
     /* Processes: the world's ranks, then those of other jobs met through MPI_Comm_connect,
      * accept or spawn (dyn[i] is process world_size + i), up to nprocs_max. nprocs only grows
      * (under `lock`); the tables sized nprocs_max never move. */
@@ -115,6 +117,38 @@ static mf_status_t status_from_ucs(ucs_status_t st)
     }
 }
 
+/* What UCX's posix transport takes from /dev/shm per worker, with room to grow: each worker
+ * maps its receive queue and a first pool of receive buffers there (4.2 MiB measured with UCX
+ * 1.22), and the pool grows under load. */
+#define POSIX_SHM_PER_WORKER ((size_t)8 * 1024 * 1024)
+
+/* The posix transport sizes its files in /dev/shm without reserving them, so when the file
+ * system fills up (a container's 64 MiB) a process dies of SIGBUS in UCX as it touches a
+ * page, at start-up or when a channel comes up. Every process of this node may create up to
+ * nworkers_max workers; when /dev/shm cannot hold that, UCX leaves posix out and keeps its
+ * queues in System V shared memory (the sysv transport, same code otherwise). A UCX_TLS of
+ * the user's that lists transports is kept as it is; one that leaves some out ("^cma") leaves
+ * posix out too. Sets pool.tls (empty: UCX's own choice). */
+static void shm_room(void)
+{
+    size_t need = (size_t)pool.local_size * (size_t)pool.nworkers_max * POSIX_SHM_PER_WORKER;
+    size_t free_bytes = mf_shm_free_bytes();
+    const char *user = getenv("UCX_TLS");
+    pool.tls[0] = '\0';
+    if (free_bytes >= need || (user != NULL && user[0] != '^'))
+        return;
+    if (user == NULL)
+        snprintf(pool.tls, sizeof(pool.tls), "^posix");
+    else if (snprintf(pool.tls, sizeof(pool.tls), "%s,posix", user) >= (int)sizeof(pool.tls))
+        pool.tls[0] = '\0'; /* longer than any list of UCX's transports: keep the user's */
+    if (pool.tls[0] != '\0' && pool.local_rank == 0) /* information: sysv runs the same queues */
+        mf_log(MF_LOG_INFO, "vci",
+               "/dev/shm has %zu MiB free, less than the %zu MiB UCX's posix transport may take "
+               "for %d processes of up to %d channels each: using System V shared memory "
+               "instead (a larger /dev/shm avoids this, e.g. docker run --shm-size=1g)",
+               free_bytes >> 20, need >> 20, pool.local_size, pool.nworkers_max);
+}
+
 static mf_status_t context_create(ucp_context_h *context_p)
 {
     ucp_config_t *config;
@@ -123,6 +157,9 @@ static mf_status_t context_create(ucp_context_h *context_p)
         mf_log(MF_LOG_ERROR, "vci", "cannot read ucx configuration: %s", ucs_status_string(st));
         return status_from_ucs(st);
     }
+    if (pool.tls[0] != '\0' && (st = ucp_config_modify(config, "TLS", pool.tls)) != UCS_OK)
+        mf_log(MF_LOG_WARN, "vci", "cannot leave out ucx's posix transport: %s",
+               ucs_status_string(st));
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_REQUEST_SIZE,
@@ -230,10 +267,13 @@ static int worker_of(int index)
     return index % pool.nworkers_max;
 }
 
-mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
+mf_status_t mf_vci_pool_init(int world_rank, int world_size, int local_rank, int local_size,
+                             int nvcis)
 {
     pool.world_rank = world_rank;
     pool.world_size = world_size;
+    pool.local_rank = local_rank;
+    pool.local_size = local_size > 0 ? local_size : 1;
     atomic_store(&pool.nprocs, world_size);
     pool.nprocs_max = world_size + MF_VCI_DYN_PROCS;
     pool.job = 0;
@@ -250,6 +290,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis)
     unsigned major, minor, release;
     ucp_get_version(&major, &minor, &release);
     pool.recv_imm = major > 1 || (major == 1 && minor >= 16);
+    shm_room();
     mf_status_t status = context_create(&pool.context);
     if (status != MF_OK)
         return status;

@@ -61,8 +61,10 @@ typedef struct mf_vci_msg {
  * address is published under PMI (the caller fences afterwards); the others get theirs on
  * first use (mf_vci_activate), so start-up costs the same whatever the pool size. How VCIs map
  * onto UCX contexts and workers, and whether each has its own lock, follows the MANIFOLD_VCI_*
- * and MANIFOLD_THREAD_CS tunables (mf_params). */
-mf_status_t mf_vci_pool_init(int world_rank, int world_size, int nvcis);
+ * and MANIFOLD_THREAD_CS tunables (mf_params). local_size (processes of the job on this node)
+ * sizes what UCX may take from /dev/shm. */
+mf_status_t mf_vci_pool_init(int world_rank, int world_size, int local_rank, int local_size,
+                             int nvcis);
 /* Flush and close all endpoints, destroy the workers and contexts. Call after the PMI fence
  * that ends the job's communication. */
 void mf_vci_pool_fini(void);
