@@ -349,7 +349,7 @@ static void shared_in_memory(mf_file_t *f)
         snprintf(name, sizeof(name), "/manifold-shfp-%ld-%u-%u", (long)getpid(), c->context_id,
                  atomic_fetch_add(&seq, 1));
         int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, SHARED_MEM_LEN) != 0) {
+        if (fd < 0 || mf_shm_size(fd, SHARED_MEM_LEN, 1) != 0) { /* reserved: no SIGBUS */
             if (fd >= 0)
                 shm_unlink(name);
             name[0] = '\0';
