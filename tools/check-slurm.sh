@@ -180,6 +180,9 @@ run dynproc/spawn pass 2 SLURM_OVERLAP=1 SLURM_OVERCOMMIT=1 -- "$tests/dynproc/s
 run dynproc/dynproc_errors pass 2 SLURM_OVERLAP=1 SLURM_OVERCOMMIT=1 MANIFOLD_CONNECT_TIMEOUT=5 \
     -- "$tests/dynproc/dynproc_errors"
 run env/abort fail 1 -- "$tests/env/abort"
+# rank 1 returns from main without MPI_Finalize while rank 0 waits for it: exit 0, so -K does
+# not stop the step; the library's exit handler aborts it (a hang ends at the time limit: 124)
+run env/exit_unfinalized fail 2 -- "$tree/tests/launcher/mf_exit_unfinalized"
 run env/abort fail 3 -- "$tests/env/abort"
 run singleton/init_basic singleton 2 -- "$tests/env/init_basic"
 
