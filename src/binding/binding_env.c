@@ -232,6 +232,14 @@ int PMPI_Finalize(void)
                                               world_state == MF_STATE_UNINIT
                                                   ? "without MPI_Init (only sessions are active)"
                                                   : "twice"));
+    /* A child forked after MPI_Init shares the parent's launcher connection and transport
+     * descriptors: shutting them down here would pull them from under the parent (a Python
+     * child that exits normally finalizes through mpi4py's exit hook, and the parent then
+     * crashed in its own MPI_Finalize). The child only stops using MPI. */
+    if (getpid() != world_pid) {
+        atomic_store(&mf_global.world_state, MF_STATE_FINALIZED);
+        return MPI_SUCCESS;
+    }
     /* MPI_Finalize first frees MPI_COMM_SELF's attributes, in the reverse order of setting
      * (MPI-4.1 section 11.2.2), then MPI_COMM_WORLD's so nothing is left behind. */
     rc = mf_binding_comm_delete_attrs(func, &mf_comm_self);
