@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -537,6 +538,31 @@ static void init_node_tag_locked(void)
     snprintf(mf_pmi_state.node_tag, sizeof(mf_pmi_state.node_tag), "mfnode-%08x-%d-", hash, first);
 }
 
+/* Whether PMI_FD names no launcher connection of ours: the client marks the descriptor
+ * close-on-exec, so a program an MPI process starts (a Python multiprocessing worker under the
+ * spawn or forkserver methods, which imports mpi4py again) inherits the variable without the
+ * descriptor, or with its number reused for a pipe or a file. Such a process is no member of
+ * the job, and talking PMI on the number would fail or, worse, write into that pipe. */
+static int pmi_fd_inherited(void)
+{
+    const char *text = getenv("PMI_FD");
+    struct stat st;
+    char *end;
+    if (text == NULL || getenv("PMI_PORT") != NULL)
+        return 0;
+    errno = 0;
+    long fd = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || fd < 0 || fd > INT_MAX)
+        return 0; /* a malformed value is reported as such later */
+    if (fstat((int)fd, &st) == 0 && S_ISSOCK(st.st_mode))
+        return 0;
+    mf_log(MF_LOG_INFO, "pmi",
+           "PMI_FD=%ld is %s here: this process was started by an MPI process, not by the "
+           "launcher, and runs as a job of one",
+           fd, errno == EBADF ? "not open" : "not a socket");
+    return 1;
+}
+
 static mf_status_t init_singleton_locked(void)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
@@ -597,7 +623,7 @@ static mf_status_t init_locked(void)
     if (status != MF_OK)
         return status;
     init_node_tag_locked();
-    if (getenv("PMI_FD") == NULL && getenv("PMI_PORT") == NULL) {
+    if ((getenv("PMI_FD") == NULL && getenv("PMI_PORT") == NULL) || pmi_fd_inherited()) {
         /* Open MPI's mpirun and srun --mpi=pmix speak PMIx only: every process would silently
          * be a job of one. Refuse, as MPICH does. */
         const char *pmix = getenv("PMIX_NAMESPACE");
