@@ -33,8 +33,8 @@ int main(int argc, char **argv)
                    want);
             errs++;
         }
-        MPI_Sendrecv_replace(buf, ITEMS, MPI_DOUBLE, (rank + 1) % size, c,
-                             (rank + size - 1) % size, c, comms[c], MPI_STATUS_IGNORE);
+        MPI_Sendrecv_replace(buf, ITEMS, MPI_DOUBLE, (rank + 1) % size, c, (rank + size - 1) % size,
+                             c, comms[c], MPI_STATUS_IGNORE);
     }
     for (int c = 0; c < COMMS; c++)
         MPI_Comm_free(&comms[c]);
