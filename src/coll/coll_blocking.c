@@ -66,12 +66,13 @@ enum {
  * pieces at every size measured while the two ranks ran on cores close together. On cores
  * further apart pair_sendrecv sends one message instead (mf_coll_shm_pair_whole). */
 #define PAIR_PIECE ((size_t)128 * 1024)
-/* On cores far apart the one message wins from 16 KiB. At 32 KiB, launches split by the
+/* On cores far apart the one message wins from 8 KiB. At 32 KiB, launches split by the
  * benchmarks' placement probe (coll.md): Alltoall 10.1 us against 15.4 in pieces (Open MPI
  * 10.1), Bcast 7.6 against 9.2, Allgather 10.1 against 15.7. At 16 KiB, once the benchmarks
  * warmed UCX's queues up: Bcast 3.6-4.0 against 6.9-7.0, Gather, Scatter, Reduce, Scan,
- * Alltoall and Allgather 3.8-4.6 against 6.7-9.1 (coll.md, "Two ranks far apart"). */
-#define PAIR_WHOLE_MIN ((size_t)16 * 1024)
+ * Alltoall and Allgather 3.8-4.6 against 6.7-9.1; at 8 KiB every collective 3.0-3.8 against
+ * 3.5-4.8 (coll.md, "Two ranks far apart"). Below, UCX sends both forms eagerly. */
+#define PAIR_WHOLE_MIN ((size_t)8 * 1024)
 
 /* `slen` bytes to the other rank of a two-rank communicator while receiving its `rlen`; either
  * side may be NULL (nothing that way). This rank sends in pieces, or as one message when
