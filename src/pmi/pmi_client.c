@@ -745,8 +745,7 @@ static void send_abort(int exit_code, const char *msg)
  * when it reads the closed connection before it reaps the process: otherwise it takes the exit
  * status 0 for a normal end and the other ranks wait for the dead one for ever (a quarter of
  * the runs of a rank that returned from main without MPI_Finalize). Say it instead. Our
- * mpiexec notices the missing PMI finalize itself and names the exit code, which an exit
- * handler cannot know. */
+ * mpiexec notices the missing PMI finalize itself, and reports it in its own words. */
 void mf_pmi_exit_unfinalized(int exit_code, const char *msg)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
