@@ -45,7 +45,8 @@ typedef struct options {
     int ppn;    /* processes per (simulated) node; 0: all on one node */
     char **env; /* "K=V" for every rank */
     int nenv;
-    char **argv; /* the program and its arguments */
+    char **argv;             /* the program and its arguments */
+    int adopt_fd, adopt_pid; /* --adopt: serve this process instead of starting a first job */
 } options_t;
 
 /* One process of any job. Its index in the run's table is its id for the PMI server. */
@@ -53,6 +54,7 @@ typedef struct proc {
     pid_t pid;
     int job, rank;
     int reaped;
+    int adopted; /* not our child (--adopt): it ends when its connection closes */
     mf_output_t out, err;
 } proc_t;
 
@@ -101,6 +103,8 @@ static void usage(FILE *to)
                 "                        of consecutive ranks): tests node-aware code on one host\n"
                 "                        (default: MANIFOLD_MPIEXEC_PPN, else one node)\n"
                 "  -h, --help            show this help\n"
+                "  --adopt=FD,PID        (the library's, for a process started without mpiexec)\n"
+                "                        serve process PID, connected on FD, as a job of one\n"
                 "Processes may start more jobs (PMI spawn) and publish names (PMI name service).\n"
                 "exit status: 0 if every process exits 0; else the first failing process's exit\n"
                 "code (128+signal if killed), 124 on timeout, 2 on a bad command line.\n");
@@ -187,6 +191,16 @@ static int parse_option(options_t *opt, int argc, char **argv, int *i_p)
         opt->tag_output = 1;
         return 1;
     }
+    if (!strncmp(arg, "--adopt=", 8)) {
+        char *end;
+        long fd = strtol(arg + 8, &end, 10), pid = *end == ',' ? strtol(end + 1, &end, 10) : -1;
+        if (*end != '\0' || fd < 3 || fd > INT_MAX || pid < 1 || pid > INT_MAX)
+            return usage_error("%s needs a descriptor and a process id", "--adopt=FD,PID");
+        opt->adopt_fd = (int)fd;
+        opt->adopt_pid = (int)pid;
+        opt->timeout_sec = 0; /* the process's life is its own */
+        return 1;
+    }
     if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
         usage(stdout);
         exit(0);
@@ -213,6 +227,8 @@ static int parse_options(options_t *opt, int argc, char **argv)
         if (!parse_option(opt, argc, argv, &i))
             return 0;
     }
+    if (opt->adopt_fd > 0)
+        return i >= argc || usage_error("%s", "--adopt takes no program");
     if (i >= argc)
         return usage_error("%s", "no program to run");
     opt->argv = &argv[i];
@@ -236,7 +252,8 @@ static const char *proc_name(const proc_t *p, char *buf, size_t size)
 static void kill_ranks(run_t *run, int sig)
 {
     for (int id = 0; id < run->nprocs; id++) {
-        if (run->procs[id]->pid > 0 && !run->procs[id]->reaped)
+        /* an adopted process is the user's own (an interpreter, a notebook's kernel) */
+        if (run->procs[id]->pid > 0 && !run->procs[id]->reaped && !run->procs[id]->adopted)
             kill(run->procs[id]->pid, sig);
     }
     if (run->pgid > 0)
@@ -325,6 +342,17 @@ static void handle_signals(run_t *run)
         run_fail(run, 128 + sig, "received %s, stopping %d rank(s)", strsignal(sig), run->nalive);
     }
     reap_children(run);
+}
+
+/* An adopted process has ended once its connection is closed: after PMI finalize, or an exit
+ * without it (judged as for a child that exited with code 0). */
+static void check_adopted(run_t *run)
+{
+    for (int id = 0; id < run->nprocs; id++) {
+        proc_t *p = run->procs[id];
+        if (p->adopted && !p->reaped && mf_pmi_server_fd(run->pmi, id) < 0)
+            proc_exited(run, id, 0);
+    }
 }
 
 /* A fence needs every rank of its job: if one already left, the others would wait forever. */
@@ -841,6 +869,7 @@ static void event_loop(run_t *run)
             break;
         }
         serve_ready(run, pfds, slots, n);
+        check_adopted(run);
         check_abort(run);
         check_fence(run);
         check_time(run);
@@ -919,6 +948,29 @@ static void run_first_job(run_t *run)
     event_loop(run);
 }
 
+/* --adopt: job 0 is the one process that connected on the descriptor, started by someone else
+ * (a singleton that needs a launcher to spawn); the run ends when it and its spawns are gone. */
+static void run_adopted(run_t *run)
+{
+    char why[64];
+    if (!reserve_procs(run, 1) || mf_pmi_server_add_job(run->pmi, 1, 0, -1) != 0) {
+        snprintf(why, sizeof(why), "out of memory");
+        run_fail(run, 1, "cannot adopt process %d: %s", run->opt.adopt_pid, why);
+        return;
+    }
+    proc_t *p = run->procs[0];
+    *p = (proc_t){.pid = run->opt.adopt_pid, .adopted = 1};
+    mf_output_init(&p->out, -1, &run->sink_out, 0, 0, 0);
+    mf_output_init(&p->err, -1, run->sink_err, 0, 0, 0);
+    run->nprocs = 1;
+    run->nalive = 1;
+    if (mf_pmi_server_attach(run->pmi, 0, 0, 0, 0, run->opt.adopt_fd) != MF_OK) {
+        run_fail(run, 1, "cannot adopt process %d: out of memory", run->opt.adopt_pid);
+        return;
+    }
+    event_loop(run);
+}
+
 static void options_free(options_t *opt)
 {
     for (int i = 0; i < opt->nenv; i++)
@@ -958,7 +1010,10 @@ int main(int argc, char **argv)
     run.exit_code = 0;
     mf_shm_snapshot_take(&snap);
     mf_log_redirect(log_to_sink, run.sink_err);
-    run_first_job(&run);
+    if (run.opt.adopt_fd > 0)
+        run_adopted(&run);
+    else
+        run_first_job(&run);
     mf_input_close(&run.in);
     mf_shm_cleanup(&snap, run.sink_err);
     mf_pmi_server_destroy(run.pmi);

@@ -563,8 +563,8 @@ mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds, const mf_pmi_
             mf_status_t status = mf_pmi_spawn(ncmds, cmds, sizes[0] != '\0' ? 2 : 1, keys, vals);
             if (status == MF_ERR_UNSUPPORTED)
                 fail(&v, MPI_ERR_SPAWN,
-                     "the launcher cannot start processes (a program started without mpiexec "
-                     "cannot spawn: run it under mpiexec)");
+                     "the launcher cannot start processes (a program started without one "
+                     "found no mpiexec next to the library to start: run it under mpiexec)");
             else if (status != MF_OK)
                 fail(&v, MPI_ERR_SPAWN, "the launcher could not start the processes: %s",
                      mf_status_str(status));

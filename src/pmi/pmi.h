@@ -94,7 +94,8 @@ typedef struct mf_pmi_spawn_cmd {
  * into the new job's key space before its processes start, so they read them with
  * mf_pmi_get(-1, key, ...) after their first fence; preput keys and values follow the
  * mf_pmi_put rules. Returns when the launcher has answered: MF_OK when every process was
- * started; MF_ERR_UNSUPPORTED for a singleton or a launcher that does not serve spawn;
+ * started; MF_ERR_UNSUPPORTED for a singleton that found no mpiexec next to the library to
+ * start for it (mf_pmi_adopt_launcher_locked) or a launcher that does not serve spawn;
  * MF_ERR_INVALID for arguments that cannot travel (a newline under PMI-1, ';' in a PMI-2
  * request to a launcher other than ours, a request over 32 KiB or 512 key=value pairs);
  * MF_ERR_OTHER when the launcher refused or failed the spawn (an mf_log error line says what it
@@ -109,7 +110,8 @@ mf_status_t mf_pmi_spawn(int ncmds, const mf_pmi_spawn_cmd_t *cmds, int npreput,
  * does not say why it refused, and util.h has no "exists" code); lookup: MF_ERR_NOT_FOUND when
  * it is not published, MF_ERR_TRUNCATE when port_size is too small for the port and its NUL;
  * unpublish: MF_ERR_NOT_FOUND when it is not published (by anyone: unpublishing another
- * process's name is allowed). MF_ERR_UNSUPPORTED for a singleton or a launcher that answers
+ * process's name is allowed). MF_ERR_UNSUPPORTED for a singleton without an mpiexec to start,
+ * or a launcher that answers
  * the request with something else than its reply. */
 mf_status_t mf_pmi_publish_name(const char *service, const char *port);
 mf_status_t mf_pmi_lookup_name(const char *service, char *port, size_t port_size);

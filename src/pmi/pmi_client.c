@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "pmi_impl.h"
 
+#include <dlfcn.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -666,6 +669,91 @@ err_close_connection:
     close(st->fd);
     st->fd = -1;
     return status;
+}
+
+/* Our mpiexec beside this library: <dir of libmpi_abi>/../bin/mpiexec, as both the build tree
+ * and an installation lay them out. */
+static int find_mpiexec(char *path, size_t size)
+{
+    Dl_info info;
+    if (dladdr((void *)&mf_pmi_init, &info) == 0 || info.dli_fname == NULL)
+        return 0;
+    const char *slash = strrchr(info.dli_fname, '/');
+    int dir = slash != NULL ? (int)(slash - info.dli_fname) : 1;
+    const char *base = slash != NULL ? info.dli_fname : ".";
+    int len = snprintf(path, size, "%.*s/../bin/mpiexec", dir, base);
+    return len > 0 && (size_t)len < size && access(path, X_OK) == 0;
+}
+
+/* A singleton's first spawn or name-service call: start our mpiexec to serve it, as MPICH and
+ * Open MPI do, and go on as rank 0 of a job of one that mpiexec adopts (`--adopt FD,PID`).
+ * mpiexec is started through an intermediate child that exits at once, so it is nobody's child
+ * to reap and outlives nothing: it ends when this process's connection closes and the jobs it
+ * spawned are gone. The key space written so far moves to it. */
+mf_status_t mf_pmi_adopt_launcher_locked(void)
+{
+    mf_pmi_state_t *st = &mf_pmi_state;
+    char mpiexec[4096], adopt[64];
+    int sv[2];
+    if (!find_mpiexec(mpiexec, sizeof(mpiexec))) {
+        mf_log(MF_LOG_INFO, "pmi", "no mpiexec next to the library to serve this singleton");
+        return MF_ERR_UNSUPPORTED;
+    }
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        mf_log(MF_LOG_ERROR, "pmi", "cannot create a socket for mpiexec: %s", strerror(errno));
+        return MF_ERR_IO;
+    }
+    snprintf(adopt, sizeof(adopt), "--adopt=%d,%d", sv[1], (int)getpid());
+    char *argv[] = {mpiexec, adopt, NULL};
+    pid_t child = fork();
+    if (child == 0) { /* only async-signal-safe calls from here to exec */
+        if (fork() != 0)
+            _exit(0);
+        int null_fd = open("/dev/null", O_RDONLY);
+        if (null_fd >= 0)
+            dup2(null_fd, 0);
+        fcntl(sv[1], F_SETFD, 0); /* mpiexec keeps its end */
+        execv(mpiexec, argv);
+        _exit(127);
+    }
+    close(sv[1]);
+    int wstatus = 0;
+    if (child < 0 || waitpid(child, &wstatus, 0) != child || !WIFEXITED(wstatus) ||
+        WEXITSTATUS(wstatus) != 0) {
+        mf_log(MF_LOG_ERROR, "pmi", "cannot start %s", mpiexec);
+        close(sv[0]);
+        return MF_ERR_IO;
+    }
+    mf_pmi_job_t before = st->job;
+    st->fd = sv[0];
+    st->in_len = 0;
+    st->broken = 0;
+    mf_status_t status = handshake_locked(2);
+    if (status == MF_OK)
+        status = init_job_v2_locked(0);
+    if (status == MF_OK && (st->job.rank != 0 || st->job.size != 1))
+        status = MF_ERR_PROTOCOL;
+    for (mf_pmi_kv_t *kv = st->local_kvs; status == MF_OK && kv != NULL; kv = kv->next)
+        status = mf_pmi_put_locked(kv->key, kv->value);
+    mf_pmi_out_t req;
+    if (status == MF_OK) {
+        mf_pmi_out_begin(&req, 2, "kvs-fence");
+        status = mf_pmi_call_locked(&req, "kvs-fence-response", 0);
+    }
+    if (status != MF_OK) {
+        mf_log(MF_LOG_ERROR, "pmi", "the mpiexec started for this singleton did not answer");
+        close(st->fd);
+        st->fd = -1;
+        st->version = 0;
+        st->job = before;
+        return status;
+    }
+    mf_pmi_local_clear_locked();
+    st->job.local_rank = before.local_rank;
+    st->job.local_size = before.local_size;
+    mf_log(MF_LOG_DEBUG, "pmi", "started %s to serve this singleton (kvs %s)", mpiexec,
+           st->job.kvsname);
+    return MF_OK;
 }
 
 mf_status_t mf_pmi_init(mf_pmi_job_t *job_p)

@@ -56,6 +56,13 @@ mf_status_t mf_pmi_call_locked(mf_pmi_out_t *req, const char *expect, int missin
  * send marks the connection broken. */
 mf_status_t mf_pmi_send_locked(mf_pmi_out_t *req);
 
+/* A singleton starts our mpiexec and becomes rank 0 of a job of one it serves (PMI-2), so
+ * that it can spawn and use the name service. MF_ERR_UNSUPPORTED without an mpiexec next to
+ * the library; on any failure the process stays a singleton. */
+mf_status_t mf_pmi_adopt_launcher_locked(void);
+/* Puts key=value into the job's key space (a singleton's own, or the launcher's). */
+mf_status_t mf_pmi_put_locked(const char *key, const char *value);
+
 /* MF_ERR_INVALID (logged) unless mf_pmi_init was called. */
 mf_status_t mf_pmi_check_ready_locked(const char *what);
 

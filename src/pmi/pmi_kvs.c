@@ -84,7 +84,7 @@ static mf_status_t copy_reply_value(char *value, size_t value_size)
     return copy_value(text, value, value_size);
 }
 
-static mf_status_t put_locked(const char *key, const char *value)
+mf_status_t mf_pmi_put_locked(const char *key, const char *value)
 {
     mf_pmi_state_t *st = &mf_pmi_state;
     mf_pmi_out_t req;
@@ -148,7 +148,7 @@ mf_status_t mf_pmi_put(const char *key, const char *value)
     pthread_mutex_lock(&mf_pmi_state.lock);
     mf_status_t status = mf_pmi_check_ready_locked("mf_pmi_put");
     if (status == MF_OK)
-        status = put_locked(key, value);
+        status = mf_pmi_put_locked(key, value);
     pthread_mutex_unlock(&mf_pmi_state.lock);
     return status;
 }
@@ -207,7 +207,7 @@ static mf_status_t put_node_attr_locked(const char *key, const char *value)
     if (st->version != 2) {
         if ((status = node_key(tagged, key)) != MF_OK)
             return status;
-        return put_locked(tagged, value);
+        return mf_pmi_put_locked(tagged, value);
     }
     if ((status = mf_pmi_check_key(key)) != MF_OK || (status = mf_pmi_check_value(value)) != MF_OK)
         return status;
@@ -317,13 +317,13 @@ static mf_status_t put_blob_locked(const char *key, const char *hex, size_t len)
         first = hex_len;
     snprintf(value, sizeof(value), "%zu:%zu:%.*s", len, nchunks, (int)first, hex);
     if ((status = blob_key(name, key, rank, 0)) != MF_OK ||
-        (status = put_locked(name, value)) != MF_OK)
+        (status = mf_pmi_put_locked(name, value)) != MF_OK)
         return status;
     for (size_t i = 1, offset = first; i < nchunks; i++, offset += chunk_chars) {
         size_t n = hex_len - offset < chunk_chars ? hex_len - offset : chunk_chars;
         snprintf(value, sizeof(value), "%.*s", (int)n, hex + offset);
         if ((status = blob_key(name, key, rank, i)) != MF_OK ||
-            (status = put_locked(name, value)) != MF_OK)
+            (status = mf_pmi_put_locked(name, value)) != MF_OK)
             return status;
     }
     return MF_OK;

@@ -3,7 +3,7 @@
  * PMI layer: asking the launcher to start a new job (spawn) and its name service (publish,
  * lookup, unpublish), in both protocols. PMI-1 spawn is the multi-line "mcmd=spawn" form, one
  * block per command with the launcher answering after the last; PMI-2 spawn is one frame. A
- * singleton has no launcher to ask, so both are unsupported there.
+ * singleton first starts our mpiexec to ask (mf_pmi_adopt_launcher_locked).
  */
 #include "pmi_impl.h"
 
@@ -15,7 +15,7 @@ static mf_status_t check_launcher_locked(const char *what)
     mf_status_t status = mf_pmi_check_ready_locked(what);
     if (status != MF_OK)
         return status;
-    if (mf_pmi_state.version > 0)
+    if (mf_pmi_state.version > 0 || mf_pmi_adopt_launcher_locked() == MF_OK)
         return MF_OK;
     mf_log(MF_LOG_INFO, "pmi", "%s needs a launcher, and this process is a singleton", what);
     return MF_ERR_UNSUPPORTED;

@@ -277,6 +277,21 @@ hydra_nofinalize)
         refute_out "the receive returned"
         no_strays 30
     done ;;
+singleton_spawn)
+    # $probe is an MPI program here (singleton_spawn.c), started with no launcher at all
+    run "$probe" "--token=$token"
+    expect_rc 0
+    expect_out " No Errors"
+    # the mpiexec it started ends with it
+    tries=0
+    pid=$(sed -n 's/^singleton pid \([0-9]*\)$/\1/p' "$out")
+    [ -n "$pid" ] || fail "the program did not say its pid"
+    while pgrep -f -- "--adopt=[0-9]*,$pid\$" >/dev/null 2>&1; do
+        tries=$((tries + 1))
+        [ "$tries" -le 50 ] || fail "the mpiexec started for the singleton is still running"
+        sleep 0.1
+    done
+    no_strays 30 ;;
 small_shm)
     # $probe is an MPI program here (small_shm.c), run where /dev/shm holds 16 MiB: UCX's posix
     # transport crashed at start-up or at a new channel with SIGBUS before

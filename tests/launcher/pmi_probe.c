@@ -620,7 +620,8 @@ static int mode_spawn_late(void)
     return 0;
 }
 
-/* dyn-singleton: without a launcher, spawn and the name service are unsupported. */
+/* dyn-singleton: without a launcher, and without an mpiexec next to the program to start (the
+ * probe links the PMI layer itself), spawn and the name service are unsupported. */
 static int mode_dyn_singleton(void)
 {
     mf_pmi_job_t job = init_or_die();
