@@ -712,7 +712,10 @@ mf_status_t mf_pmi_adopt_launcher_locked(void)
         int null_fd = open("/dev/null", O_RDONLY);
         if (null_fd >= 0)
             dup2(null_fd, 0);
-        fcntl(sv[1], F_SETFD, 0); /* mpiexec keeps its end */
+        /* none of this process's other descriptors (a pipe's write end would keep its reader
+         * waiting for mpiexec), only its end of the connection */
+        close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
+        fcntl(sv[1], F_SETFD, 0);
         execv(mpiexec, argv);
         _exit(127);
     }
