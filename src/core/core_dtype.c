@@ -444,7 +444,12 @@ mf_status_t mf_dtype_create_resized(MPI_Datatype child, MPI_Aint lb, MPI_Aint ex
     d->nelems = cp.nelems;
     d->lb = lb;
     d->extent = extent;
-    d->markers = combiner == MPI_COMBINER_DUP ? cp.markers : 1; /* a dup is its child */
+    /* A dup and a Fortran 90 type (MPI_Type_create_f90_*) stand for their child: its bounds,
+     * not markers of their own (a struct of them would otherwise take those bounds alone). */
+    int stands_for_child = combiner == MPI_COMBINER_DUP || combiner == MPI_COMBINER_F90_INTEGER ||
+                           combiner == MPI_COMBINER_F90_REAL ||
+                           combiner == MPI_COMBINER_F90_COMPLEX;
+    d->markers = stands_for_child ? cp.markers : 1;
     d->true_lb = cp.true_lb;
     d->true_ub = cp.true_ub;
     MPI_Aint ub;

@@ -27,6 +27,28 @@ static void check_f90(MPI_Datatype t, int combiner, int nints, int p, int r, int
     MTEST_CHECK(sz == size, "size %d, expected %d", sz, size);
 }
 
+/* Inside a struct between two bytes an F90 type has the bounds of the C type of its size: it
+ * has no explicit lb/ub markers of its own (they made such a struct's extent the F90 type's
+ * alone, which mpi4py's util.dtlib tests found). */
+static void check_f90_in_struct(MPI_Datatype t, int size)
+{
+    MPI_Datatype same = size == 1   ? MPI_INT8_T
+                        : size == 2 ? MPI_INT16_T
+                        : size == 4 ? MPI_INT32_T
+                                    : MPI_INT64_T;
+    int blens[3] = {1, 1, 1};
+    MPI_Aint disps[3] = {0, size, 2 * size}, lb[2], extent[2];
+    for (int k = 0; k < 2; k++) {
+        MPI_Datatype types[3] = {MPI_BYTE, k == 0 ? t : same, MPI_BYTE}, st;
+        MPI_Type_create_struct(3, blens, disps, types, &st);
+        MPI_Type_get_extent(st, &lb[k], &extent[k]);
+        MPI_Type_free(&st);
+    }
+    MTEST_CHECK(lb[0] == 0 && lb[0] == lb[1] && extent[0] == extent[1],
+                "struct of bytes around a %d-byte F90 type: lb %ld extent %ld, expected %ld %ld",
+                size, (long)lb[0], (long)extent[0], (long)lb[1], (long)extent[1]);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -54,6 +76,12 @@ int main(int argc, char **argv)
     check_f90(r15, MPI_COMBINER_F90_REAL, 2, 15, 300, 8);
     check_f90(c6, MPI_COMBINER_F90_COMPLEX, 2, 6, 30, 8);
     check_f90(c15, MPI_COMBINER_F90_COMPLEX, 2, 15, MPI_UNDEFINED, 16);
+    check_f90_in_struct(i1, 1);
+    check_f90_in_struct(i4, 2);
+    check_f90_in_struct(i9, 4);
+    check_f90_in_struct(i18, 8);
+    check_f90_in_struct(r6, 4);
+    check_f90_in_struct(r15, 8);
     MPI_Type_create_f90_real(15, 300, &again);
     MTEST_CHECK(again == r15, "a second MPI_Type_create_f90_real(15, 300) gave another handle");
 
