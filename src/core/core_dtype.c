@@ -8,6 +8,7 @@
  */
 #include "core.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,13 +19,28 @@
  * signed integer (for widening) and the unit to byte-swap (half the size for complex). */
 typedef struct leaf_comp {
     int off, nsize, esize, is_signed, unit;
+    int quad; /* long doubles: external32 has them as IEEE binary128 (x87_to_quad) */
 } leaf_comp_t;
+
+/* external32 gives a long double 16 bytes, IEEE binary128 (MPI-5.0 14.5.2). A host whose long
+ * double is that format only swaps bytes; an x87 host converts (x87_to_quad); others have no
+ * conversion. */
+#if LDBL_MANT_DIG == 64 && LDBL_MAX_EXP == 16384
+#define LONG_DOUBLE_ESIZE 16
+#define LONG_DOUBLE_X87   1
+#elif LDBL_MANT_DIG == 113
+#define LONG_DOUBLE_ESIZE 16
+#define LONG_DOUBLE_X87   0
+#else
+#define LONG_DOUBLE_ESIZE 0
+#define LONG_DOUBLE_X87   0
+#endif
 
 static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
 {
     const mf_dtype_info_t *info = mf_dtype_predefined(t);
     int s = info->size;
-    leaf_comp_t one = {0, s, s, 0, s};
+    leaf_comp_t one = {0, s, s, 0, s, 0};
     if (t == MPI_C_FLOAT_COMPLEX || t == MPI_CXX_FLOAT_COMPLEX || t == MPI_C_DOUBLE_COMPLEX ||
         t == MPI_CXX_DOUBLE_COMPLEX || t == MPI_COMPLEX || t == MPI_DOUBLE_COMPLEX ||
         t == MPI_COMPLEX4 || t == MPI_COMPLEX8 || t == MPI_COMPLEX16 || t == MPI_COMPLEX32)
@@ -38,7 +54,9 @@ static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
         one.esize = 2; /* the external32 table's size */
     } else if (t == MPI_LONG_DOUBLE || t == MPI_C_LONG_DOUBLE_COMPLEX ||
                t == MPI_CXX_LONG_DOUBLE_COMPLEX) {
-        one.esize = 0; /* no conversion from the x87 format (as for MPI_LONG_DOUBLE_INT) */
+        one.esize = LONG_DOUBLE_ESIZE * (s / (int)sizeof(long double));
+        one.unit = (int)sizeof(long double);
+        one.quad = LONG_DOUBLE_X87;
     }
     if (info->nbasic != 2) {
         comps[0] = one;
@@ -51,12 +69,14 @@ static int leaf_layout(MPI_Datatype t, leaf_comp_t comps[2])
                                                                                         : 8;
     int s2 = info->size - s1;
     int off2 = (s1 + s2 - 1) / s2 * s2;
-    comps[0] = (leaf_comp_t){0, s1, s1, 0, s1};
-    comps[1] = (leaf_comp_t){off2, s2, s2, 0, s2};
-    if (t == MPI_LONG_DOUBLE_INT)
-        comps[0].esize = 0; /* no conversion from the x87 format */
+    comps[0] = (leaf_comp_t){0, s1, s1, 0, s1, 0};
+    comps[1] = (leaf_comp_t){off2, s2, s2, 0, s2, 0};
+    if (t == MPI_LONG_DOUBLE_INT) {
+        comps[0].esize = LONG_DOUBLE_ESIZE;
+        comps[0].quad = LONG_DOUBLE_X87;
+    }
     if (t == MPI_LONG_INT)
-        comps[0] = (leaf_comp_t){0, s1, 4, 1, s1}; /* a long, as MPI_LONG: 4 bytes */
+        comps[0] = (leaf_comp_t){0, s1, 4, 1, s1, 0}; /* a long, as MPI_LONG: 4 bytes */
     return 2;
 }
 
@@ -2249,11 +2269,68 @@ typedef struct x32 {
     mf_status_t status;
 } x32_t;
 
+/* An x87 long double (64-bit significand with its integer bit, 15-bit exponent, in the low 10
+ * of its 16 bytes) as IEEE binary128, big-endian. Both formats have the same exponent bias,
+ * so the exponent carries over and the 63 fraction bits become the top of the 112. */
+static void x87_to_quad(const char *mem, unsigned char out[16])
+{
+    uint64_t m, hi, lo;
+    uint16_t se;
+    memcpy(&m, mem, 8);
+    memcpy(&se, mem + 8, 2);
+    uint64_t frac = m & ~(UINT64_C(1) << 63);
+    hi = (uint64_t)se << 48 | frac >> 15;
+    lo = (frac & 0x7fff) << 49;
+    for (int i = 0; i < 8; i++) {
+        out[i] = (unsigned char)(hi >> (56 - 8 * i));
+        out[8 + i] = (unsigned char)(lo >> (56 - 8 * i));
+    }
+}
+
+/* The reverse, rounding the 112 fraction bits to 63 to nearest, ties to even. */
+static void quad_to_x87(const unsigned char in[16], char *mem)
+{
+    uint64_t hi = 0, lo = 0;
+    for (int i = 0; i < 8; i++) {
+        hi = hi << 8 | in[i];
+        lo = lo << 8 | in[8 + i];
+    }
+    uint16_t se = (uint16_t)(hi >> 48);
+    unsigned exp = se & 0x7fff;
+    uint64_t frac = (hi & ((UINT64_C(1) << 48) - 1)) << 15 | lo >> 49;
+    uint64_t rest = lo & ((UINT64_C(1) << 49) - 1), half = UINT64_C(1) << 48;
+    if (exp == 0x7fff) { /* infinity; a NaN keeps a non-zero fraction */
+        if (frac == 0 && rest != 0)
+            frac = UINT64_C(1) << 62;
+    } else if (rest > half || (rest == half && (frac & 1))) {
+        frac++;
+        if (frac >> 63) { /* carried into the integer bit: the next binade */
+            frac = 0;
+            exp++;
+            se++;
+        }
+    }
+    uint64_t m = frac | (exp != 0 ? UINT64_C(1) << 63 : 0);
+    memcpy(mem, &m, 8);
+    memcpy(mem + 8, &se, 2);
+    memset(mem + 10, 0, sizeof(long double) - 10);
+}
+
 static void x32_comp(const leaf_comp_t *c, char *mem, x32_t *x)
 {
     unsigned char *e = (unsigned char *)x->ext;
     if (c->esize == 0) {
         x->status = MF_ERR_UNSUPPORTED;
+        return;
+    }
+    if (c->quad) {
+        for (int u = 0; u < c->nsize / c->unit; u++) {
+            if (x->unpack)
+                quad_to_x87(e + 16 * u, mem + u * c->unit);
+            else
+                x87_to_quad(mem + u * c->unit, e + 16 * u);
+        }
+        x->ext += c->esize;
         return;
     }
     if (c->esize != c->nsize) {
