@@ -952,10 +952,8 @@ static void run_first_job(run_t *run)
  * (a singleton that needs a launcher to spawn); the run ends when it and its spawns are gone. */
 static void run_adopted(run_t *run)
 {
-    char why[64];
     if (!reserve_procs(run, 1) || mf_pmi_server_add_job(run->pmi, 1, 0, -1) != 0) {
-        snprintf(why, sizeof(why), "out of memory");
-        run_fail(run, 1, "cannot adopt process %d: %s", run->opt.adopt_pid, why);
+        run_fail(run, 1, "cannot adopt process %d: out of memory", run->opt.adopt_pid);
         return;
     }
     proc_t *p = run->procs[0];
