@@ -478,14 +478,14 @@ int mf_check_comm_fail(const char *func, const char *arg, MPI_Comm handle)
     const char *why = "not a valid communicator (freed or never created)";
     if (handle == MPI_COMM_NULL)
         why = "MPI_COMM_NULL is not a communicator";
-    else if (!mf_handle_is_predefined(handle) && handle->kind == MF_KIND_COMM_PENDING)
+    else if (mf_handle_is_object(handle) && handle->kind == MF_KIND_COMM_PENDING)
         why = "the communicator of an MPI_Comm_idup whose request has not completed yet";
     return mf_err_raise(NULL, mf_err_code(MPI_ERR_COMM, func, "argument %s: %s", arg, why));
 }
 
 int mf_check_init_comm_local(const char *func, MPI_Comm handle, mf_comm_t **comm_p)
 {
-    if (!mf_handle_is_predefined(handle) && handle->kind == MF_KIND_COMM_PENDING &&
+    if (mf_handle_is_object(handle) && handle->kind == MF_KIND_COMM_PENDING &&
         mf_check_initialized(func) == MPI_SUCCESS) {
         *comm_p = handle;
         return MPI_SUCCESS;

@@ -41,7 +41,7 @@ int PMPI_Grequest_complete(MPI_Request request)
         return rc;
     mf_request_t *req = mf_request_get(request);
     /* MPI_Request_free may come first: the request still awaits this call (MPI-4.1 13.2). */
-    if (req == NULL && request != MPI_REQUEST_NULL && !mf_handle_is_predefined(request) &&
+    if (req == NULL && request != MPI_REQUEST_NULL && mf_handle_is_object(request) &&
         request->kind == MF_KIND_REQUEST_ORPHAN)
         req = request;
     if (req == NULL || req->type != MF_REQ_GREQ)

@@ -12,7 +12,7 @@ static int to_int(const char *func, mf_hkind_t kind, const void *handle)
 {
     /* Every object starts with its kind word; a freed one has no integer any more (its memory
      * may be the next object's by now). */
-    if (!mf_handle_is_predefined(handle) && *(const uint32_t *)handle == MF_KIND_FREED) {
+    if (mf_handle_is_object(handle) && *(const uint32_t *)handle == MF_KIND_FREED) {
         mf_err_raise(NULL, mf_err_code(MPI_ERR_ARG, func, "argument is a freed handle"));
         return -1;
     }

@@ -1211,7 +1211,7 @@ static int mrecv_common(const char *func, void *buf, MPI_Count count, MPI_Dataty
     if (rc != MPI_SUCCESS)
         return rc;
     MPI_Message m = *message;
-    if (m != MPI_MESSAGE_NO_PROC && (mf_handle_is_predefined(m) || m->kind != MF_KIND_MESSAGE))
+    if (m != MPI_MESSAGE_NO_PROC && (!mf_handle_is_object(m) || m->kind != MF_KIND_MESSAGE))
         return mf_err_raise(NULL, mf_err_code(MPI_ERR_REQUEST, func,
                                               "argument message is not a matched message "
                                               "(MPI_Mprobe/MPI_Improbe)"));

@@ -134,7 +134,7 @@ static __attribute__((noinline)) int wait_checked(MPI_Request *request, MPI_Stat
  * persistent one), once the library is ready: MPI_Wait's common case. */
 static inline int is_live(MPI_Request r)
 {
-    return r != MPI_REQUEST_NULL && !mf_handle_is_predefined(r) && r->kind == MF_KIND_REQUEST &&
+    return r != MPI_REQUEST_NULL && mf_handle_is_object(r) && r->kind == MF_KIND_REQUEST &&
            !(r->persistent && !r->active) &&
            atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY;
 }
@@ -159,7 +159,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     /* A send that finished inside MPI_Isend (the shared completed request, never persistent):
      * only the handle to reset. Everything else, checks included, is out of line, so this
      * path saves no registers. */
-    if (MF_LIKELY(request != NULL && !mf_handle_is_predefined(r = *request) &&
+    if (MF_LIKELY(request != NULL && mf_handle_is_object(r = *request) &&
                   r->kind == MF_KIND_REQUEST && r->type == MF_REQ_PRECOMPLETE &&
                   atomic_load_explicit(&mf_global.state, memory_order_acquire) == MF_STATE_READY)) {
         if (status != MPI_STATUS_IGNORE)

@@ -255,7 +255,7 @@ int mf_op_valid(MPI_Op op)
 {
     if (mf_handle_is_predefined(op))
         return op_entry(op) != NULL;
-    return op->kind == MF_KIND_OP;
+    return mf_handle_is_object(op) && op->kind == MF_KIND_OP;
 }
 
 const char *mf_op_name(MPI_Op op)

@@ -53,6 +53,14 @@ static inline int mf_handle_is_predefined(const void *handle)
     return (uintptr_t)handle < MF_HANDLE_PREDEFINED_MAX;
 }
 
+/* Whether a handle may point at one of our objects, whose kind word can then be read: not a
+ * predefined constant, and aligned as every object is. An int stored where a handle belongs
+ * (an array of the wrong element type) is then an invalid handle, not a misaligned read. */
+static inline int mf_handle_is_object(const void *handle)
+{
+    return !mf_handle_is_predefined(handle) && (uintptr_t)handle % sizeof(void *) == 0;
+}
+
 /* ---- handle conversion (MPI_<T>_toint / MPI_<T>_fromint) -------------------------------- */
 
 /* The handle types, numbered for the integer form of user handles. */
@@ -115,6 +123,7 @@ typedef struct mf_global {
     pthread_t main_thread;
     int world_rank, world_size;
     int appnum;
+    int universe; /* MPI_UNIVERSE_SIZE: the launcher's, at least the world size */
     int singleton;
     int param_check;     /* validate user arguments (MANIFOLD_PARAM_CHECK) */
     unsigned sweep_mask; /* a global sweep every sweep_mask + 1 empty polls (a power of two) */
@@ -204,7 +213,7 @@ typedef struct MPI_ABI_Session mf_session_t;
 
 static inline mf_session_t *mf_session_get(MPI_Session handle)
 {
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_SESSION ? handle : NULL;
 }
@@ -306,7 +315,7 @@ static inline mf_comm_t *mf_comm_get(MPI_Comm handle)
         return &mf_comm_world;
     if (handle == MPI_COMM_SELF)
         return &mf_comm_self;
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_COMM ? handle : NULL;
 }
@@ -580,7 +589,7 @@ static inline mf_group_t *mf_group_get(MPI_Group handle)
 {
     if (handle == MPI_GROUP_EMPTY)
         return &mf_group_empty;
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_GROUP ? handle : NULL;
 }
@@ -746,7 +755,7 @@ typedef struct mf_request_local {
 
 static inline mf_request_t *mf_request_get(MPI_Request handle)
 {
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_REQUEST ? handle : NULL;
 }
@@ -931,7 +940,7 @@ struct MPI_ABI_Info {
 
 static inline struct MPI_ABI_Info *mf_info_get_obj(MPI_Info handle)
 {
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_INFO ? handle : NULL;
 }

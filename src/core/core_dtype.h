@@ -174,7 +174,7 @@ typedef struct mf_dtype_props {
 /* A live derived datatype, or NULL (predefined, freed, foreign). */
 static inline mf_dtype_t *mf_dtype_get(MPI_Datatype handle)
 {
-    if ((uintptr_t)handle < 4096)
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_DATATYPE ? handle : NULL;
 }

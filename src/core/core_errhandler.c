@@ -12,7 +12,7 @@ int mf_errhandler_valid(MPI_Errhandler eh)
 {
     if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT || eh == MPI_ERRORS_RETURN)
         return 1;
-    if (mf_handle_is_predefined(eh))
+    if (!mf_handle_is_object(eh))
         return 0;
     return eh->kind == MF_KIND_ERRHANDLER;
 }

@@ -80,7 +80,7 @@ typedef struct MPI_ABI_File mf_file_t;
 
 static inline mf_file_t *mf_file_get(MPI_File handle)
 {
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_FILE ? handle : NULL;
 }
