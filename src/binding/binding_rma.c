@@ -194,10 +194,14 @@ int PMPI_Win_free(MPI_Win *win)
         rc = mf_check_win(func, *win, &w);
     if (rc != MPI_SUCCESS)
         return rc;
+    /* the window is still whole: its own handler, and its attributes kept */
+    char why[MF_RMA_WHY_LEN];
+    rc = mf_win_free_check(w, why);
+    if (rc != MPI_SUCCESS)
+        return mf_err_raise_win(w, mf_err_code(rc, func, "%s", why));
     rc = mf_binding_win_delete_attrs(func, w);
     if (rc != MPI_SUCCESS)
         return rc;
-    char why[MF_RMA_WHY_LEN];
     rc = mf_win_free(w, why);
     if (rc != MPI_SUCCESS)
         return mf_err_raise(NULL, mf_err_code(rc, func, "%s", why));
@@ -393,8 +397,25 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     pthread_mutex_lock(&w->name_lock);
     mf_status_t st = w->info != NULL ? mf_info_dup(w->info, &out) : mf_info_create(&out);
     pthread_mutex_unlock(&w->name_lock);
-    if (st != MF_OK)
+    /* The standard's hints the user left alone, at the values in force (MPI-4.1 12.2.7): the
+     * library keeps every guarantee they describe whatever they say. */
+    static const char *const defaults[][2] = {
+        {"no_locks", "false"},
+        {"accumulate_ordering", "rar,raw,war,waw"},
+        {"accumulate_ops", "same_op_no_op"},
+        {"same_size", "false"},
+        {"same_disp_unit", "false"},
+    };
+    for (size_t i = 0; st == MF_OK && i < sizeof(defaults) / sizeof(defaults[0]); i++) {
+        size_t len;
+        if (!mf_info_get(out, defaults[i][0], NULL, 0, &len))
+            st = mf_info_set(out, defaults[i][0], defaults[i][1]);
+    }
+    if (st != MF_OK) {
+        if (out != NULL)
+            mf_info_free(out);
         return mf_err_raise_win(w, mf_err_code(MPI_ERR_NO_MEM, func, "out of memory"));
+    }
     *info_used = out;
     return MPI_SUCCESS;
 }

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,11 +294,20 @@ static char *seg_addr(mf_win_t *w, const rma_seg_t *s)
     if (s->len == 0)
         return (char *)w->base;
     if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
-        uintptr_t a = (uintptr_t)s->off;
-        for (mf_win_region_t *r = w->regions; r != NULL; r = r->next)
-            if (a >= r->base && s->len <= r->size && a - r->base <= r->size - s->len)
-                return (char *)a;
-        return NULL;
+        /* every byte attached: one region, or regions attached back to back (an access may
+         * span them; attachments never overlap) */
+        uintptr_t a = (uintptr_t)s->off, covered = a;
+        if (s->len > UINTPTR_MAX - a)
+            return NULL;
+        while (covered < a + s->len) {
+            mf_win_region_t *r = w->regions;
+            while (r != NULL && !(covered >= r->base && covered - r->base < r->size))
+                r = r->next;
+            if (r == NULL)
+                return NULL;
+            covered = r->base + r->size;
+        }
+        return (char *)a;
     }
     if (s->off < 0 || s->len > w->size || (uint64_t)s->off > w->size - s->len)
         return NULL;
@@ -388,10 +398,17 @@ static void apply_locked(mf_win_t *w, const rma_hdr_t *h, const rma_seg_t *segs,
     case MSG_ACC:
     case MSG_GACC: {
         char *old = NULL;
+        /* The operand comes right after the header and segments in the message; the
+         * reduction kernels want it aligned for its type, so a misaligned one is copied
+         * behind the target's old data. */
+        size_t span = (h->bytes + _Alignof(max_align_t) - 1) & ~(_Alignof(max_align_t) - 1);
+        int misaligned = op != MPI_NO_OP && (uintptr_t)data % _Alignof(max_align_t) != 0;
         if (valid && h->bytes > 0) {
-            old = malloc(h->bytes);
+            old = malloc(misaligned ? span + h->bytes : h->bytes);
             if (old == NULL)
                 valid = 0;
+            else if (misaligned)
+                data = memcpy(old + span, data, h->bytes);
         }
         if (valid) {
             gather(w, segs, h->nsegs, old);
@@ -401,7 +418,8 @@ static void apply_locked(mf_win_t *w, const rma_hdr_t *h, const rma_seg_t *segs,
                     memcpy(copy, old, h->bytes);
                 reply_locked(w, o, h->reply, copy, copy != NULL ? h->bytes : 0);
             }
-            if (op != MPI_NO_OP) {
+            /* no bytes: nothing to combine, and a type of no elements has no basic type */
+            if (op != MPI_NO_OP && h->bytes > 0) {
                 const mf_dtype_info_t *bi = mf_dtype_predefined(basic);
                 mf_op_apply(op, data, old, h->bytes / (uint64_t)bi->size, basic);
                 scatter(w, segs, h->nsegs, old);
@@ -815,7 +833,7 @@ static int nothing_pending(mf_win_t *w, const void *arg)
     return w->pending == NULL && w->incoming == NULL;
 }
 
-int mf_win_free(mf_win_t *w, char *why)
+int mf_win_free_check(mf_win_t *w, char *why)
 {
     pthread_mutex_lock(&w->lock);
     int open = any_epoch_locked(w);
@@ -823,6 +841,14 @@ int mf_win_free(mf_win_t *w, char *why)
     if (open)
         return fail(why, MPI_ERR_RMA_SYNC,
                     "an access or exposure epoch (lock, lock_all, start or post) is still open");
+    return MPI_SUCCESS;
+}
+
+int mf_win_free(mf_win_t *w, char *why)
+{
+    int rc = mf_win_free_check(w, why);
+    if (rc != MPI_SUCCESS)
+        return rc;
     wait_until(w, nothing_pending, NULL);
     /* Every origin has completed its operations (epochs are closed), so once all are here no
      * request is left on its way to this window. */

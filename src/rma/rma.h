@@ -81,7 +81,7 @@ typedef struct MPI_ABI_Win mf_win_t;
 
 static inline mf_win_t *mf_win_get(MPI_Win handle)
 {
-    if (mf_handle_is_predefined(handle))
+    if (!mf_handle_is_object(handle))
         return NULL;
     return handle->kind == MF_KIND_WIN ? handle : NULL;
 }
@@ -90,7 +90,9 @@ static inline mf_win_t *mf_win_get(MPI_Win handle)
  * allocate `size` bytes (*base_p returns them); _CREATE takes *base_p; _DYNAMIC ignores both. */
 int mf_win_create(mf_comm_t *comm, int flavor, void **base_p, size_t size, int disp_unit,
                   struct MPI_ABI_Info *info, mf_win_t **win_p, char *why);
-/* Collective; the caller has deleted the attributes. */
+/* MPI_ERR_RMA_SYNC (why says so) while an epoch is open: the window cannot be freed. */
+int mf_win_free_check(mf_win_t *win, char *why);
+/* Collective; the caller has checked (mf_win_free_check) and deleted the attributes. */
 int mf_win_free(mf_win_t *win, char *why);
 int mf_win_shared_query(mf_win_t *win, int rank, size_t *size_p, int *disp_unit_p, void **base_p,
                         char *why);

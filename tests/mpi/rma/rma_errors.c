@@ -16,6 +16,8 @@
  * - MPI_Win_shared_query on a dynamic window and MPI_Win_attach on a window from
  *   MPI_Win_create (MPI_ERR_RMA_FLAVOR); MPI_Win_shared_query on the MPI_Win_create window
  *   is no error since MPI-4.1 (size 0 where the memory cannot be shared).
+ * - MPI_Win_free while this process holds a lock (MPI_ERR_RMA_SYNC, through the window's
+ *   handler while MPI_COMM_SELF's stays fatal; the handle and a user attribute are kept).
  * Finally a put in a fence epoch still works. On Manifold the messages must also name the
  * argument at fault.
  */
@@ -158,6 +160,22 @@ int main(int argc, char **argv)
                     (long)qsize);
     }
     MTEST_CHECK_ERR(MPI_Win_attach(win, src, sizeof(src)), MPI_ERR_RMA_FLAVOR, "MPI_Win_attach");
+
+    /* freeing a window with an epoch open: the window's error, the window intact */
+    int keyval, value = 5, *got = NULL, flag = 0;
+    MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &keyval, NULL);
+    MPI_Win_set_attr(win, keyval, &value);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    MPI_Win_lock(MPI_LOCK_SHARED, other, 0, win);
+    MPI_Win held = win;
+    MTEST_CHECK_ERR(MPI_Win_free(&held), MPI_ERR_RMA_SYNC, "MPI_Win_free");
+    MTEST_CHECK(held == win, "a failed MPI_Win_free changed the handle");
+    MPI_Win_unlock(other, win);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MPI_Win_get_attr(win, keyval, &got, &flag);
+    MTEST_CHECK(flag && got == &value, "a failed MPI_Win_free deleted the attribute");
+    MPI_Win_delete_attr(win, keyval);
+    MPI_Win_free_keyval(&keyval);
 
     /* the window still works */
     MPI_Barrier(MPI_COMM_WORLD);

@@ -6,7 +6,10 @@
  * rank puts into both regions of its right neighbour and gets from the left neighbour's, with
  * target_disp the absolute address (plus an offset); the owner checks both regions under a lock
  * on itself. Then the first region is detached everywhere and the second one is still
- * reachable (a put and a get); finally the second is detached too.
+ * reachable (a put and a get); finally the second is detached too. Last, the two halves of
+ * one array attached as two regions back to back: a put and an accumulate that span both
+ * reach every element, and a put that runs past the second half's end is MPI_ERR_RMA_RANGE at
+ * the flush (MPI_ERRORS_RETURN on the window) and changes nothing.
  */
 #include "mtest.h"
 
@@ -102,6 +105,45 @@ int main(int argc, char **argv)
     MPI_Win_unlock(rank, win);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_detach(win, b);
+
+    /* c[0..31] and c[32..63] attached separately; accesses at c[22..41] span both */
+    int c[64], span[20], rc;
+    MPI_Aint cmine, *caddr = mtest_calloc((size_t)nprocs, sizeof(MPI_Aint));
+    for (int i = 0; i < 64; i++)
+        c[i] = -1;
+    for (int i = 0; i < 20; i++)
+        span[i] = 1000 * rank + i;
+    MPI_Win_attach(win, c + 32, 32 * sizeof(int));
+    MPI_Win_attach(win, c, 32 * sizeof(int));
+    MPI_Get_address(c, &cmine);
+    MPI_Allgather(&cmine, 1, MPI_AINT, caddr, 1, MPI_AINT, MPI_COMM_WORLD);
+    MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+    MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win);
+    rc = MPI_Put(span, 20, MPI_INT, right, caddr[right] + 22 * sizeof(int), 20, MPI_INT, win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(right, win);
+    MTEST_CHECK(rc == MPI_SUCCESS, "a put spanning two regions returned %d", rc);
+    rc = MPI_Accumulate(span, 20, MPI_INT, right, caddr[right] + 22 * sizeof(int), 20, MPI_INT,
+                        MPI_SUM, win);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Win_flush(right, win);
+    MTEST_CHECK(rc == MPI_SUCCESS, "an accumulate spanning two regions returned %d", rc);
+    MPI_Put(span, 8, MPI_INT, right, caddr[right] + 60 * sizeof(int), 8, MPI_INT, win);
+    rc = MPI_Win_flush(right, win);
+    MTEST_CHECK_ERR(rc, MPI_ERR_RMA_RANGE, "MPI_Win_flush");
+    MPI_Win_unlock(right, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    for (int i = 0; i < 64; i++) {
+        int want = i >= 22 && i < 42 ? 2 * (1000 * left + i - 22) : -1;
+        if (!MTEST_CHECK(c[i] == want, "spanning regions: c[%d] is %d, expected %d", i, c[i], want))
+            break;
+    }
+    MPI_Win_unlock(rank, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_detach(win, c);
+    MPI_Win_detach(win, c + 32);
+    free(caddr);
 
     MPI_Win_free(&win);
     free(a);
