@@ -166,6 +166,23 @@ static MF_HOT_PATH int check_alias(const char *func, mf_comm_t *c, const void *s
                                        mf_comm_is_inter(c) ? "" : " (use MPI_IN_PLACE)"));
 }
 
+/* Runs of sspan and rspan bytes from the two buffers (0: not one known run) that share memory.
+ * Only where the runs are exactly the memory the call touches, so interleaved derived types
+ * never pass for an overlap. */
+static int check_overlap(const char *func, mf_comm_t *c, const void *sbuf, size_t sspan,
+                         const void *rbuf, size_t rspan)
+{
+    const char *s = sbuf, *r = rbuf;
+    if (sbuf == MPI_IN_PLACE || sbuf == MPI_BOTTOM || rbuf == MPI_BOTTOM || sspan == 0 ||
+        rspan == 0 || !(s < r + rspan && r < s + sspan))
+        return MPI_SUCCESS;
+    return mf_err_raise(c, mf_err_code(MPI_ERR_BUFFER, func,
+                                       "arguments sendbuf (%zu bytes) and recvbuf (%zu bytes) "
+                                       "overlap%s",
+                                       sspan, rspan,
+                                       mf_comm_is_inter(c) ? "" : " (use MPI_IN_PLACE)"));
+}
+
 static int in_place_forbidden(const char *func, mf_comm_t *c, const char *arg, const char *why)
 {
     return mf_err_raise(
@@ -457,6 +474,8 @@ static int reduce_common(const char *func, red_kind_t kind, const void *sbuf, vo
                  : check_typed_buffer(func, c, "recvbuf", rbuf, dt, bytes);
         if (rc == MPI_SUCCESS)
             rc = check_alias(func, c, sbuf, rbuf, bytes);
+        if (rc == MPI_SUCCESS && mf_dtype_predefined(dt) != NULL)
+            rc = check_overlap(func, c, sbuf, bytes, rbuf, bytes);
     }
     if (rc == MPI_SUCCESS && sbuf == MPI_IN_PLACE && !receives)
         rc = in_place_forbidden(func, c, "sendbuf", "which is only allowed at the root");
@@ -960,6 +979,8 @@ static int allgather_direct(const char *func, const move_args_t *a, mf_comm_t *c
     rc = mf_check_buffer(func, c, "recvbuf", a->all_buf, block * (size_t)size);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, a->one_buf, a->all_buf, block);
+    if (rc == MPI_SUCCESS)
+        rc = check_overlap(func, c, a->one_buf, block, a->all_buf, block * (size_t)size);
     if (rc != MPI_SUCCESS)
         return rc;
     size_t arr[2 * DIRECT_ALLGATHER_RANKS];
@@ -1071,7 +1092,14 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         rc = check_move(func, c, kind, a, root);
     if (rc == MPI_SUCCESS && !one_in_place)
         rc = mf_cbuf_one(&one, func, c, a->one_buf, a->one_count, a->one_type);
+    /* Where both sides are runs in the user's buffers (not packed), their blocks are exactly
+     * the memory touched: the one side must meet none of the all side's. */
+    if (rc == MPI_SUCCESS && is_root && !one_in_place && one.tmp == NULL && all.tmp == NULL) {
+        for (int i = 0; i < all.n && rc == MPI_SUCCESS; i++)
+            rc = check_overlap(func, c, one.buf, one_bytes, all.buf + all.displs[i], all.lens[i]);
+    }
     if (rc != MPI_SUCCESS) {
+        mf_cbuf_free(&one);
         mf_cbuf_free(&all);
         return rc;
     }
@@ -1323,6 +1351,8 @@ static int alltoall_direct(const char *func, mf_comm_t *c, const a2a_side_t *snd
         rc = mf_check_buffer(func, c, "recvbuf", rcv->buf, rbytes * n);
     if (rc == MPI_SUCCESS)
         rc = check_alias(func, c, snd->buf, rcv->buf, rbytes * n);
+    if (rc == MPI_SUCCESS && !in_place)
+        rc = check_overlap(func, c, snd->buf, sbytes * n, rcv->buf, rbytes * n);
     if (rc != MPI_SUCCESS)
         return rc;
     /* rcv->buf is the caller's recvbuf (a2a_side_t keeps both sides const) */

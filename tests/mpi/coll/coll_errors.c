@@ -7,6 +7,10 @@
  * buffer as sendbuf and recvbuf (MPI_ERR_BUFFER), freeing a predefined operation (MPI_ERR_OP),
  * MPI_IN_PLACE as recvbuf (MPI_ERR_BUFFER), a NULL array of counts or types (MPI_ERR_ARG).
  * Every check uses arguments that all ranks see as wrong, so no rank enters the collective.
+ * That includes buffers that overlap without being the same (MPI_ERR_BUFFER): each rank sends
+ * its own block of the receive buffer in MPI_Allgather and MPI_Allgatherv (only rank 0's starts
+ * where the receive buffer does; the others once went on into the collective alone and hung),
+ * and MPI_Alltoall and MPI_Allreduce from one element into the receive buffer.
  */
 #include "mtest.h"
 
@@ -52,6 +56,25 @@ int main(int argc, char **argv)
     MPI_Op op = MPI_SUM;
     rc = MPI_Op_free(&op);
     MTEST_CHECK_ERR(rc, MPI_ERR_OP, "MPI_Op_free");
+
+    /* overlapping buffers: every rank sees its own overlap */
+    if (size <= 64) {
+        int wide[128], cnt[64], dsp[64];
+        for (int i = 0; i < size; i++) {
+            cnt[i] = 2;
+            dsp[i] = 2 * i;
+        }
+        rc = MPI_Allgather(wide + rank, 1, MPI_INT, wide, 1, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allgather");
+        rc = MPI_Allgatherv(wide + 2 * rank, 2, MPI_INT, wide, cnt, dsp, MPI_INT, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allgatherv");
+        if (size > 1) { /* one process: the send block ends where the receive block starts */
+            rc = MPI_Alltoall(wide + 1, 1, MPI_INT, wide, 1, MPI_INT, MPI_COMM_WORLD);
+            MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Alltoall");
+        }
+        rc = MPI_Allreduce(wide + 1, wide, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MTEST_CHECK_ERR(rc, MPI_ERR_BUFFER, "MPI_Allreduce");
+    }
 
     /* MPI_IN_PLACE where only sendbuf may take it (it crashed MPI_Reduce_scatter_block) */
     int counts[64], displs[64];
