@@ -147,6 +147,8 @@ int PMPI_Cart_create(MPI_Comm comm, int ndims, const int dims[], const int perio
         rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_cart, "comm_cart");
+    if (rc == MPI_SUCCESS) /* a failed call leaves no stale handle behind */
+        *comm_cart = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = check_cart_shape(func, c, ndims, dims, periods, &n);
     if (rc != MPI_SUCCESS)
@@ -343,6 +345,8 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     int rc = check_topo_comm(func, comm, MPI_CART, &c, &t);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, newcomm, "newcomm");
+    if (rc == MPI_SUCCESS) /* a failed call leaves no stale handle behind */
+        *newcomm = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = check_array(func, c, remain_dims, t->ndims, "remain_dims");
     if (rc != MPI_SUCCESS)
@@ -455,6 +459,8 @@ int PMPI_Graph_create(MPI_Comm comm, int nnodes, const int index[], const int ed
         rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_graph, "comm_graph");
+    if (rc == MPI_SUCCESS) /* a failed call leaves no stale handle behind */
+        *comm_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = check_graph_shape(func, c, nnodes, index, edges);
     if (rc != MPI_SUCCESS)
@@ -641,6 +647,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
         rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
+    if (rc == MPI_SUCCESS) /* a failed call leaves no stale handle behind */
+        *comm_dist_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = check_info(func, c, info);
     if (rc == MPI_SUCCESS)
@@ -766,6 +774,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
         rc = mf_check_intra_arg(func, "comm_old", c);
     if (rc == MPI_SUCCESS)
         rc = mf_check_ptr(func, c, comm_dist_graph, "comm_dist_graph");
+    if (rc == MPI_SUCCESS) /* a failed call leaves no stale handle behind */
+        *comm_dist_graph = MPI_COMM_NULL;
     if (rc == MPI_SUCCESS)
         rc = check_info(func, c, info);
     if (rc == MPI_SUCCESS)
