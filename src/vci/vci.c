@@ -231,7 +231,7 @@ static mf_status_t worker_create(mf_worker_t *w, int index)
     return MF_OK;
 }
 
-static void worker_destroy(mf_worker_t *w)
+static void worker_close_eps(mf_worker_t *w)
 {
     if (w->worker == NULL)
         return;
@@ -249,7 +249,16 @@ static void worker_destroy(mf_worker_t *w)
                 ucp_worker_progress(w->worker);
             ucp_request_free(req);
         }
+        w->eps[peer] = NULL;
     }
+}
+
+static void worker_destroy(mf_worker_t *w)
+{
+    if (w->worker == NULL)
+        return;
+    worker_close_eps(w);
+    int nprocs = atomic_load(&pool.nprocs);
     for (int peer = 0; peer < nprocs; peer++)
         free(w->peers[peer].addr);
     free(w->eps);
@@ -326,6 +335,13 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int local_rank, int
         return status;
     atomic_store_explicit(&pool.vcis[0]->w, w0, memory_order_release);
     return mf_pmi_put_blob("mf-ucx-addr-0", w0->local_addr, w0->local_len);
+}
+
+void mf_vci_pool_close_eps(void)
+{
+    mf_vci_async_stop();
+    for (int i = 0; i < MF_VCI_MAX; i++)
+        worker_close_eps(&pool.workers[i]);
 }
 
 void mf_vci_pool_fini(void)

@@ -65,8 +65,10 @@ typedef struct mf_vci_msg {
  * sizes what UCX may take from /dev/shm. */
 mf_status_t mf_vci_pool_init(int world_rank, int world_size, int local_rank, int local_size,
                              int nvcis);
-/* Flush and close all endpoints, destroy the workers and contexts. Call after the PMI fence
- * that ends the job's communication. */
+/* Stops the progress helper and closes every endpoint: MPI_Finalize, after the PMI fence that
+ * ends the job's communication and before another fence (see mf_finalize). */
+void mf_vci_pool_close_eps(void);
+/* Closes any endpoint still open, destroys the workers and contexts. */
 void mf_vci_pool_fini(void);
 /* Receive and drop every message of (tag, tag_mask) that has reached a worker: for the library's
  * own messages left unmatched at finalize (UCX warns about unexpected ones when a worker
