@@ -42,8 +42,9 @@ typedef struct options {
     int timeout_sec; /* 0: none */
     int tag_output;
     int pmi_versions;
-    int ppn;    /* processes per (simulated) node; 0: all on one node */
-    char **env; /* "K=V" for every rank */
+    int ppn;      /* processes per (simulated) node; 0: all on one node */
+    int universe; /* MPI_UNIVERSE_SIZE; 0: the launcher's default */
+    char **env;   /* "K=V" for every rank */
     int nenv;
     char **argv;             /* the program and its arguments */
     int adopt_fd, adopt_pid; /* --adopt: serve this process instead of starting a first job */
@@ -96,9 +97,13 @@ static void usage(FILE *to)
                 "                        processes spawned later)\n"
                 "  --env K=V             set K=V for every process (also -env K V, -genv K V)\n"
                 "  --timeout S           stop the job after S seconds and exit with 124\n"
-                "                        (default: MANIFOLD_MPIEXEC_TIMEOUT, else none)\n"
+                "                        (default: MANIFOLD_MPIEXEC_TIMEOUT, else\n"
+                "                        MPIEXEC_TIMEOUT, else none)\n"
                 "  --tag-output, -l      prefix every output line with [rank]\n"
                 "  --pmi 1|2             serve only this PMI version (default: both)\n"
+                "  --universe-size N     MPI_UNIVERSE_SIZE (also -usize; default:\n"
+                "                        MANIFOLD_MPIEXEC_UNIVERSE_SIZE, else the processors\n"
+                "                        online, at least -n)\n"
                 "  --ppn N               report the ranks as nodes of N processes each (blocks\n"
                 "                        of consecutive ranks): tests node-aware code on one host\n"
                 "                        (default: MANIFOLD_MPIEXEC_PPN, else one node)\n"
@@ -174,6 +179,11 @@ static int parse_option(options_t *opt, int argc, char **argv, int *i_p)
         opt->pmi_versions = next[0] == '1' ? MF_PMI_SERVE_V1 : MF_PMI_SERVE_V2;
         return 1;
     }
+    if (!strcmp(arg, "--universe-size") || !strcmp(arg, "-usize")) {
+        (*i_p)++;
+        return (has1 && parse_count(next, 1, &opt->universe)) ||
+               usage_error("%s needs a number of processes of at least 1", arg);
+    }
     if (!strcmp(arg, "--ppn") || !strcmp(arg, "-ppn")) {
         (*i_p)++;
         return (has1 && parse_count(next, 1, &opt->ppn)) ||
@@ -210,11 +220,21 @@ static int parse_option(options_t *opt, int argc, char **argv, int *i_p)
 
 static int parse_options(options_t *opt, int argc, char **argv)
 {
+    /* MPIEXEC_TIMEOUT is what hydra and Open MPI's mpirun read, so test harnesses set it */
     const char *timeout_env = getenv("MANIFOLD_MPIEXEC_TIMEOUT");
+    int ours = timeout_env != NULL && timeout_env[0] != '\0';
+    if (!ours)
+        timeout_env = getenv("MPIEXEC_TIMEOUT");
     *opt = (options_t){.nranks = 1, .pmi_versions = MF_PMI_SERVE_V1 | MF_PMI_SERVE_V2};
     if (timeout_env != NULL && timeout_env[0] != '\0' &&
         !parse_count(timeout_env, 1, &opt->timeout_sec))
-        return usage_error("MANIFOLD_MPIEXEC_TIMEOUT='%s' is not a number of seconds", timeout_env);
+        return usage_error(ours ? "MANIFOLD_MPIEXEC_TIMEOUT='%s' is not a number of seconds"
+                                : "MPIEXEC_TIMEOUT='%s' is not a number of seconds",
+                           timeout_env);
+    const char *usize_env = getenv("MANIFOLD_MPIEXEC_UNIVERSE_SIZE");
+    if (usize_env != NULL && usize_env[0] != '\0' && !parse_count(usize_env, 1, &opt->universe))
+        return usage_error("MANIFOLD_MPIEXEC_UNIVERSE_SIZE='%s' is not a number of processes",
+                           usize_env);
     const char *ppn_env = getenv("MANIFOLD_MPIEXEC_PPN");
     if (ppn_env != NULL && ppn_env[0] != '\0' && !parse_count(ppn_env, 1, &opt->ppn))
         return usage_error("MANIFOLD_MPIEXEC_PPN='%s' is not a number of processes", ppn_env);
@@ -464,7 +484,9 @@ static void child_exec(const run_t *run, const launch_t *l, pid_t parent)
     unsetenv("PMI_PORT");
     unsetenv("PMI_ID");
     unsetenv("MANIFOLD_MPIEXEC_TIMEOUT");
+    unsetenv("MPIEXEC_TIMEOUT");
     unsetenv("MANIFOLD_MPIEXEC_PPN");
+    unsetenv("MANIFOLD_MPIEXEC_UNIVERSE_SIZE");
     tune_memcpy();
     setenv_int("PMI_FD", fd);
     setenv_int("PMI_RANK", l->rank);
@@ -1005,6 +1027,7 @@ int main(int argc, char **argv)
     }
     if (mf_pmi_server_create(run.opt.pmi_versions, serve_spawn, &run, &run.pmi) != MF_OK)
         goto err_close_signals;
+    mf_pmi_server_set_universe(run.pmi, run.opt.universe);
     run.exit_code = 0;
     mf_shm_snapshot_take(&snap);
     mf_log_redirect(log_to_sink, run.sink_err);

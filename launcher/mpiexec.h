@@ -66,6 +66,8 @@ typedef int (*mf_pmi_spawn_fn_t)(void *ctx, const mf_spawn_req_t *req, char *why
 mf_status_t mf_pmi_server_create(int versions, mf_pmi_spawn_fn_t spawn, void *spawn_ctx,
                                  mf_pmi_server_t **server_p);
 void mf_pmi_server_destroy(mf_pmi_server_t *server);
+/* MPI_UNIVERSE_SIZE for every job (0: the processors online, at least the first job's size). */
+void mf_pmi_server_set_universe(mf_pmi_server_t *server, int universe);
 /* A new job of size processes reported as nodes of ppn consecutive ranks (0: one node), spawned
  * by job parent (-1: none). Returns its index (0, 1, ... in order), or -1 when out of memory. */
 int mf_pmi_server_add_job(mf_pmi_server_t *server, int size, int ppn, int parent);

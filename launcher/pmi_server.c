@@ -59,6 +59,7 @@ typedef struct pmi_job {
  * handled adds to both, and the request's own entries must stay where they are. */
 struct mf_pmi_server {
     int versions;
+    int universe; /* MPI_UNIVERSE_SIZE given on the command line; 0: from the host */
     mf_pmi_spawn_fn_t spawn;
     void *spawn_ctx;
     int njobs, nconns;
@@ -178,6 +179,11 @@ static void job_free(pmi_job_t *job)
     kvs_clear(&job->kvs);
     kvs_clear(&job->node_attrs);
     free(job);
+}
+
+void mf_pmi_server_set_universe(mf_pmi_server_t *server, int universe)
+{
+    server->universe = universe;
 }
 
 int mf_pmi_server_add_job(mf_pmi_server_t *server, int size, int ppn, int parent)
@@ -417,9 +423,21 @@ static void handle_appnum(request_t *req)
     handle_int_query(req, "appnum", req->conn->appnum);
 }
 
+/* MPI_UNIVERSE_SIZE: the command line's (--universe-size), else how many processes this host
+ * runs usefully, the processors online, but never fewer than the first job has. Every job of
+ * the run sees the same number. */
+static int universe_size(const mf_pmi_server_t *server)
+{
+    if (server->universe > 0)
+        return server->universe;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int first = server->njobs > 0 ? server->jobs[0]->size : 1;
+    return cpus > first ? (int)cpus : first;
+}
+
 static void handle_universe(request_t *req)
 {
-    handle_int_query(req, "size", req->job->size);
+    handle_int_query(req, "size", universe_size(req->server));
 }
 
 static void handle_kvsname(request_t *req)
@@ -444,9 +462,14 @@ static void handle_put(request_t *req)
         reply_ok(req);
 }
 
-static const char *job_attr(const pmi_job_t *job, const char *key)
+/* The launcher's attributes: PMI_process_mapping, and PMI-2's universeSize (as hydra). */
+static const char *job_attr(request_t *req, const char *key, char *buf, size_t size)
 {
-    return strcmp(key, "PMI_process_mapping") == 0 ? job->mapping : NULL;
+    if (strcmp(key, "universeSize") == 0) {
+        snprintf(buf, size, "%d", universe_size(req->server));
+        return buf;
+    }
+    return strcmp(key, "PMI_process_mapping") == 0 ? req->job->mapping : NULL;
 }
 
 /* PMI-1 get serves both job keys and the launcher's PMI_ attributes; so does info-getjobattr.
@@ -458,8 +481,9 @@ static void handle_get(request_t *req)
         reply_error(req, "get needs a key");
         return;
     }
+    char number[16];
     if (strncmp(key, "PMI_", 4) == 0 || strcmp(mf_pmi_msg_cmd(req->msg), "info-getjobattr") == 0)
-        reply_value(req, job_attr(req->job, key));
+        reply_value(req, job_attr(req, key, number, sizeof(number)));
     else
         reply_value(req, kvs_get(&req->job->kvs, key));
 }

@@ -31,7 +31,7 @@ static int attr_tag_ub = MF_PT2PT_TAG_UB, attr_host = MPI_PROC_NULL, attr_io = M
 static void attrs_init(void)
 {
     attr_appnum = mf_global.appnum;
-    attr_universe = mf_global.world_size;
+    attr_universe = mf_global.universe;
 }
 
 /* Users of the library's start-up: the world model (between MPI_Init and MPI_Finalize) and

@@ -331,7 +331,15 @@ static mf_status_t env_build(struct MPI_ABI_Info *info)
     mf_status_t status = env_command_line(info);
     int started = mf_global.world_size > 0; /* MPI_Info_create_env may run before MPI_Init */
     snprintf(text, sizeof(text), "%d", mf_global.world_size);
-    if (status == MF_OK && started)
+    /* before MPI_Init, the size the launcher gave (hydra, our mpiexec) if it is a number */
+    const char *launched = getenv("PMI_SIZE");
+    char *end = NULL;
+    long launched_size = launched != NULL ? strtol(launched, &end, 10) : 0;
+    if (!started && end != NULL && end != launched && *end == '\0' && launched_size > 0)
+        snprintf(text, sizeof(text), "%ld", launched_size);
+    else if (!started)
+        text[0] = '\0';
+    if (status == MF_OK && text[0] != '\0')
         status = mf_info_set(info, "maxprocs", text);
     if (status == MF_OK && gethostname(text, sizeof(text) - 1) == 0) {
         text[sizeof(text) - 1] = '\0';

@@ -17,6 +17,7 @@
 
 typedef struct mf_pmi_job {
     int rank, size, appnum;
+    int universe; /* MPI_UNIVERSE_SIZE as the launcher gives it; -1 when it gives none */
     int local_rank, local_size; /* processes of this job on this node (from PMI_process_mapping,
                                    or MPI_LOCALRANKID/MPI_LOCALNRANKS, or 0/1) */
     int singleton;              /* 1 when started without a launcher */

@@ -454,6 +454,11 @@ static mf_status_t init_job_v1_locked(int port_mode, int pmi_id)
     if ((status = mf_pmi_call_locked(&req, "appnum", 0)) != MF_OK ||
         (status = reply_int("appnum", &st->job.appnum)) != MF_OK)
         return status;
+    /* optional: hydra answers -1, and a launcher may not know */
+    mf_pmi_out_begin(&req, 1, "get_universe_size");
+    if (mf_pmi_call_locked(&req, "universe_size", 1) != MF_OK ||
+        mf_pmi_msg_get_int(&st->reply, "size", &st->job.universe) != MF_OK)
+        st->job.universe = -1;
     mf_pmi_out_begin(&req, 1, "get_my_kvsname");
     if ((status = mf_pmi_call_locked(&req, "my_kvsname", 0)) != MF_OK ||
         (status = reply_string("kvsname", st->job.kvsname, sizeof(st->job.kvsname))) != MF_OK)
@@ -485,7 +490,16 @@ static mf_status_t init_job_v2_locked(int pmi_id)
     if ((status = mf_pmi_call_locked(&req, "job-getid-response", 0)) != MF_OK)
         return status;
     set_limits_locked(PMI1_KEYLEN_DEFAULT, PMI1_VALLEN_DEFAULT);
-    return reply_string("jobid", st->job.kvsname, sizeof(st->job.kvsname));
+    if ((status = reply_string("jobid", st->job.kvsname, sizeof(st->job.kvsname))) != MF_OK)
+        return status;
+    /* optional, as with PMI-1 */
+    char universe[32], *end = NULL;
+    if (mf_pmi_get_job_attr_locked("universeSize", universe, sizeof(universe)) == MF_OK) {
+        long n = strtol(universe, &end, 10);
+        if (end != universe && *end == '\0' && n > 0 && n <= INT_MAX)
+            st->job.universe = (int)n;
+    }
+    return MF_OK;
 }
 
 /* Local rank, local size and the node's rank list from PMI_process_mapping, else from the
@@ -575,7 +589,7 @@ static mf_status_t init_singleton_locked(void)
     st->node_ranks[0] = 0;
     st->version = 0;
     set_limits_locked(PMI1_KEYLEN_DEFAULT, PMI1_VALLEN_DEFAULT);
-    st->job = (mf_pmi_job_t){.rank = 0, .size = 1, .local_size = 1, .singleton = 1};
+    st->job = (mf_pmi_job_t){.rank = 0, .size = 1, .local_size = 1, .singleton = 1, .universe = -1};
     snprintf(st->job.kvsname, sizeof(st->job.kvsname), "singleton_%d", (int)getpid());
     mf_log(MF_LOG_DEBUG, "pmi", "no launcher found (PMI_FD/PMI_PORT unset): singleton");
     /* srun without --mpi=pmi2 starts its tasks without PMI: each would silently be a job of
@@ -642,7 +656,7 @@ static mf_status_t init_locked(void)
     }
     if ((status = open_connection_locked(&port_mode, &pmi_id)) != MF_OK)
         return status;
-    st->job = (mf_pmi_job_t){.local_size = 1};
+    st->job = (mf_pmi_job_t){.local_size = 1, .universe = -1};
     if ((status = handshake_locked(want)) != MF_OK)
         goto err_close_connection;
     if (st->version == 2)

@@ -174,6 +174,14 @@ timeout)
 timeout_env)
     run env MANIFOLD_MPIEXEC_TIMEOUT=1 "$mpiexec" -n 2 "$probe" sleep "--token=$token"
     expect_rc 124
+    no_strays
+    # hydra's and Open MPI's variable, which test harnesses set; ours wins over it
+    run env MPIEXEC_TIMEOUT=1 "$mpiexec" -n 2 "$probe" sleep "--token=$token"
+    expect_rc 124
+    no_strays
+    run env MANIFOLD_MPIEXEC_TIMEOUT=1 MPIEXEC_TIMEOUT=never "$mpiexec" -n 2 "$probe" sleep \
+        "--token=$token"
+    expect_rc 124
     no_strays ;;
 kill_grace)
     # Rank 1 ignores SIGTERM: mpiexec must follow up with SIGKILL.
@@ -250,7 +258,13 @@ usage)
     expect_err "^mpiexec: cannot run './no-such-program-here': No such file or directory$"
     run "$mpiexec" -n 4097 "$probe" hello
     expect_rc 2
-    expect_err "at most 4096 processes" ;;
+    expect_err "at most 4096 processes"
+    run "$mpiexec" --universe-size 0 -n 1 "$probe" hello
+    expect_rc 2
+    expect_err "--universe-size needs a number of processes of at least 1"
+    run env MANIFOLD_MPIEXEC_UNIVERSE_SIZE=many "$mpiexec" -n 1 "$probe" hello
+    expect_rc 2
+    expect_err "MANIFOLD_MPIEXEC_UNIVERSE_SIZE='many' is not a number of processes" ;;
 nofinalize)
     run "$mpiexec" -n 2 "$probe" nofinalize "--token=$token"
     expect_rc 1

@@ -3,9 +3,17 @@
  * Predefined attributes of MPI_COMM_WORLD read with MPI_Comm_get_attr: MPI_TAG_UB is at
  * least 32767, the same on every rank, and a message with tag MPI_TAG_UB can be sent;
  * MPI_HOST and MPI_IO are MPI_PROC_NULL, MPI_ANY_SOURCE or a rank of MPI_COMM_WORLD;
- * MPI_WTIME_IS_GLOBAL is 0 or 1. The attribute value is a pointer to an int.
+ * MPI_WTIME_IS_GLOBAL is 0 or 1. The attribute value is a pointer to an int. MPI_UNIVERSE_SIZE,
+ * when set, is at least the world size. With MTEST_UNIVERSE_CPUS=1 (the testlist's runs under
+ * Manifold's mpiexec) Manifold must set it to the processors online when there are more of them
+ * than processes (MPICH's spawn tests and mpi4py.futures size their work by it; it was the world
+ * size, which left no room to spawn). With MTEST_UNIVERSE_SIZE=N (the testlist sets our
+ * mpiexec's MANIFOLD_MPIEXEC_UNIVERSE_SIZE to the same) it must be N.
  */
 #include "mtest.h"
+
+#include <stdlib.h>
+#include <unistd.h>
 
 static int get_int_attr(int keyval, const char *name, int *value)
 {
@@ -74,5 +82,18 @@ int main(int argc, char **argv)
     if (get_int_attr(MPI_WTIME_IS_GLOBAL, "MPI_WTIME_IS_GLOBAL", &value)) {
         MTEST_CHECK(value == 0 || value == 1, "MPI_WTIME_IS_GLOBAL is %d", value);
     }
+    int *universe = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &universe, &flag);
+    if (flag)
+        MTEST_CHECK(*universe >= size, "MPI_UNIVERSE_SIZE is %d, below %d", *universe, size);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *given = getenv("MTEST_UNIVERSE_SIZE");
+    if (mtest_is_manifold() && given != NULL)
+        MTEST_CHECK(flag && *universe == atoi(given), "MPI_UNIVERSE_SIZE is %d, not %s",
+                    flag ? *universe : -1, given);
+    if (mtest_is_manifold() && getenv("MTEST_UNIVERSE_CPUS") != NULL)
+        MTEST_CHECK(flag && *universe == (cpus > size ? cpus : size),
+                    "MPI_UNIVERSE_SIZE is %d, expected the larger of %ld processors and %d",
+                    flag ? *universe : -1, cpus, size);
     return mtest_finalize(0);
 }

@@ -9,7 +9,9 @@
  * gets NULL argc/argv, so the library must find the command line itself. Run by hand with
  * arguments, "argv" must hold them. With MTEST_INFO_ENV_EARLY=1 the program counts the keys
  * before MPI_Init_thread (the info functions work then), which must not keep the job's keys
- * (maxprocs, thread_level) out of the object afterwards.
+ * (maxprocs, thread_level) out of the object afterwards, and it also makes an object with
+ * MPI_Info_create_env then, whose "maxprocs" must already be the world size on Manifold (the
+ * launcher says it in PMI_SIZE).
  */
 #include "mtest.h"
 
@@ -30,11 +32,13 @@ int main(int argc, char **argv)
 {
     char value[MPI_MAX_INFO_VAL], want[MPI_MAX_INFO_VAL], key[MPI_MAX_INFO_KEY];
     int provided, size, nkeys = -1, n2 = -1, rc;
-    MPI_Info dup;
+    MPI_Info dup, early = MPI_INFO_NULL;
     const char *prog = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 : argv[0];
 
-    if (getenv("MTEST_INFO_ENV_EARLY") != NULL)
+    if (getenv("MTEST_INFO_ENV_EARLY") != NULL) {
         MPI_Info_get_nkeys(MPI_INFO_ENV, &nkeys);
+        MPI_Info_create_env(argc, argv, &early);
+    }
     MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
@@ -71,6 +75,15 @@ int main(int argc, char **argv)
                                                             : "MPI_THREAD_SINGLE";
     if (get("thread_level", value))
         MTEST_CHECK(strcmp(value, level) == 0, "thread_level is '%s', expected %s", value, level);
+    if (early != MPI_INFO_NULL) {
+        int flag = 0;
+        MPI_Info_get(early, "maxprocs", MPI_MAX_INFO_VAL - 1, value, &flag);
+        if (flag || mtest_is_manifold())
+            MTEST_CHECK(flag && atoi(value) == size,
+                        "MPI_Info_create_env before MPI_Init: maxprocs %s, the world has %d",
+                        flag ? value : "missing", size);
+        MPI_Info_free(&early);
+    }
     if (mtest_is_manifold()) {
         const char *must[] = {"command", "maxprocs", "host", "arch", "wdir", "thread_level"};
         for (int i = 0; i < 6; i++)
