@@ -6,14 +6,16 @@
 # bench-threads (SUITES=... picks the suites, default all), bench-part, bench-io, bench-instructions,
 # check-mpi4py (mpi4py's test suite on the optimised tree; not part of check), check-slurm (the
 # optimised tree's programs under Slurm's srun --mpi=pmi2 on this host; needs root; not part of
-# check), format, clean.
+# check), check-mpich-suite (MPICH's own test suite on the ASan/UBSan tree; not part of check),
+# format, clean.
 
 JOBS ?= 2
 B := build
 CMAKE_COMMON := -G Ninja -DMF_VENV_MPICH=$(CURDIR)/$(B)/venv-mpich \
 	-DMF_UCX_PKGCONFIG=$(CURDIR)/$(B)/ucx-pkgconfig
 
-.PHONY: all deps build release check check-asan check-tsan check-mpi4py check-slurm unimplemented \
+.PHONY: all deps build release check check-asan check-tsan check-mpi4py check-slurm \
+	check-mpich-suite unimplemented \
 	demo bench bench-dtype bench-coll bench-threads bench-part bench-io bench-instructions format clean
 
 all: build
@@ -63,6 +65,12 @@ check-mpi4py: release
 # single-node cluster of this host that the script installs, starts and stops (needs root).
 check-slurm: release
 	tools/check-slurm.sh $(B)/release
+
+# MPICH 4.0.2's test suite (Debian's source package) built with the ASan/UBSan tree's mpicc and
+# run under our mpiexec, about 800 programs in 10-15 minutes
+# (tests/mpich-suite/expected_failures.txt says what fails and why).
+check-mpich-suite: build
+	tools/check-mpich-suite.sh $(B)/dev
 
 unimplemented: build
 	@python3 tests/abi/report_unimplemented.py --list $(B)/dev/src/unimplemented.txt --api api/mpi_api.json
