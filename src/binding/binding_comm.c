@@ -385,16 +385,16 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
             snprintf(why, sizeof(why), "argument peer_comm: %s",
                      peer_comm == MPI_COMM_NULL ? "MPI_COMM_NULL is not a communicator"
                                                 : "not a valid communicator");
-        } else if (mf_comm_is_inter(p)) {
-            leader_err = MPI_ERR_COMM;
-            snprintf(why, sizeof(why), "argument peer_comm must be an intracommunicator");
-        } else if (remote_leader < 0 || remote_leader >= p->size) {
+        } else if (remote_leader < 0 || remote_leader >= mf_comm_peer_size(p)) {
+            /* MPI-5.0 allows an intercommunicator: the remote leader is then a rank of its
+             * remote group, as for any point-to-point call on it */
             leader_err = MPI_ERR_RANK;
             snprintf(why, sizeof(why),
-                     "argument remote_leader=%d is not a rank of peer_comm (size %d)",
-                     remote_leader, p->size);
+                     "argument remote_leader=%d is not a rank of peer_comm (%s %d)",
+                     remote_leader, mf_comm_is_inter(p) ? "remote size" : "size",
+                     mf_comm_peer_size(p));
         } else {
-            int w = mf_comm_world_rank(p, remote_leader);
+            int w = mf_comm_peer_world_rank(p, remote_leader);
             for (int i = 0; i < c->size && leader_err == 0; i++) {
                 if (mf_comm_world_rank(c, i) == w) {
                     leader_err = MPI_ERR_RANK;

@@ -1442,6 +1442,14 @@ mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm
             view.tag_rank = peer->rank;
             view.world_tags = 0;
         }
+        /* An intercommunicator peer (MPI-5.0): the leaders are in its two groups and name
+         * each other as its point-to-point calls do, by rank in the other group. */
+        if (mf_comm_is_inter(peer)) {
+            view.tag_rank = peer->rank;
+            view.world_tags = 0;
+            view.remote_size = peer->remote_size;
+            view.remote_ranks = peer->remote_ranks;
+        }
     }
     inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader, tag, tag};
     MPI_Errhandler eh = mf_errhandler_acquire(&local->errhandler);
