@@ -536,6 +536,13 @@ struct mf_pmi_spawn_cmd;
 mf_status_t mf_dynproc_spawn(mf_comm_t *comm, int root, int ncmds,
                              const struct mf_pmi_spawn_cmd *cmds, const mf_dynproc_err_t *root_err,
                              mf_dynproc_err_t *err, mf_comm_t **inter_p);
+/* How a process of another job reaches this one: a description of mf_dynproc_desc_size()
+ * bytes (job, rank, VCI 0 address), and the process table number of the one `desc`
+ * describes, added when it is new. For MPI_Intercomm_create, whose groups may hold processes
+ * of other jobs that some members never met. */
+size_t mf_dynproc_desc_size(void);
+void mf_dynproc_desc_self(void *desc);
+mf_status_t mf_dynproc_desc_add(const void *desc, int *index_p);
 /* Spawned processes, from MPI_Init: connect MPI_COMM_WORLD to the parents. */
 mf_status_t mf_dynproc_init_parent(void);
 /* The intercommunicator to the parents (NULL: not spawned, or freed/disconnected since). */

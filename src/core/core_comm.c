@@ -1316,6 +1316,50 @@ static unsigned inter_seed(int a, int b, unsigned salt)
     return lo * 2654435761u + hi * 40503u + salt * 7919u;
 }
 
+/* Where the two groups hold processes of more than one job, a member may not know a process
+ * of the other group (spawned by another member, say): every process's own description goes
+ * to its leader, the leaders swap their groups', and each member adds the other group's to
+ * its process table. Numbers of the remote group in rranks. */
+static mf_status_t learn_remote_group(mf_comm_t *lc, int leader, const inter_link_t *link,
+                                      int nremote, int *rranks)
+{
+    size_t dsize = mf_dynproc_desc_size();
+    char *mine = mf_malloc(dsize, "process description");
+    char *group = lc->rank == leader ? mf_malloc(dsize * (size_t)lc->size, "descriptions") : NULL;
+    char *theirs = mf_malloc(dsize * (size_t)nremote, "process descriptions");
+    mf_status_t status = MF_ERR_NO_MEMORY;
+    if (mine == NULL || theirs == NULL || (lc->rank == leader && group == NULL))
+        goto out;
+    mf_dynproc_desc_self(mine);
+    status = mf_coll_gather(lc, mine, dsize, group, leader);
+    if (status == MF_OK && lc->rank == leader)
+        status =
+            link_sendrecv(link, group, dsize * (size_t)lc->size, theirs, dsize * (size_t)nremote);
+    if (status == MF_OK)
+        status = mf_coll_bcast(lc, theirs, dsize * (size_t)nremote, leader);
+    mf_status_t added = MF_OK;
+    for (int i = 0; status == MF_OK && added == MF_OK && i < nremote; i++)
+        added = mf_dynproc_desc_add(theirs + dsize * (size_t)i, &rranks[i]);
+    /* a full process table on one member fails all members of both groups */
+    uint64_t ok[2] = {added == MF_OK ? ~0ull : 0, 0};
+    if (status == MF_OK)
+        status = mf_coll_allreduce_band(lc, ok, 1);
+    if (status == MF_OK)
+        status = inter_swap(lc, leader, link, &ok[0], &ok[1], sizeof(ok[0]));
+    if (status == MF_OK && (ok[0] & ok[1]) == 0) {
+        mf_log(MF_LOG_INFO, "comm",
+               "a process of the two groups cannot enter one more process "
+               "into its table (at most %d of other jobs)",
+               MF_VCI_DYN_PROCS);
+        status = MF_ERR_EXHAUSTED;
+    }
+out:
+    free(mine);
+    free(group);
+    free(theirs);
+    return status;
+}
+
 /* Both groups learn each other's members over the leaders' link, check they are disjoint and
  * agree on a context id. `lc` is owned from now on. */
 static mf_status_t inter_connect(mf_comm_t *lc, int leader, const inter_link_t *link,
@@ -1352,19 +1396,22 @@ static mf_status_t inter_connect(mf_comm_t *lc, int leader, const inter_link_t *
         status = mf_coll_bcast(lc, rids, sizeof(*rids) * (size_t)theirs[0], leader);
     if (status != MF_OK)
         goto err_free;
-    /* Overlapping groups are erroneous (MPI-4.1 section 7.6.2); every process of both groups
-     * sees the same two lists, so all of them fail alike. A process of another job that this
-     * one never met (connected to a member of the other group only) cannot be reached. */
-    for (int i = 0; i < theirs[0]; i++) {
-        rranks[i] = mf_proc_find(rids[i]);
-        if (rranks[i] < 0) {
-            mf_log(MF_LOG_INFO, "comm",
-                   "the remote group holds a process this one is not connected to (rank %d "
-                   "of another job)",
-                   rids[i].rank);
-            status = MF_ERR_UNSUPPORTED;
+    /* Every process of both groups sees the same two lists, so all of them decide alike
+     * whether addresses must travel: only where the groups hold more than one job. */
+    int one_job = 1;
+    for (int i = 0; i < lc->size; i++)
+        one_job &= ids[i].job == ids[0].job;
+    for (int i = 0; i < theirs[0]; i++)
+        one_job &= rids[i].job == ids[0].job;
+    if (!one_job) {
+        status = learn_remote_group(lc, leader, link, theirs[0], rranks);
+        if (status != MF_OK)
             goto err_free;
-        }
+    }
+    /* Overlapping groups are erroneous (MPI-4.1 section 7.6.2): all processes fail alike. */
+    for (int i = 0; i < theirs[0]; i++) {
+        if (one_job)
+            rranks[i] = mf_proc_find(rids[i]); /* a process of this job: always found */
         if (rranks[i] < nprocs && in_local[rranks[i]]) {
             mf_log(MF_LOG_INFO, "comm", "intercommunicator groups overlap (world rank %d)",
                    rranks[i]);

@@ -111,6 +111,25 @@ static void my_desc(proc_desc_t *d)
     memcpy(d->addr, addr, d->len);
 }
 
+size_t mf_dynproc_desc_size(void)
+{
+    return sizeof(proc_desc_t);
+}
+
+void mf_dynproc_desc_self(void *desc)
+{
+    my_desc(desc);
+}
+
+mf_status_t mf_dynproc_desc_add(const void *desc, int *index_p)
+{
+    proc_desc_t d;
+    memcpy(&d, desc, sizeof(d)); /* the caller's bytes need not be aligned */
+    if (d.len == 0 || d.len > ADDR_MAX)
+        return MF_ERR_INVALID;
+    return mf_vci_add_process(d.job, d.rank, d.addr, d.len, index_p);
+}
+
 mf_status_t mf_dynproc_open_port(char *name, size_t size, mf_dynproc_err_t *err)
 {
     proc_desc_t me;
