@@ -827,6 +827,18 @@ static int any_epoch_locked(mf_win_t *w)
     return 0;
 }
 
+/* MPI-4.1 12.5: a process's access epochs on one window are disjoint, so a passive-target
+ * one (lock, lock_all) and an active-target one (start) never overlap. */
+static int passive_epoch_locked(mf_win_t *w)
+{
+    if (w->lock_all)
+        return 1;
+    for (int i = 0; i < w->comm->size; i++)
+        if (w->locked[i])
+            return 1;
+    return 0;
+}
+
 static int nothing_pending(mf_win_t *w, const void *arg)
 {
     (void)arg;
@@ -1326,6 +1338,9 @@ int mf_win_lock(mf_win_t *w, int lock_type, int rank, int assert, char *why)
     int cls = MPI_SUCCESS;
     if (w->lock_all)
         cls = fail(why, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all already locks every rank");
+    else if (w->start_group != NULL)
+        cls = fail(why, MPI_ERR_RMA_SYNC,
+                   "an access epoch of MPI_Win_start is open (epochs must not overlap)");
     else if (w->locked[rank])
         cls = fail(why, MPI_ERR_RMA_SYNC, "rank %d is already locked by this process", rank);
     else if (assert & MPI_MODE_NOCHECK) {
@@ -1365,6 +1380,9 @@ int mf_win_lock_all(mf_win_t *w, int assert, char *why)
     int cls = MPI_SUCCESS;
     if (w->lock_all)
         cls = fail(why, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all was already called");
+    else if (w->start_group != NULL)
+        cls = fail(why, MPI_ERR_RMA_SYNC,
+                   "an access epoch of MPI_Win_start is open (epochs must not overlap)");
     for (int i = 0; cls == MPI_SUCCESS && i < w->comm->size; i++)
         if (w->locked[i])
             cls = fail(why, MPI_ERR_RMA_SYNC, "rank %d is already locked by this process", i);
@@ -1478,6 +1496,13 @@ int mf_win_start(mf_win_t *w, const int *ranks, int n, int assert, char *why)
         pthread_mutex_unlock(&w->lock);
         free(group);
         return fail(why, MPI_ERR_RMA_SYNC, "an access epoch (MPI_Win_start) is already open");
+    }
+    if (passive_epoch_locked(w)) {
+        pthread_mutex_unlock(&w->lock);
+        free(group);
+        return fail(why, MPI_ERR_RMA_SYNC,
+                    "a passive-target epoch (MPI_Win_lock or MPI_Win_lock_all) is open "
+                    "(epochs must not overlap)");
     }
     if (!(assert &MPI_MODE_NOCHECK)) {
         mf_vci_lock(w->comm->vci);

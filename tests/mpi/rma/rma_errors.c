@@ -18,6 +18,8 @@
  *   is no error since MPI-4.1 (size 0 where the memory cannot be shared).
  * - MPI_Win_free while this process holds a lock (MPI_ERR_RMA_SYNC, through the window's
  *   handler while MPI_COMM_SELF's stays fatal; the handle and a user attribute are kept).
+ * - MPI_Win_lock and MPI_Win_lock_all inside an MPI_Win_start epoch, and (Manifold only)
+ *   MPI_Win_start while a lock is held (MPI_ERR_RMA_SYNC: access epochs do not overlap).
  * Finally a put in a fence epoch still works. On Manifold the messages must also name the
  * argument at fault.
  */
@@ -176,6 +178,23 @@ int main(int argc, char **argv)
     MTEST_CHECK(flag && got == &value, "a failed MPI_Win_free deleted the attribute");
     MPI_Win_delete_attr(win, keyval);
     MPI_Win_free_keyval(&keyval);
+
+    /* a process's access epochs on one window never overlap (MPI-4.1 12.5) */
+    MPI_Group wgroup;
+    MPI_Comm_group(MPI_COMM_WORLD, &wgroup);
+    MPI_Win_post(wgroup, 0, win);
+    MPI_Win_start(wgroup, 0, win);
+    MTEST_CHECK_ERR(MPI_Win_lock(MPI_LOCK_SHARED, other, MPI_MODE_NOCHECK, win), MPI_ERR_RMA_SYNC,
+                    "MPI_Win_lock");
+    MTEST_CHECK_ERR(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
+    MPI_Win_complete(win);
+    MPI_Win_wait(win);
+    if (mtest_is_manifold()) { /* MPICH 5.0.2 lets the start through */
+        MPI_Win_lock(MPI_LOCK_SHARED, other, 0, win);
+        MTEST_CHECK_ERR(MPI_Win_start(wgroup, 0, win), MPI_ERR_RMA_SYNC, "MPI_Win_start");
+        MPI_Win_unlock(other, win);
+    }
+    MPI_Group_free(&wgroup);
 
     /* the window still works */
     MPI_Barrier(MPI_COMM_WORLD);
