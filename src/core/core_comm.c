@@ -1891,6 +1891,15 @@ mf_status_t mf_comm_quiesce(mf_comm_t *comm)
             break;
         mf_progress_poke(comm->vci, &polls);
     }
+    /* Connections to processes of other jobs finish setting up before anyone may leave: a
+     * process that exited while a peer's transport still connected to it (both sides connect
+     * to each other) made the peer print UCX errors. */
+    for (int i = 0; i < comm->size + comm->remote_size; i++) {
+        int p = i < comm->size ? mf_comm_world_rank(comm, i) : comm->remote_ranks[i - comm->size];
+        mf_status_t status = p >= mf_global.world_size ? mf_vci_flush_process(p) : MF_OK;
+        if (status != MF_OK)
+            return status;
+    }
     if (!mf_comm_is_inter(comm))
         return mf_coll_barrier(comm);
     inter_link_t link = inter_self_link(comm);

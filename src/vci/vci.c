@@ -1428,3 +1428,36 @@ mf_status_t mf_vci_tag_mrecv_packed_locked(mf_vci_t *vci, mf_vci_packer_t *pk, m
     }
     return op_started(op, ret, "streamed matched receive");
 }
+
+mf_status_t mf_vci_flush_process(int peer)
+{
+    ucs_status_t st = UCS_OK;
+    for (int i = 0; i < pool.nvcis; i++) {
+        mf_vci_t *vci = pool.vcis[i];
+        mf_worker_t *w = atomic_load_explicit(&vci->w, memory_order_acquire);
+        if (w == NULL)
+            continue;
+        mf_vci_lock(vci);
+        void *req = NULL;
+        if (w->eps[peer] != NULL) {
+            ucp_request_param_t param = {.op_attr_mask = 0};
+            req = ucp_ep_flush_nbx(w->eps[peer], &param);
+        }
+        /* the lock goes between polls: other threads keep using the VCI meanwhile */
+        while (UCS_PTR_IS_PTR(req) && ucp_request_check_status(req) == UCS_INPROGRESS) {
+            ucp_worker_progress(w->worker);
+            mf_vci_unlock(vci);
+            sched_yield();
+            mf_vci_lock(vci);
+        }
+        ucs_status_t done =
+            UCS_PTR_IS_PTR(req) ? ucp_request_check_status(req) : UCS_PTR_STATUS(req);
+        if (UCS_PTR_IS_PTR(req))
+            ucp_request_free(req);
+        mark_in_use(w);
+        mf_vci_unlock(vci);
+        if (st == UCS_OK)
+            st = done;
+    }
+    return st == UCS_OK ? MF_OK : status_from_ucs(st);
+}

@@ -194,6 +194,10 @@ int mf_vci_process_count(void);
 uint64_t mf_vci_job_key(void);
 mf_status_t mf_vci_add_process(uint64_t job, int rank, const void *addr, size_t len, int *index_p);
 void mf_vci_process_id(int index, uint64_t *job_p, int *rank_p);
+/* Waits until the endpoints to process `peer` (on every worker) finished connecting and
+ * every operation on them completed: MPI_Comm_disconnect, before the last handshake with
+ * another job's processes, so that none exits while this one's transport still connects. */
+mf_status_t mf_vci_flush_process(int peer);
 /* The number of process `rank` of job `job`, or -1 when this process never met it. */
 int mf_vci_find_process(uint64_t job, int rank);
 /* This process's address for the VCI (activated); valid until finalize. */

@@ -3,7 +3,8 @@
 # Runs one MPI test program for CTest and decides the verdict from both its output and its
 # exit status, because CTest's pass expression alone would ignore the exit status.
 # Usage: runtest.sh <expect> <seconds> <mpiexec> <args...>
-#   expect=pass   the job must exit 0 and print a line " No Errors"
+#   expect=pass   the job must exit 0 and print a line " No Errors" (and, with
+#                 MTEST_FAIL_ON_UCX_ERRORS set, no UCX error line)
 #   expect=abort  the job must end with a non-zero exit status, on its own before the time
 #                 limit, and must not print " No Errors" (tests of MPI_Abort)
 # <seconds> is a backstop for a launcher that fails to enforce its own time limit.
@@ -37,6 +38,10 @@ pass)
     fi
     if ! grep -q '^ No Errors$' "$out"; then
         echo "mpitest: FAIL: no ' No Errors' line in the output"
+        exit 1
+    fi
+    if [ -n "${MTEST_FAIL_ON_UCX_ERRORS:-}" ] && grep -q 'UCX  ERROR' "$out"; then
+        echo "mpitest: FAIL: the transport printed errors"
         exit 1
     fi
     ;;
