@@ -67,7 +67,7 @@ check-slurm: release
 	tools/check-slurm.sh $(B)/release
 
 # MPICH 4.0.2's test suite (Debian's source package) built with the ASan/UBSan tree's mpicc and
-# run under our mpiexec, about 800 programs in 10-15 minutes
+# run under our mpiexec, about 800 programs in about 20 minutes
 # (tests/mpich-suite/expected_failures.txt says what fails and why).
 check-mpich-suite: build
 	tools/check-mpich-suite.sh $(B)/dev
