@@ -390,9 +390,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
              * remote group, as for any point-to-point call on it */
             leader_err = MPI_ERR_RANK;
             snprintf(why, sizeof(why),
-                     "argument remote_leader=%d is not a rank of peer_comm (%s %d)",
-                     remote_leader, mf_comm_is_inter(p) ? "remote size" : "size",
-                     mf_comm_peer_size(p));
+                     "argument remote_leader=%d is not a rank of peer_comm (%s %d)", remote_leader,
+                     mf_comm_is_inter(p) ? "remote size" : "size", mf_comm_peer_size(p));
         } else {
             int w = mf_comm_peer_world_rank(p, remote_leader);
             for (int i = 0; i < c->size && leader_err == 0; i++) {
