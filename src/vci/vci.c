@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,6 +186,25 @@ static mf_status_t context_create(ucp_context_h *context_p)
     return MF_OK;
 }
 
+/* The tables indexed by process number have room for MF_VCI_DYN_PROCS processes of other jobs,
+ * which few jobs ever meet: they come from the kernel untouched (zero pages), so only what is
+ * used of them takes memory (an allocator may clear a large calloc by hand). */
+static void *table_alloc(size_t count, size_t size, const char *what)
+{
+    void *p = mmap(NULL, count * size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p != MAP_FAILED)
+        return p;
+    mf_log(MF_LOG_ERROR, "vci", "out of memory for the %s (%zu bytes)", what, count * size);
+    return NULL;
+}
+
+static void table_free(void *p, size_t count, size_t size)
+{
+    if (p != NULL)
+        munmap(p, count * size);
+}
+
 /* Create worker `index` (pool lock held, or single-threaded init). */
 static mf_status_t worker_create(mf_worker_t *w, int index)
 {
@@ -211,8 +231,8 @@ static mf_status_t worker_create(mf_worker_t *w, int index)
                ucs_status_string(st));
         return status_from_ucs(st);
     }
-    w->eps = mf_calloc((size_t)pool.nprocs_max, sizeof(ucp_ep_h), "endpoint table");
-    w->peers = mf_calloc((size_t)pool.nprocs_max, sizeof(*w->peers), "peer address table");
+    w->eps = table_alloc((size_t)pool.nprocs_max, sizeof(*w->eps), "endpoint table");
+    w->peers = table_alloc((size_t)pool.nprocs_max, sizeof(*w->peers), "peer address table");
     if (w->eps == NULL || w->peers == NULL)
         return MF_ERR_NO_MEMORY;
     ucp_address_t *addr;
@@ -261,8 +281,8 @@ static void worker_destroy(mf_worker_t *w)
     int nprocs = atomic_load(&pool.nprocs);
     for (int peer = 0; peer < nprocs; peer++)
         free(w->peers[peer].addr);
-    free(w->eps);
-    free(w->peers);
+    table_free(w->eps, (size_t)pool.nprocs_max, sizeof(*w->eps));
+    table_free(w->peers, (size_t)pool.nprocs_max, sizeof(*w->peers));
     free(w->local_addr);
     ucp_worker_destroy(w->worker);
     if (w->own_context)
@@ -286,7 +306,7 @@ mf_status_t mf_vci_pool_init(int world_rank, int world_size, int local_rank, int
     atomic_store(&pool.nprocs, world_size);
     pool.nprocs_max = world_size + MF_VCI_DYN_PROCS;
     pool.job = 0;
-    pool.dyn = mf_calloc(MF_VCI_DYN_PROCS, sizeof(*pool.dyn), "process table");
+    pool.dyn = table_alloc(MF_VCI_DYN_PROCS, sizeof(*pool.dyn), "process table");
     if (pool.dyn == NULL)
         return MF_ERR_NO_MEMORY;
     mf_vci_async = mf_params.async_progress;
@@ -351,7 +371,7 @@ void mf_vci_pool_fini(void)
         worker_destroy(&pool.workers[i]);
     free(pool.vci_mem);
     pool.vci_mem = NULL;
-    free(pool.dyn);
+    table_free(pool.dyn, MF_VCI_DYN_PROCS, sizeof(*pool.dyn));
     pool.dyn = NULL;
     memset(pool.vcis, 0, sizeof(pool.vcis));
     pool.nvcis = 0;

@@ -189,7 +189,7 @@ int mf_vci_knows_peers(mf_vci_t *vci, const int *world_ranks, int n);
  * differ). mf_vci_add_process returns the number of process `rank` of job `job`, adding it with
  * `addr` (its VCI 0 address) when it is new; MF_ERR_EXHAUSTED beyond MF_VCI_DYN_PROCS of them,
  * MF_ERR_INVALID for a rank of this job that does not exist. */
-#define MF_VCI_DYN_PROCS 1024
+#define MF_VCI_DYN_PROCS 65536
 int mf_vci_process_count(void);
 uint64_t mf_vci_job_key(void);
 mf_status_t mf_vci_add_process(uint64_t job, int rank, const void *addr, size_t len, int *index_p);
