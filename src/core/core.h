@@ -485,9 +485,9 @@ void mf_comm_free(mf_comm_t *comm);
 mf_status_t mf_comm_intercomm_create(mf_comm_t *local, int local_leader, mf_comm_t *peer,
                                      int remote_leader, int tag, int leader_err, int *err_class_p,
                                      mf_comm_t **comm_p);
-/* MPI_Intercomm_create_from_groups: `local` is this process's group, `remote_leader` a world
- * rank; the agreements run among the groups' members only, keyed by `stringtag` (as
- * mf_comm_create_from_stringtag). */
+/* MPI_Intercomm_create_from_groups: `local` is this process's group, `remote_leader` a process
+ * number (a world rank, or a process of another job); the agreements run among the groups' members
+ * only, keyed by `stringtag` (as mf_comm_create_from_stringtag). */
 mf_status_t mf_comm_intercomm_from_groups(const struct MPI_ABI_Group *local, int local_leader,
                                           int remote_leader_world, const char *stringtag,
                                           int *err_class_p, mf_comm_t **comm_p);

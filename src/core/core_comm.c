@@ -1510,10 +1510,6 @@ mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_lea
                                           int *err_class_p, mf_comm_t **comm_p)
 {
     *err_class_p = 0;
-    if (remote_leader_world >= mf_global.world_size) {
-        mf_log(MF_LOG_INFO, "comm", "the remote leader belongs to another job");
-        return MF_ERR_UNSUPPORTED;
-    }
     mf_comm_t *lc;
     mf_status_t status = mf_comm_create_from_stringtag(local, stringtag, &lc);
     if (status != MF_OK)
@@ -1523,7 +1519,21 @@ mf_status_t mf_comm_intercomm_from_groups(const mf_group_t *local, int local_lea
     stringtag_link_t st = stringtag_link(stringtag);
     mf_comm_t view = comm_view(&mf_comm_world);
     view.context_id = st.context_id;
-    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote_leader_world, st.tag, st.tag};
+    int remote = remote_leader_world, pair[2];
+    if (remote_leader_world >= mf_global.world_size && lc->rank == local_leader) {
+        /* A leader of another job, where world ranks name other processes: the two talk over
+         * a view of just the two of them, ordered by process id, which both compute alike. */
+        mf_proc_id_t me = mf_proc_id(mf_global.world_rank), them = mf_proc_id(remote_leader_world);
+        int first = me.job < them.job || (me.job == them.job && me.rank < them.rank);
+        view.rank = view.tag_rank = first ? 0 : 1;
+        view.world_tags = 0;
+        view.size = 2;
+        pair[view.rank] = mf_global.world_rank;
+        pair[1 - view.rank] = remote_leader_world;
+        view.world_ranks = pair;
+        remote = 1 - view.rank;
+    }
+    inter_link_t link = {&view, mf_comm_ctx_user(&view), remote, st.tag, st.tag};
     return inter_connect(lc, local_leader, &link, MPI_ERRORS_ARE_FATAL, err_class_p, comm_p);
 }
 
