@@ -229,6 +229,8 @@ static inline int mf_check_ptr(const char *func, mf_comm_t *comm, const void *p,
 }
 
 struct mf_check;
+/* A collective failed with MF_ERR_TRUNCATE: the processes' counts differ (binding_coll.c). */
+int mf_binding_coll_truncated(const char *func, mf_comm_t *comm);
 /* MANIFOLD_COLL_CHECK=1: compare this collective call with the other members' (binding_coll.c;
  * `chk` is a struct mf_check from coll.h). MPI_SUCCESS when they match. */
 int mf_binding_coll_check(const char *func, mf_comm_t *comm, const struct mf_check *chk);

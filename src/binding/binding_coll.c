@@ -189,12 +189,20 @@ static int in_place_forbidden(const char *func, mf_comm_t *c, const char *arg, c
         c, mf_err_code(MPI_ERR_BUFFER, func, "argument %s is MPI_IN_PLACE, %s", arg, why));
 }
 
+int mf_binding_coll_truncated(const char *func, mf_comm_t *c)
+{
+    return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
+                                       "the processes passed counts or datatypes whose sizes "
+                                       "differ, to this or an earlier collective call on the "
+                                       "communicator: a process sent more or less data than its "
+                                       "peer's count and type allow (MANIFOLD_COLL_CHECK=1 names "
+                                       "the mismatch)"));
+}
+
 static int finish_failed(const char *func, mf_comm_t *c, mf_status_t status)
 {
     if (status == MF_ERR_TRUNCATE)
-        return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
-                                           "a process sent more data than its peer's receive "
-                                           "count and type allow"));
+        return mf_binding_coll_truncated(func, c);
     return mf_err_from_status(c, status, func, "the collective failed");
 }
 

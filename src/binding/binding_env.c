@@ -651,6 +651,8 @@ int PMPI_Barrier(MPI_Comm comm)
         return MPI_SUCCESS;
     }
     mf_status_t status = mf_coll_barrier(c);
+    if (status == MF_ERR_TRUNCATE)
+        return mf_binding_coll_truncated(func, c);
     if (status != MF_OK)
         return mf_err_from_status(c, status, func, "barrier failed");
     return MPI_SUCCESS;

@@ -163,6 +163,14 @@ int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op);
 #define MF_COLL_SHM_ITEM_MAX ((size_t)128 * 1024)
 /* The collectives, with the arguments of the blocking forms; only after mf_coll_shm_usable. */
 mf_status_t mf_coll_shm_barrier(mf_comm_t *comm);
+/* Around every blocking collective: `enter` announces this process's byte count for the call
+ * to the others on its node (MF_COLL_SHM_ANY_LEN where counts may differ, the v-forms), and
+ * fails when an earlier call on the communicator had counts that differ; `leave` turns the
+ * call's status into MF_ERR_TRUNCATE when one of its waits found that the counts of this call
+ * differ (the wait would never have ended). Both do nothing without shared memory. */
+#define MF_COLL_SHM_ANY_LEN UINT64_MAX
+mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len);
+mf_status_t mf_coll_shm_leave(mf_comm_t *comm, mf_status_t status);
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
 mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                MPI_Datatype dt, size_t extent, MPI_Op op, int root);

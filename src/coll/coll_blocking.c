@@ -235,7 +235,7 @@ static mf_status_t bcast_scatter_allgather(mf_comm_t *comm, void *buf, size_t le
     return MF_OK;
 }
 
-mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
+static mf_status_t bcast_run(mf_comm_t *comm, void *buf, size_t len, int root)
 {
     /* Shared memory inside nodes unless an algorithm is forced (coll_shm.c). */
     if (!MF_PARAM_LIVE(coll_bcast) &&
@@ -590,8 +590,8 @@ out_free:
     return status;
 }
 
-mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                           MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+static mf_status_t reduce_run(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                              MPI_Datatype dt, size_t extent, MPI_Op op, int root)
 {
     if (!MF_PARAM_LIVE(coll_reduce) &&
         mf_coll_shm_pair_p2p_far(comm, count * extent, PAIR_REDUCE_MIN, PAIR_FLOW_MAX))
@@ -607,8 +607,8 @@ mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t
     return reduce_binomial(comm, sbuf, rbuf, count, dt, extent, op, root, TAG_REDUCE);
 }
 
-mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                              MPI_Datatype dt, size_t extent, MPI_Op op)
+static mf_status_t allreduce_run(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                                 MPI_Datatype dt, size_t extent, MPI_Op op)
 {
     if (!MF_PARAM_LIVE(coll_allreduce) && mf_op_commutative(op) &&
         mf_coll_shm_pair_p2p(comm, count * extent, PAIR_ALLREDUCE_MIN, SIZE_MAX))
@@ -667,8 +667,8 @@ static mf_status_t gatherv_linear(mf_comm_t *comm, const void *sbuf, size_t slen
     return MF_OK;
 }
 
-mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
-                            const size_t *rlens, const size_t *rdispls, int root)
+static mf_status_t gatherv_run(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                               const size_t *rlens, const size_t *rdispls, int root)
 {
     return gatherv_linear(comm, sbuf, slen, rbuf, rlens, rdispls, root, TAG_GATHER);
 }
@@ -736,7 +736,7 @@ static size_t *uniform_layout(int size, size_t len)
     return arr;
 }
 
-mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+static mf_status_t gather_run(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
     /* Ranks sharing cores, blocks from 2 KiB: the ring of units, one hand-over per sender and
      * piece of a quarter of the ring (4 ranks on 2 cores, medians at load 6: 8 KiB 9.2 us
@@ -793,8 +793,8 @@ static mf_status_t scatterv_linear(mf_comm_t *comm, const void *sbuf, const size
     return MF_OK;
 }
 
-mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
-                             const size_t *sdispls, void *rbuf, size_t rlen, int root)
+static mf_status_t scatterv_run(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                                const size_t *sdispls, void *rbuf, size_t rlen, int root)
 {
     return scatterv_linear(comm, sbuf, slens, sdispls, rbuf, rlen, root, TAG_SCATTER);
 }
@@ -837,7 +837,7 @@ static mf_status_t scatter_binomial(mf_comm_t *comm, const void *sbuf, size_t le
     return status;
 }
 
-mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+static mf_status_t scatter_run(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
 {
     if (!MF_PARAM_LIVE(coll_scatter) &&
         mf_coll_shm_pair_p2p_far(comm, len, PAIR_SCATTER_MIN, PAIR_FLOW_MAX))
@@ -952,8 +952,8 @@ static mf_status_t allgatherv_bruck(mf_comm_t *comm, const void *own, void *rbuf
     return status;
 }
 
-mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
-                               const size_t *rlens, const size_t *rdispls)
+static mf_status_t allgatherv_run(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                                  const size_t *rlens, const size_t *rdispls)
 {
     int size = comm->size, rank = comm->rank;
     if (sbuf != MPI_IN_PLACE)
@@ -993,9 +993,9 @@ mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, v
     return allgatherv_ring(comm, own, rbuf, rlens, rdispls, TAG_ALLGATHER);
 }
 
-mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
-                              const size_t *sdispls, void *rbuf, const size_t *rlens,
-                              const size_t *rdispls)
+static mf_status_t alltoallv_run(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                                 const size_t *sdispls, void *rbuf, const size_t *rlens,
+                                 const size_t *rdispls)
 {
     int size = comm->size, rank = comm->rank;
     char *copy = NULL, *r = rbuf;
@@ -1068,7 +1068,7 @@ static mf_status_t alltoall_bruck(mf_comm_t *comm, const void *sbuf, size_t len,
     return status;
 }
 
-mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+static mf_status_t alltoall_run(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
 {
     if (!MF_PARAM_LIVE(coll_alltoall) && mf_coll_shm_small(comm, len * (size_t)comm->size))
         return mf_coll_shm_alltoall(comm, sbuf, len, rbuf);
@@ -1095,7 +1095,7 @@ mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void
     if (arr == NULL)
         return MF_ERR_NO_MEMORY;
     mf_status_t status =
-        mf_coll_alltoallv(comm, sbuf, arr, arr + comm->size, rbuf, arr, arr + comm->size);
+        alltoallv_run(comm, sbuf, arr, arr + comm->size, rbuf, arr, arr + comm->size);
     free(arr);
     return status;
 }
@@ -1229,8 +1229,9 @@ static mf_status_t reduce_scatter_pair(mf_comm_t *comm, const void *sbuf, void *
     return status;
 }
 
-mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
-                                   const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
+static mf_status_t reduce_scatter_run(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                      const size_t *counts, MPI_Datatype dt, size_t extent,
+                                      MPI_Op op)
 {
     int size = comm->size;
     size_t items = 0;
@@ -1397,8 +1398,8 @@ static mf_status_t scan_recursive_doubling(mf_comm_t *comm, const void *sbuf, vo
     return status;
 }
 
-mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                         MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+static mf_status_t scan_run(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                            MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
 {
     int tag = exclusive ? TAG_EXSCAN : TAG_SCAN;
     if (!MF_PARAM_LIVE(coll_scan) &&
@@ -1412,4 +1413,101 @@ mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t c
     if (alg == MF_COLL_SCAN_RECURSIVE_DOUBLING)
         return scan_recursive_doubling(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
     return scan_chain(comm, sbuf, rbuf, count, dt, extent, op, exclusive, tag);
+}
+
+/* ---- entry points ------------------------------------------------------------------------ */
+
+/* Each collective first announces its byte count to the other ranks of its node, so that
+ * counts which differ between processes (an erroneous program) end in MF_ERR_TRUNCATE instead
+ * of a wait for data that never comes (mf_coll_shm_enter). */
+#define RUN_COUNTED(comm, len, call)                                                               \
+    do {                                                                                           \
+        mf_status_t status_ = mf_coll_shm_enter((comm), (len));                                    \
+        if (status_ == MF_OK)                                                                      \
+            status_ = (call);                                                                      \
+        return mf_coll_shm_leave((comm), status_);                                                 \
+    } while (0)
+
+/* The v-forms whose counts every process passes alike (Allgatherv, Reduce_scatter): one
+ * number for the whole array. */
+static uint64_t counts_key(const size_t *counts, int n, size_t scale)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)(counts[i] * scale)) * 1099511628211ull;
+    return h == MF_COLL_SHM_ANY_LEN ? 0 : h;
+}
+
+mf_status_t mf_coll_bcast(mf_comm_t *comm, void *buf, size_t len, int root)
+{
+    RUN_COUNTED(comm, len, bcast_run(comm, buf, len, root));
+}
+
+mf_status_t mf_coll_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                           MPI_Datatype dt, size_t extent, MPI_Op op, int root)
+{
+    RUN_COUNTED(comm, count * extent, reduce_run(comm, sbuf, rbuf, count, dt, extent, op, root));
+}
+
+mf_status_t mf_coll_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                              MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    RUN_COUNTED(comm, count * extent, allreduce_run(comm, sbuf, rbuf, count, dt, extent, op));
+}
+
+mf_status_t mf_coll_gatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                            const size_t *rlens, const size_t *rdispls, int root)
+{
+    RUN_COUNTED(comm, MF_COLL_SHM_ANY_LEN,
+                gatherv_run(comm, sbuf, slen, rbuf, rlens, rdispls, root));
+}
+
+mf_status_t mf_coll_gather(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    RUN_COUNTED(comm, len, gather_run(comm, sbuf, len, rbuf, root));
+}
+
+mf_status_t mf_coll_scatterv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                             const size_t *sdispls, void *rbuf, size_t rlen, int root)
+{
+    RUN_COUNTED(comm, MF_COLL_SHM_ANY_LEN,
+                scatterv_run(comm, sbuf, slens, sdispls, rbuf, rlen, root));
+}
+
+mf_status_t mf_coll_scatter(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf, int root)
+{
+    RUN_COUNTED(comm, len, scatter_run(comm, sbuf, len, rbuf, root));
+}
+
+mf_status_t mf_coll_allgatherv(mf_comm_t *comm, const void *sbuf, size_t slen, void *rbuf,
+                               const size_t *rlens, const size_t *rdispls)
+{
+    RUN_COUNTED(comm, counts_key(rlens, comm->size, 1),
+                allgatherv_run(comm, sbuf, slen, rbuf, rlens, rdispls));
+}
+
+mf_status_t mf_coll_alltoallv(mf_comm_t *comm, const void *sbuf, const size_t *slens,
+                              const size_t *sdispls, void *rbuf, const size_t *rlens,
+                              const size_t *rdispls)
+{
+    RUN_COUNTED(comm, MF_COLL_SHM_ANY_LEN,
+                alltoallv_run(comm, sbuf, slens, sdispls, rbuf, rlens, rdispls));
+}
+
+mf_status_t mf_coll_alltoall(mf_comm_t *comm, const void *sbuf, size_t len, void *rbuf)
+{
+    RUN_COUNTED(comm, len, alltoall_run(comm, sbuf, len, rbuf));
+}
+
+mf_status_t mf_coll_reduce_scatter(mf_comm_t *comm, const void *sbuf, void *rbuf,
+                                   const size_t *counts, MPI_Datatype dt, size_t extent, MPI_Op op)
+{
+    RUN_COUNTED(comm, counts_key(counts, comm->size, extent),
+                reduce_scatter_run(comm, sbuf, rbuf, counts, dt, extent, op));
+}
+
+mf_status_t mf_coll_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                         MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive)
+{
+    RUN_COUNTED(comm, count * extent, scan_run(comm, sbuf, rbuf, count, dt, extent, op, exclusive));
 }

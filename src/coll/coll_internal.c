@@ -13,7 +13,19 @@
 
 enum { TAG_BARRIER = 1, TAG_ALLREDUCE = 2, TAG_ALLGATHER = 3, TAG_FINALIZE = 14 };
 
+static mf_status_t barrier_run(mf_comm_t *comm);
+
 mf_status_t mf_coll_barrier(mf_comm_t *comm)
+{
+    /* counted like the other collectives (mf_coll_shm_enter): a barrier after a call whose
+     * byte counts differed fails instead of waiting */
+    mf_status_t status = mf_coll_shm_enter(comm, 0);
+    if (status == MF_OK)
+        status = barrier_run(comm);
+    return mf_coll_shm_leave(comm, status);
+}
+
+static mf_status_t barrier_run(mf_comm_t *comm)
 {
     if (mf_coll_shm_usable(comm, MPI_OP_NULL))
         return mf_coll_shm_barrier(comm);

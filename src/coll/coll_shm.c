@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -65,6 +66,9 @@
  * a call takes only the units its blocks need and a writer runs many calls ahead. */
 #define CROWD_UNIT      ((size_t)1024)
 #define CROWD_UNITS_MAX 512
+/* Calls whose byte counts each local rank keeps in the segment (mf_coll_shm_enter): more than
+ * a rank can run ahead of another (the crowded small rings). */
+#define STAMP_CALLS 128
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
 #define SHM_PREFIX "manifold-coll"
 #define NAME_LEN   48
@@ -73,6 +77,11 @@ typedef struct shm_flag {
     _Atomic uint64_t value;
     char pad[CACHE_LINE - sizeof(uint64_t)];
 } shm_flag_t;
+
+typedef struct shm_stamp {
+    _Atomic uint64_t call; /* the call's number (from 1), written after `len` */
+    _Atomic uint64_t len;  /* its byte count, or STAMP_ANY */
+} shm_stamp_t;
 
 typedef struct mf_coll_shm {
     int enabled;
@@ -109,6 +118,13 @@ typedef struct mf_coll_shm {
      * bytes since the last probe, and its verdict. */
     shm_flag_t *probe;
     int pair_probe;
+    /* Byte counts of the blocking collectives (mf_coll_shm_enter): each local rank's last
+     * STAMP_CALLS calls, the segment's flag that some rank found two that differ, and this
+     * rank's view of it: the calls so far, the current one's count, and what it found. */
+    shm_stamp_t *stamps;
+    shm_flag_t *broken;
+    uint64_t calls, call_len;
+    int mismatch;
     uint64_t probe_seq;
     unsigned pair_calls;
     size_t pair_bytes;
@@ -163,7 +179,8 @@ static void segment_geometry(mf_coll_shm_t *sh)
     sh->slot = SLOT;
     /* the probe's line last, so that nothing before it moves */
     sh->map_len = sizeof(shm_flag_t) * 2 * k + k * SMALL_SLOTS_CROWD * SMALL_ENTRY +
-                  STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK + data + sizeof(shm_flag_t);
+                  STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK + data +
+                  k * STAMP_CALLS * sizeof(shm_stamp_t) + sizeof(shm_flag_t) + sizeof(shm_flag_t);
 }
 
 /* ---- signalling -------------------------------------------------------------------------- */
@@ -174,19 +191,27 @@ static void shm_signal(mf_coll_shm_t *sh)
     atomic_store_explicit(&sh->flags[sh->lrank].value, sh->seq, memory_order_release);
 }
 
+static int stamps_differ(mf_coll_shm_t *sh);
+
 /* Wait until *p >= target. A waiter spins briefly, then keeps the progress engine going (its
  * own sends and other collectives must move on) and yields the CPU, as the node may run more
- * ranks than cores. `spins` and `polls` carry over between the waits of one step. */
+ * ranks than cores. `spins` and `polls` carry over between the waits of one step. A waiter
+ * that must yield also looks whether the local ranks passed different byte counts to this
+ * call (stamps_differ): then the wait may never end, and it, and every later wait of the
+ * call, returns at once (the call fails, mf_coll_shm_leave). */
 static uint64_t wait_ge(mf_comm_t *comm, _Atomic uint64_t *p, uint64_t target, int *spins,
                         int *polls)
 {
     uint64_t v;
-    int limit = ((const mf_coll_shm_t *)comm->shm)->spin_limit;
+    mf_coll_shm_t *sh = comm->shm;
+    int limit = sh->spin_limit;
     while ((v = atomic_load_explicit(p, memory_order_acquire)) < target) {
         if (++*spins < limit) {
             cpu_relax();
             continue;
         }
+        if (sh->mismatch || stamps_differ(sh))
+            break;
         mf_progress_poke(comm->vci, polls);
         sched_yield();
     }
@@ -220,6 +245,72 @@ static void shm_wait_all(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t target)
 static uint64_t max_u64(uint64_t a, uint64_t b)
 {
     return a > b ? a : b;
+}
+
+/* ---- byte counts that differ between ranks (an erroneous program) ---------------------- */
+
+/* Local rank i passed `len` bytes to the call this rank passed sh->call_len to: the call
+ * fails here, and every rank's next wait that does not end at once, or next call, fails too. */
+static int counts_differ(mf_coll_shm_t *sh, int i, uint64_t len)
+{
+    if (len == sh->call_len || len == MF_COLL_SHM_ANY_LEN || sh->call_len == MF_COLL_SHM_ANY_LEN)
+        return 0;
+    if (!sh->mismatch)
+        mf_log(MF_LOG_INFO, "coll",
+               "collective byte counts differ: %" PRIu64 " here, %" PRIu64
+               " on the node's local rank %d",
+               sh->call_len, len, i);
+    sh->mismatch = 1;
+    atomic_store_explicit(&sh->broken->value, 1, memory_order_relaxed);
+    return 1;
+}
+
+/* Whether another local rank entered this rank's current call with another byte count, or
+ * some rank already found such a call (the segment's `broken` flag). */
+static int stamps_differ(mf_coll_shm_t *sh)
+{
+    if (sh->stamps == NULL || sh->calls == 0)
+        return 0;
+    if (atomic_load_explicit(&sh->broken->value, memory_order_relaxed) != 0) {
+        sh->mismatch = 1;
+        return 1;
+    }
+    for (int i = 0; i < sh->k; i++) {
+        const shm_stamp_t *st = &sh->stamps[(size_t)i * STAMP_CALLS + sh->calls % STAMP_CALLS];
+        if (atomic_load_explicit(&st->call, memory_order_acquire) != sh->calls)
+            continue; /* not there yet, or long past it */
+        if (counts_differ(sh, i, atomic_load_explicit(&st->len, memory_order_relaxed)))
+            return 1;
+    }
+    return 0;
+}
+
+mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len)
+{
+    if (!mf_coll_shm_usable(comm, MPI_OP_NULL))
+        return MF_OK;
+    mf_coll_shm_t *sh = comm->shm;
+    if (sh->stamps == NULL)
+        return MF_OK;
+    if (sh->mismatch || atomic_load_explicit(&sh->broken->value, memory_order_relaxed) != 0) {
+        sh->mismatch = 1;
+        mf_log(MF_LOG_INFO, "coll",
+               "an earlier collective call on this communicator had byte counts that differ "
+               "between processes");
+        return MF_ERR_TRUNCATE;
+    }
+    sh->calls++;
+    sh->call_len = len;
+    shm_stamp_t *st = &sh->stamps[(size_t)sh->lrank * STAMP_CALLS + sh->calls % STAMP_CALLS];
+    atomic_store_explicit(&st->len, len, memory_order_relaxed);
+    atomic_store_explicit(&st->call, sh->calls, memory_order_release);
+    return MF_OK;
+}
+
+mf_status_t mf_coll_shm_leave(mf_comm_t *comm, mf_status_t status)
+{
+    const mf_coll_shm_t *sh = comm->shm;
+    return sh == NULL || !sh->mismatch ? status : MF_ERR_TRUNCATE;
 }
 
 /* ---- set-up and teardown ----------------------------------------------------------------- */
@@ -534,7 +625,9 @@ static mf_status_t shm_setup(mf_comm_t *comm, mf_coll_shm_t **sh_p)
         sh->small = (char *)(sh->done + k);
         sh->ring = sh->small + k * SMALL_SLOTS_CROWD * SMALL_ENTRY;
         sh->data = sh->ring + STREAM_RINGS * STREAM_SLOTS * STREAM_CHUNK;
-        sh->probe = (shm_flag_t *)(sh->data + sh->data_len);
+        sh->stamps = (shm_stamp_t *)(void *)(sh->data + sh->data_len);
+        sh->broken = (shm_flag_t *)(void *)(sh->stamps + k * STAMP_CALLS);
+        sh->probe = sh->broken + 1;
     }
     sh->enabled = 1;
     /* the same on every rank of a node, so all of them pick the same protocol */
@@ -611,6 +704,23 @@ static _Atomic uint64_t *small_stamp(char *entry)
     return (_Atomic uint64_t *)(void *)entry;
 }
 
+/* The byte count the writer passed to the collective the entry belongs to (its call_len): a
+ * reader compares it with its own at no cost, on the line it reads anyway. */
+static _Atomic uint64_t *small_len(char *entry)
+{
+    return (_Atomic uint64_t *)(void *)(entry + sizeof(uint64_t));
+}
+
+/* Wait for local rank i's entry `entry` of small call n; 1 when the two ranks passed different
+ * byte counts to the collective (its data must not be used). */
+static int small_wait(mf_coll_shm_t *sh, mf_comm_t *comm, char *entry, int i, uint64_t n,
+                      int *spins, int *polls)
+{
+    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    return sh->mismatch ||
+           counts_differ(sh, i, atomic_load_explicit(small_len(entry), memory_order_relaxed));
+}
+
 /* Wait for local rank i's entry of small call n and return it. In a series of calls the
  * writer is usually ahead, so the next call's entry is fetched early: the reader's miss on it
  * overlaps this call's work (Gather 8 B on two ranks: 0.097 -> 0.082 us). */
@@ -619,7 +729,7 @@ static char *small_ready(mf_coll_shm_t *sh, mf_comm_t *comm, int i, uint64_t n, 
 {
     char *entry = small_entry(sh, i, n);
     __builtin_prefetch(small_entry(sh, i, n + 1));
-    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    small_wait(sh, comm, entry, i, n, spins, polls);
     return entry;
 }
 
@@ -642,13 +752,20 @@ static void small_claim(mf_coll_shm_t *sh, mf_comm_t *comm, uint64_t n)
     sh->small_free = low;
 }
 
+/* This rank's entry of small call n is written: readers may take it. */
+static void small_done_writing(const mf_coll_shm_t *sh, char *entry, uint64_t n)
+{
+    atomic_store_explicit(small_len(entry), sh->call_len, memory_order_relaxed);
+    atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+}
+
 static void small_publish(mf_coll_shm_t *sh, mf_comm_t *comm, const void *buf, size_t len,
                           uint64_t n)
 {
     char *entry = small_entry(sh, sh->lrank, n);
     small_claim(sh, comm, n);
     memcpy(entry + SMALL_HEAD, buf, len);
-    atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+    small_done_writing(sh, entry, n);
 }
 
 static void small_finish(mf_coll_shm_t *sh, uint64_t n)
@@ -713,7 +830,8 @@ static mf_status_t cma_fetch(mf_coll_shm_t *sh, mf_comm_t *comm, int i, uint64_t
 {
     char *entry = small_entry(sh, i, n);
     uint64_t a;
-    wait_ge(comm, small_stamp(entry), n + 1, spins, polls);
+    if (small_wait(sh, comm, entry, i, n, spins, polls))
+        return MF_ERR_TRUNCATE; /* the address would name a buffer of another size */
     memcpy(&a, entry + SMALL_HEAD, sizeof(a));
     int err = cma_read(sh->pid_of[i], dst, a + off, len);
     if (err == 0)
@@ -1404,7 +1522,10 @@ static mf_status_t cma_allreduce(mf_coll_shm_t *sh, mf_comm_t *comm, const char 
     for (int j = 1; j < k && status == MF_OK; j++) {
         int i = (me + j) % k;
         char *entry = small_entry(sh, i, n);
-        wait_ge(comm, small_stamp(entry), n + 1, &spins, &polls);
+        if (small_wait(sh, comm, entry, i, n, &spins, &polls)) {
+            status = MF_ERR_TRUNCATE;
+            break;
+        }
         uint64_t a[2];
         memcpy(a, entry + SMALL_HEAD, sizeof(a));
         for (size_t off = lo; off < hi && status == MF_OK; off += piece) {
@@ -1769,7 +1890,7 @@ static mf_status_t crowd_scan_chain(mf_comm_t *comm, const char *in, void *rbuf,
             memcpy(entry + SMALL_HEAD, in + off, len);
             mf_op_apply(op, prev, entry + SMALL_HEAD, items, dt); /* prefix op own */
             mf_coll_copy(out, exclusive ? prev : entry + SMALL_HEAD, len);
-            atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+            small_done_writing(sh, entry, n);
         }
         small_finish(sh, n);
     }
@@ -2357,7 +2478,7 @@ static void small_scatter(mf_coll_shm_t *sh, mf_comm_t *comm, const void *sbuf, 
         memcpy(entry + SMALL_HEAD, in, before);
         memcpy(entry + SMALL_HEAD + before, in + before + len,
                small_scatter_bytes(sh, len) - before);
-        atomic_store_explicit(small_stamp(entry), n + 1, memory_order_release);
+        small_done_writing(sh, entry, n);
     } else {
         int spins = 0, polls = 0;
         int slot = comm->rank < root ? comm->rank : comm->rank - 1;
