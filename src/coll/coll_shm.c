@@ -287,12 +287,16 @@ static int stamps_differ(mf_coll_shm_t *sh)
 
 mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len)
 {
-    if (!mf_coll_shm_usable(comm, MPI_OP_NULL))
-        return MF_OK;
     mf_coll_shm_t *sh = comm->shm;
-    if (sh->stamps == NULL)
+    if (MF_UNLIKELY(sh == NULL)) {
+        if (!mf_coll_shm_usable(comm, MPI_OP_NULL))
+            return MF_OK;
+        sh = comm->shm;
+    }
+    if (sh->stamps == NULL) /* no segment (off, or one rank on the node) */
         return MF_OK;
-    if (sh->mismatch || atomic_load_explicit(&sh->broken->value, memory_order_relaxed) != 0) {
+    if (MF_UNLIKELY(sh->mismatch ||
+                    atomic_load_explicit(&sh->broken->value, memory_order_relaxed) != 0)) {
         sh->mismatch = 1;
         mf_log(MF_LOG_INFO, "coll",
                "an earlier collective call on this communicator had byte counts that differ "
