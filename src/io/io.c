@@ -260,8 +260,8 @@ static MPI_Offset view_bytes_before(const mf_file_view_t *v, MPI_Offset end)
         return 0;
     if (v->dense)
         return rel;
-    MPI_Offset bytes = rel / v->fextent * v->fsize;
-    MPI_Offset rem = rel % v->fextent;
+    MPI_Offset bytes = v->one_copy ? 0 : rel / v->fextent * v->fsize;
+    MPI_Offset rem = v->one_copy ? rel : rel % v->fextent;
     for (MPI_Count i = 0; i < view_nruns(v); i++) {
         mf_dtype_run_t r = view_run(v, i);
         if (rem <= r.off)
@@ -277,7 +277,7 @@ static MPI_Offset view_bytes_before(const mf_file_view_t *v, MPI_Offset end)
 
 /* A filetype's segments in one tile, and across tiles, never go backwards (nor overlap when
  * `write`): MPI-4.1 section 14.3. */
-static int view_monotone(const mf_file_view_t *v, int write, char *why)
+static int view_monotone(mf_file_view_t *v, int write, char *why)
 {
     MPI_Offset first = -1, prev_off = 0, prev_end = 0;
     for (MPI_Count i = 0; i < view_nruns(v); i++) {
@@ -300,12 +300,24 @@ static int view_monotone(const mf_file_view_t *v, int write, char *why)
         prev_off = last;
         prev_end = last + r.len;
     }
-    if (first >= 0 && (v->fextent + first < prev_off || (write && v->fextent + first < prev_end)))
-        return mf_io_fail(why, MPI_ERR_TYPE,
-                          "argument filetype's extent (%lld bytes) is too small for its data: "
-                          "consecutive copies would %s",
-                          (long long)v->fextent, write ? "overlap" : "go backwards");
+    /* Copies that would overlap are refused only when an access reaches the second one
+     * (view_reach): HDF5's chunked collective I/O builds a struct of resized and plain chunk
+     * types whose bounds are the resized members' alone (MPI-5.0 5.1.7), so its extent is far
+     * smaller than its data, and it accesses only the first copy. */
+    v->one_copy =
+        first >= 0 && (v->fextent + first < prev_off || (write && v->fextent + first < prev_end));
     return MPI_SUCCESS;
+}
+
+/* Bytes [p, p + len) of the stream lie in copies of the filetype that may be accessed. */
+static int view_reach(const mf_file_view_t *v, MPI_Offset p, MPI_Count len, int write, char *why)
+{
+    if (!v->one_copy || p + len <= v->fsize)
+        return MPI_SUCCESS;
+    return mf_io_fail(why, MPI_ERR_TYPE,
+                      "the access reaches past the first copy of the view's filetype, whose "
+                      "extent (%lld bytes) is too small for its data: consecutive copies would %s",
+                      (long long)v->fextent, write ? "overlap" : "go backwards");
 }
 
 static void view_release(mf_file_view_t *v)
@@ -999,6 +1011,9 @@ static int access_bytes(mf_file_t *f, const mf_file_view_t *v, int write, MPI_Of
                           "the file view holds no data (its filetype's size is 0), so %lld bytes "
                           "cannot be %s",
                           (long long)len, write ? "written" : "read");
+    int reach = view_reach(v, p, len, write, why);
+    if (reach != MPI_SUCCESS)
+        return reach;
     int atomic = __atomic_load_n(&f->atomic, __ATOMIC_RELAXED);
     MPI_Offset lo = 0, hi = 0;
     int err = 0, cls = MPI_SUCCESS;
@@ -1698,6 +1713,8 @@ int mf_file_write_all(mf_file_t *f, int ok, mf_io_where_t where, MPI_Offset offs
     }
     pthread_mutex_unlock(&f->lock);
     MPI_Offset p0 = pos * v.esize;
+    if (ok && cls == MPI_SUCCESS && v.fsize > 0)
+        cls = view_reach(&v, p0, a.fbytes, 1, why);
     if (ok && cls == MPI_SUCCESS) {
         me.flags |= CB_TAKES_PART;
         /* (a view holding no data fails in access_bytes, alone) */

@@ -43,6 +43,9 @@ typedef struct mf_file_view {
      * view): the stream maps to the file by an addition */
     int dense;
     MPI_Offset dense_off;
+    /* the filetype's extent is smaller than its data's span, so copies after the first would
+     * overlap it or go backwards: only the first copy's fsize bytes may be accessed */
+    int one_copy;
     char datarep[MPI_MAX_DATAREP_STRING];
 } mf_file_view_t;
 
