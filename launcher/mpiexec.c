@@ -281,24 +281,44 @@ static void kill_ranks(run_t *run, int sig)
 }
 
 /* The first failure decides the exit status; later deaths are its consequences. */
-static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
+static void run_fail_how(run_t *run, int exit_code, int stop_now, const char *fmt, va_list ap)
 {
-    va_list ap;
     if (run->failing)
         return;
     run->failing = 1;
     run->exit_code = exit_code;
     char msg[800];
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     /* queued behind the ranks' output read so far, which it may explain */
     mf_sink_printf(run->sink_err, "mpiexec: %s\n", msg);
     /* also with no rank left: their children may be */
-    kill_ranks(run, SIGTERM);
+    if (stop_now)
+        kill_ranks(run, SIGTERM);
     run->kill_at_ms = mf_now_ms() + KILL_GRACE_MS;
+}
+
+static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    run_fail_how(run, exit_code, 1, fmt, ap);
+    va_end(ap);
+}
+
+/* A rank that finalized and then exited with a non-zero code: the others are not waiting for
+ * it, and are most likely finalizing too, so they get the grace period to end on their own (and
+ * SIGKILL after it). Stopping them at once lost the output they still flushed at exit: with
+ * every rank printing, finalizing and returning 1, only the first to exit was seen. */
+static void run_fail_finalized(run_t *run, int exit_code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void run_fail_finalized(run_t *run, int exit_code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    run_fail_how(run, exit_code, 0, fmt, ap);
+    va_end(ap);
 }
 
 static void check_abort(run_t *run)
@@ -329,6 +349,9 @@ static void proc_exited(run_t *run, int id, int wstatus)
     if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
         run_fail(run, 128 + sig, "%s killed by signal %d (%s)", name, sig, strsignal(sig));
+    } else if (WEXITSTATUS(wstatus) != 0 && (state & MF_PMI_RANK_FINALIZED)) {
+        run_fail_finalized(run, WEXITSTATUS(wstatus), "%s exited with code %d", name,
+                           WEXITSTATUS(wstatus));
     } else if (WEXITSTATUS(wstatus) != 0) {
         run_fail(run, WEXITSTATUS(wstatus), "%s exited with code %d", name, WEXITSTATUS(wstatus));
     } else if ((state & MF_PMI_RANK_INITIALIZED) && !(state & MF_PMI_RANK_FINALIZED)) {

@@ -124,6 +124,20 @@ exit_code)
     expect_rc 3
     expect_err "^mpiexec: rank 2 (pid [0-9]*) exited with code 3$"
     no_strays ;;
+finalized_exit)
+    # A rank that finalized and then exits with a code leaves the others (finalized too) their
+    # grace period: they used to be stopped at once, and their output was lost.
+    run "$mpiexec" -n 4 "$probe" finalized-fail 3 "--token=$token"
+    expect_rc 3
+    expect_err "^mpiexec: rank 0 (pid [0-9]*) exited with code 3$"
+    for r in 1 2 3; do expect_out "rank $r finished after finalize"; done
+    no_strays ;;
+finalized_hang)
+    # ... and those still running after it are killed.
+    run "$mpiexec" -n 3 "$probe" finalized-hang 4 "--token=$token"
+    expect_rc 4
+    expect_out "rank 2 finished after finalize"
+    no_strays 20 ;;
 signal)
     run "$mpiexec" -n 3 "$probe" signal 1 "--token=$token"
     expect_rc 139

@@ -179,6 +179,23 @@ static int mode_fail(const char *how, int code, int victim)
     return 1;
 }
 
+/* Every rank finalizes; rank 0 then exits with `code` at once, the others print a line a
+ * moment later and exit 0, or, with `hang`, stay until killed. */
+static int mode_finalized_fail(int code, int hang)
+{
+    mf_pmi_job_t job = init_or_die();
+    CHECK(mf_pmi_fence() == MF_OK);
+    mf_pmi_finalize();
+    if (job.rank == 0)
+        exit(code);
+    usleep(300 * 1000);
+    printf("rank %d finished after finalize\n", job.rank);
+    fflush(stdout);
+    if (hang)
+        sleep_until_killed();
+    return 0;
+}
+
 /* Rank 1 ignores SIGTERM, so mpiexec must escalate to SIGKILL; rank 0 fails with code. */
 static int mode_stubborn(int code)
 {
@@ -669,6 +686,8 @@ int main(int argc, char **argv)
         return mode_kvs(arg2);
     if (strcmp(mode, "exit") == 0 || strcmp(mode, "abort") == 0 || strcmp(mode, "signal") == 0)
         return mode_fail(mode, arg2, strcmp(mode, "signal") == 0 ? arg2 : arg3);
+    if (strcmp(mode, "finalized-fail") == 0 || strcmp(mode, "finalized-hang") == 0)
+        return mode_finalized_fail(arg2, strcmp(mode, "finalized-hang") == 0);
     if (strcmp(mode, "stubborn") == 0)
         return mode_stubborn(arg2);
     if (strcmp(mode, "orphan") == 0)
