@@ -80,7 +80,7 @@ typedef struct shm_flag {
 
 typedef struct shm_stamp {
     _Atomic uint64_t call; /* the call's number (from 1), written after `len` */
-    _Atomic uint64_t len;  /* its byte count, or STAMP_ANY */
+    _Atomic uint64_t len;  /* its byte count, or MF_COLL_SHM_ANY_LEN */
 } shm_stamp_t;
 
 typedef struct mf_coll_shm {
