@@ -280,15 +280,15 @@ static void kill_ranks(run_t *run, int sig)
         kill(-run->pgid, sig);
 }
 
-/* The first failure decides the exit status; later deaths are its consequences. */
-static void run_fail_how(run_t *run, int exit_code, int stop_now, const char *fmt, va_list ap)
+/* The first failure decides the exit status; later deaths are its consequences. Unless
+ * `stop_now` is 0, every process still running is stopped at once; either way the grace
+ * period's SIGKILL takes what is left. */
+static void run_fail_msg(run_t *run, int exit_code, int stop_now, const char *msg)
 {
     if (run->failing)
         return;
     run->failing = 1;
     run->exit_code = exit_code;
-    char msg[800];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
     /* queued behind the ranks' output read so far, which it may explain */
     mf_sink_printf(run->sink_err, "mpiexec: %s\n", msg);
     /* also with no rank left: their children may be */
@@ -301,24 +301,12 @@ static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void run_fail(run_t *run, int exit_code, const char *fmt, ...)
 {
+    char msg[800];
     va_list ap;
     va_start(ap, fmt);
-    run_fail_how(run, exit_code, 1, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-}
-
-/* A rank that finalized and then exited with a non-zero code: the others are not waiting for
- * it, and are most likely finalizing too, so they get the grace period to end on their own (and
- * SIGKILL after it). Stopping them at once lost the output they still flushed at exit: with
- * every rank printing, finalizing and returning 1, only the first to exit was seen. */
-static void run_fail_finalized(run_t *run, int exit_code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void run_fail_finalized(run_t *run, int exit_code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    run_fail_how(run, exit_code, 0, fmt, ap);
-    va_end(ap);
+    run_fail_msg(run, exit_code, 1, msg);
 }
 
 static void check_abort(run_t *run)
@@ -350,8 +338,13 @@ static void proc_exited(run_t *run, int id, int wstatus)
         int sig = WTERMSIG(wstatus);
         run_fail(run, 128 + sig, "%s killed by signal %d (%s)", name, sig, strsignal(sig));
     } else if (WEXITSTATUS(wstatus) != 0 && (state & MF_PMI_RANK_FINALIZED)) {
-        run_fail_finalized(run, WEXITSTATUS(wstatus), "%s exited with code %d", name,
-                           WEXITSTATUS(wstatus));
+        /* Finalized, so nobody waits for it, and the others are most likely finalizing too:
+         * they get the grace period to end on their own. Stopping them at once lost the output
+         * they still flushed at exit (every rank printing, finalizing and returning 1 showed
+         * only the first to exit). */
+        char msg[128];
+        snprintf(msg, sizeof(msg), "%s exited with code %d", name, WEXITSTATUS(wstatus));
+        run_fail_msg(run, WEXITSTATUS(wstatus), 0, msg);
     } else if (WEXITSTATUS(wstatus) != 0) {
         run_fail(run, WEXITSTATUS(wstatus), "%s exited with code %d", name, WEXITSTATUS(wstatus));
     } else if ((state & MF_PMI_RANK_INITIALIZED) && !(state & MF_PMI_RANK_FINALIZED)) {
