@@ -759,6 +759,8 @@ typedef struct {
     /* A v form: the non-roots' counts are not significant (often NULL), yet they must pick the
      * v algorithm as the root does. */
     int vform;
+    /* The root's own block does not fit (move_own_truncated): a request completes in error. */
+    int own_truncated;
 } move_args_t;
 
 /* Gathers: each process sends its block to the root (all: to everyone), which expects the
@@ -1020,17 +1022,27 @@ static int own_block_truncates(move_kind_t kind, const move_args_t *a, int root,
     return kind == MOVE_SCATTER ? (size_t)mine > one_bytes : one_bytes > (size_t)mine;
 }
 
+static mf_status_t own_block_truncated_step(mf_sched_t *s, void *arg)
+{
+    (void)s;
+    (void)arg;
+    return MF_ERR_TRUNCATE;
+}
+
 /* The root whose own block does not fit still takes part, or the others would wait for it
  * for ever: its own block stays where it is (as with MPI_IN_PLACE), everything else moves,
- * and the call reports MPI_ERR_TRUNCATE. */
+ * and the call reports MPI_ERR_TRUNCATE. A nonblocking or persistent call returns its request
+ * and reports the error at completion, so that the request is not lost (a program that sees
+ * an error from the call never waits for it). */
 static int move_own_truncated(const char *func, move_kind_t kind, const move_args_t *a, int root,
                               MPI_Comm comm, const nb_t *nb)
 {
     move_args_t in_place = *a;
     in_place.one_buf = MPI_IN_PLACE;
     in_place.one_count = 0;
+    in_place.own_truncated = 1;
     int rc = move_common(func, kind, &in_place, root, comm, nb);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS || nb != NULL)
         return rc;
     mf_comm_t *c = NULL;
     mf_check_init_comm(func, comm, &c);
@@ -1130,6 +1142,8 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             else
                 mf_nbc_allgatherv(s, one_buf, n, all.buf, lens, displs);
             mf_cbuf_unpack(out, s, -1);
+            if (a->own_truncated)
+                mf_sched_call(s, own_block_truncated_step, NULL);
         }
         mf_cbuf_done(&one, s);
         mf_cbuf_done(&all, s);
@@ -1178,11 +1192,12 @@ static int gather_like(const char *func, move_kind_t kind, const void *sendbuf, 
 {
     move_args_t a;
     if (kind == MOVE_SCATTER) {
-        a = (move_args_t){recvbuf,   recvcount, recvtype, (void *)sendbuf, vec_none(0), vec_none(0),
-                          sendcount, sendtype,  0};
+        a = (move_args_t){
+            recvbuf,  recvcount, recvtype, (void *)sendbuf, vec_none(0), vec_none(0), sendcount,
+            sendtype, 0,         0};
     } else {
         a = (move_args_t){sendbuf,     sendcount, sendtype, recvbuf, vec_none(0),
-                          vec_none(0), recvcount, recvtype, 0};
+                          vec_none(0), recvcount, recvtype, 0,       0};
     }
     return move_common(func, kind, &a, root, comm, nb);
 }
@@ -1229,7 +1244,7 @@ static int gatherv_like(const char *func, move_kind_t kind, const void *one_buf,
                         vec_t displs, MPI_Datatype all_type, int root, MPI_Comm comm,
                         const nb_t *nb)
 {
-    move_args_t a = {one_buf, one_count, one_type, all_buf, counts, displs, 0, all_type, 1};
+    move_args_t a = {one_buf, one_count, one_type, all_buf, counts, displs, 0, all_type, 1, 0};
     return move_common(func, kind, &a, root, comm, nb);
 }
 
