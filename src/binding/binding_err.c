@@ -424,8 +424,9 @@ void mf_binding_failure_reason(const mf_request_t *r, const char *generic, char 
                  r->buf_len);
     else if (r->type == MF_REQ_COLL && r->op.status == MF_ERR_TRUNCATE)
         snprintf(buf, len,
-                 "the collective operation received a message longer than its receive buffer "
-                 "(the processes passed counts or datatypes whose type signatures differ)");
+                 "the collective operation received a message longer or shorter than it "
+                 "expected (the processes passed counts or datatypes whose type signatures "
+                 "differ)");
     else if (r->op.status != MF_OK)
         snprintf(buf, len, "%s: %s", generic, mf_status_str(r->op.status));
     else

@@ -302,7 +302,14 @@ static void post_round(mf_sched_t *s, int end)
         mf_status_t status = MF_OK;
         unsigned ctx = mf_comm_ctx_internal(st->comm);
         st->req = NULL;
-        if (st->kind == STEP_SEND)
+        if (st->kind == STEP_SEND && MF_UNLIKELY(s->status != MF_OK)) {
+            /* An earlier step failed (the processes passed counts that differ): a message of
+             * another length than the receiver expects passes the error on, where forwarding
+             * the data would let it complete without error. */
+            static const char poison;
+            status = mf_pt2pt_isend(&poison, st->len == 0 ? 1 : 0, st->peer, s->tag, st->comm, ctx,
+                                    MF_SEND_STANDARD, 0, &st->req);
+        } else if (st->kind == STEP_SEND)
             status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, st->comm, ctx,
                                     MF_SEND_STANDARD, 0, &st->req);
         else if (st->kind == STEP_RECV)
@@ -335,6 +342,11 @@ static int advance(mf_sched_t *s)
             }
             MPI_Request h = st->req;
             note_error(s, st->req->op.status);
+            /* Every step knows the exact length it receives: a shorter message means that the
+             * processes passed counts whose sizes differ (a longer one is truncated). A
+             * topology's MPI_PROC_NULL neighbour sends nothing. */
+            if (st->kind == STEP_RECV && st->peer != MPI_PROC_NULL && st->req->op.length != st->len)
+                note_error(s, MF_ERR_TRUNCATE);
             (void)mf_request_complete(&h, MPI_STATUS_IGNORE);
             st->req = NULL;
         }
