@@ -1108,6 +1108,10 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             return rc;
         }
     }
+    /* An Allgather(v) process whose send is shorter than its own block of recvbuf (their type
+     * signatures must be equal) sends the others a block of which only the first bytes are its
+     * data: the call still runs, and fails (a schedule's failure reaches the others too). */
+    int own_short = kind == MOVE_ALLGATHER && !one_in_place && one_bytes < all.lens[c->rank];
     if (coll_checking(c))
         rc = check_move(func, c, kind, a, root);
     if (rc == MPI_SUCCESS && !one_in_place)
@@ -1129,6 +1133,8 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
     /* Scatters send the all side; gathers send the one side, and in place the root's own
      * block already sits in the all side, where the packed copy must hold it too. */
     mf_sched_t *s = nb != NULL ? nb_begin(c, nb) : NULL;
+    if (s != NULL && own_short) /* first, so that every message it sends carries the failure */
+        mf_sched_call(s, own_block_truncated_step, NULL);
     mf_cbuf_pack(kind == MOVE_SCATTER ? &all : &one, s, -1);
     if (one_in_place && kind != MOVE_SCATTER)
         mf_cbuf_pack(&all, s, c->rank);
@@ -1142,7 +1148,7 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
             else
                 mf_nbc_allgatherv(s, one_buf, n, all.buf, lens, displs);
             mf_cbuf_unpack(out, s, -1);
-            if (a->own_truncated)
+            if (a->own_truncated) /* last: the others' blocks still move */
                 mf_sched_call(s, own_block_truncated_step, NULL);
         }
         mf_cbuf_done(&one, s);
@@ -1174,8 +1180,15 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         status = mf_coll_allgatherv(c, one_buf, n, all.buf, lens, displs);
     if (status == MF_OK)
         mf_cbuf_unpack(out, NULL, -1);
+    size_t own_len = all.lens != NULL ? all.lens[c->rank] : 0;
     mf_cbuf_free(&one);
     mf_cbuf_free(&all);
+    if (status == MF_OK && own_short)
+        return mf_err_raise(c, mf_err_code(MPI_ERR_TRUNCATE, func,
+                                           "sendcount x sendtype (%zu bytes) is shorter than "
+                                           "this process's own block of recvbuf (%zu bytes), "
+                                           "whose type signatures must be equal",
+                                           one_bytes, own_len));
     return finish(func, c, status);
 }
 

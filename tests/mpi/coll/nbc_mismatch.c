@@ -14,6 +14,9 @@
  * themselves succeed; every completion returns success or MPI_ERR_TRUNCATE, and every rank
  * whose result depends on rank 0's data (all but a Bcast or Scatter root, the root of a
  * Reduce or Gather) MPI_ERR_TRUNCATE, whichever count is the longer.
+ *
+ * Last, Allgather whose rank 0 sends less than its own block of recvbuf: the blocks travel
+ * from recvbuf, so no length differs, and rank 0 must say so itself (MPICH's iallgatherlength).
  */
 #include "mtest.h"
 
@@ -93,6 +96,31 @@ int main(int argc, char **argv)
                 MPI_Request_free(&req);
             MPI_Comm_free(&c);
         }
+    }
+    /* Allgather where rank 0 sends fewer items than its own block of recvbuf holds (MPICH's
+     * allgatherlength): the others would receive a block of which only the first item is
+     * rank 0's. Rank 0 fails in both forms; the nonblocking form passes the failure on. */
+    for (int nonblocking = 0; nonblocking < 2; nonblocking++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+        int scount = rank == 0 ? 1 : 10, rc, cls = MPI_SUCCESS;
+        if (nonblocking) {
+            MPI_Request req;
+            rc = MPI_Iallgather(sbuf, scount, MPI_INT, rbuf, 10, MPI_INT, c, &req);
+            MTEST_CHECK(rc == MPI_SUCCESS, "MPI_Iallgather: rank %d: the call returned %d", rank,
+                        rc);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else
+            rc = MPI_Allgather(sbuf, scount, MPI_INT, rbuf, 10, MPI_INT, c);
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &cls);
+        if (rank == 0 || nonblocking)
+            MTEST_CHECK(cls == MPI_ERR_TRUNCATE,
+                        "%s with rank 0's sendcount short: rank %d completed with class %d",
+                        nonblocking ? "MPI_Iallgather" : "MPI_Allgather", rank, cls);
+        MPI_Comm_free(&c);
     }
     /* the schedules consumed every message: the world's collectives are still correct */
     int one = 1, sum = 0;
