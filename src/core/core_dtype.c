@@ -1646,11 +1646,12 @@ static void moves_unpack_4_2(const mf_dtype_t *d, MPI_Count count, uintptr_t buf
 }
 
 /* Items of two segments and 16 packed bytes whose second segment's last 16 bytes of memory start
- * inside the item (an int, a gap, a double and a float): packing copies those 16 bytes whole and
- * then the first segment over the front of them, two loads and two stores an item where the
- * moves take three of each. The window's extra bytes lie between two bytes of the type map, so
- * they are mapped; only the packed side is written twice, never past the item's 16 bytes.
- * Unpacking must not write the gap and keeps the moves. */
+ * inside or at the end of the first segment (an int, a gap, a double and a float): packing
+ * copies those 16 bytes whole and then the first segment over the front of them, two loads and
+ * two stores an item where the moves take three of each. The window's extra bytes are the whole
+ * gap, under 16 bytes between two bytes of the type map, so they lie in those bytes' pages and
+ * are mapped; only the packed side is written twice, never past the item's 16 bytes. Unpacking
+ * must not write the gap and keeps the moves. */
 static inline __attribute__((always_inline)) void
 win16_pack(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, char *packed, size_t head)
 {
@@ -1670,14 +1671,16 @@ static void win16_pack_8(const mf_dtype_t *d, MPI_Count count, uintptr_t buf, ch
     win16_pack(d, count, buf, packed, 8);
 }
 
-/* Whether d packs through win16_pack: the window starts at or after the first segment and at
- * or before the second (segments in memory order). */
+/* Whether d packs through win16_pack: the window starts within the first segment or where it
+ * ends (segments in memory order). A window that started in the gap would read bytes that need
+ * not be mapped: with absolute addresses (MPI_BOTTOM) the gap can span an unmapped page. */
 static void choose_window(mf_dtype_t *d)
 {
     if (d->nsegs != 2 || d->psize != 16 || (d->segs[0].len != 4 && d->segs[0].len != 8))
         return;
     MPI_Aint win = d->segs[1].off + (MPI_Aint)d->segs[1].len - 16;
-    if (d->segs[0].off >= d->segs[1].off || win < d->segs[0].off || win > d->segs[1].off)
+    MPI_Aint end0 = d->segs[0].off + (MPI_Aint)d->segs[0].len;
+    if (d->segs[0].off >= d->segs[1].off || win < d->segs[0].off || win > end0)
         return;
     d->pack_all = d->segs[0].len == 4 ? win16_pack_4 : win16_pack_8;
     /* the inlined copy of a MOVES_1_2 item packs through the window too: its first move is

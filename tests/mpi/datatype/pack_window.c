@@ -8,6 +8,12 @@
  * inaccessible one (a read past it faults); a message sent with the type (8 KiB of it is
  * streamed) arrives as the reference bytes; and bytes received with the type land in the type
  * map only. Rank 0 sends, rank 1 receives.
+ *
+ * Last, the same two segments at absolute addresses (MPI_BOTTOM) with an inaccessible page
+ * between them: the window may read only a gap that lies between two bytes of the type map
+ * less than 16 bytes apart. Before, it read the 4 bytes before the second segment wherever
+ * the first one lay, and MPI_Pack faulted (found by PnetCDF's tests, whose hindexed types of
+ * absolute addresses join separate allocations: ASan saw a heap-buffer-overflow).
  */
 #include "mtest.h"
 
@@ -125,6 +131,41 @@ static void check_transfer(const shape_t *s, MPI_Datatype t, int count, int tag)
     free(want);
 }
 
+/* One item of the first segment ending a page and the second starting the page after an
+ * inaccessible one, packed, sent to this process and unpacked. */
+static void check_guard_gap(unsigned char *map, size_t page, int len0, int len1)
+{
+    unsigned char *a = map + page - len0, *b = map + 2 * page;
+    for (int i = 0; i < len0; i++)
+        a[i] = (unsigned char)(i + 1);
+    for (int i = 0; i < len1; i++)
+        b[i] = (unsigned char)(i + 101);
+    int lens[2] = {len0, len1};
+    MPI_Aint disps[2];
+    MPI_Get_address(a, &disps[0]);
+    MPI_Get_address(b, &disps[1]);
+    MPI_Datatype t;
+    MPI_Type_create_hindexed(2, lens, disps, MPI_BYTE, &t);
+    MPI_Type_commit(&t);
+    unsigned char want[16], out[16];
+    memcpy(want, a, (size_t)len0);
+    memcpy(want + len0, b, (size_t)len1);
+    int pos = 0;
+    MPI_Pack(MPI_BOTTOM, 1, t, out, (int)sizeof(out), &pos, MPI_COMM_SELF);
+    MTEST_CHECK(pos == 16 && memcmp(out, want, 16) == 0, "gap of a page (%d+%d): MPI_Pack", len0,
+                len1);
+    memset(out, 0, sizeof(out));
+    MPI_Sendrecv(MPI_BOTTOM, 1, t, 0, 1, out, 16, MPI_BYTE, 0, 1, MPI_COMM_SELF, MPI_STATUS_IGNORE);
+    MTEST_CHECK(memcmp(out, want, 16) == 0, "gap of a page (%d+%d): message", len0, len1);
+    memset(a, 0, (size_t)len0);
+    memset(b, 0, (size_t)len1);
+    pos = 0;
+    MPI_Unpack(want, 16, &pos, MPI_BOTTOM, 1, t, MPI_COMM_SELF);
+    MTEST_CHECK(memcmp(a, want, (size_t)len0) == 0 && memcmp(b, want + len0, (size_t)len1) == 0,
+                "gap of a page (%d+%d): MPI_Unpack", len0, len1);
+    MPI_Type_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv);
@@ -152,5 +193,14 @@ int main(int argc, char **argv)
         MPI_Type_free(&t);
     }
     munmap(map, region + page);
+    unsigned char *guard =
+        mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    MTEST_CHECK(guard != MAP_FAILED, "mmap failed");
+    if (guard != MAP_FAILED) {
+        mprotect(guard + page, page, PROT_NONE);
+        check_guard_gap(guard, page, 4, 12);
+        check_guard_gap(guard, page, 8, 8);
+        munmap(guard, 3 * page);
+    }
     return mtest_finalize(0);
 }
