@@ -104,6 +104,7 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
     }
     lib_users++;
     if (world) {
+        mf_global.thread_level = required; /* the world's, if a session started the library */
         atomic_store(&mf_global.world_state, MF_STATE_READY);
         world_pid = getpid();
 #ifdef __GLIBC__
@@ -114,7 +115,7 @@ int mf_binding_lib_acquire(const char *func, int world, int required, int *provi
     }
     pthread_mutex_unlock(&init_lock);
     if (provided_p != NULL)
-        *provided_p = mf_global.thread_level;
+        *provided_p = required;
     return MPI_SUCCESS;
 }
 

@@ -108,6 +108,22 @@ static const char *thread_level_name(int level)
     }
 }
 
+/* The level the session's hints ask for ("thread_level", MPI-4.1 11.3.1), which is the level
+ * provided since every level runs the same code; MPI_THREAD_MULTIPLE when they name none. */
+static int thread_level_asked(MPI_Info info)
+{
+    char value[32];
+    size_t len;
+    if (info == MPI_INFO_NULL ||
+        !mf_info_get(mf_info_get_obj(info), "thread_level", value, sizeof(value), &len))
+        return MPI_THREAD_MULTIPLE;
+    static const int levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED};
+    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+        if (strcmp(value, thread_level_name(levels[i])) == 0)
+            return levels[i];
+    return MPI_THREAD_MULTIPLE;
+}
+
 #pragma weak MPI_Session_init = PMPI_Session_init
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
@@ -130,7 +146,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
             errhandler, MPI_SESSION_NULL,
             mf_err_code(MPI_ERR_INFO, func, "argument info is not a valid info object"));
     int provided;
-    int rc = mf_binding_lib_acquire(func, 0, MPI_THREAD_MULTIPLE, &provided);
+    int rc = mf_binding_lib_acquire(func, 0, thread_level_asked(info), &provided);
     if (rc != MPI_SUCCESS)
         return rc;
     mf_session_t *s = session_new();

@@ -131,8 +131,11 @@ int PMPI_T_init_thread(int required, int *provided)
     tool_params_loaded = 1;
     tool_refs++;
     pthread_mutex_unlock(&tool_lock);
-    (void)required;
-    *provided = MPI_THREAD_MULTIPLE; /* every MPI_T call is serialised by tool_lock */
+    /* Every MPI_T call is serialised by tool_lock, so every level is provided as asked. */
+    *provided = required == MPI_THREAD_SINGLE || required == MPI_THREAD_FUNNELED ||
+                        required == MPI_THREAD_SERIALIZED
+                    ? required
+                    : MPI_THREAD_MULTIPLE;
     return MPI_SUCCESS;
 }
 

@@ -45,9 +45,10 @@ mf_status_t mf_init(int required, int *provided_p)
     mf_global.nvcis = mf_params.vci_count > 0 ? mf_params.vci_count : default_pool_size();
     mf_global.progress_all = mf_params.vci_progress == MF_VCI_PROGRESS_ALL;
     mf_global.main_thread = pthread_self();
-    /* Every thread level is served by the same fine-grained locking, so we always provide
-     * MPI_THREAD_MULTIPLE (the standard allows providing more than required). */
-    mf_global.thread_level = MPI_THREAD_MULTIPLE;
+    /* Every thread level is served by the same fine-grained locking, so each is provided as
+     * required ("if possible, the call will return provided = required", MPI-4.1 11.2.1):
+     * FFTW's tests, for one, check it. */
+    mf_global.thread_level = required;
 
     status = mf_pmi_init(&job);
     if (status != MF_OK)
