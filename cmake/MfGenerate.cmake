@@ -27,10 +27,13 @@ function(mf_generate_header)
   target_include_directories(mf_mpi_headers INTERFACE ${CMAKE_BINARY_DIR}/include)
   add_dependencies(mf_mpi_headers mf_mpi_h)
 
-  # Extensions outside the standard ABI: a plain header next to mpi.h.
+  # Extensions outside the standard ABI, and the opt-in Fortran names: plain headers next to
+  # mpi.h.
   configure_file(${CMAKE_SOURCE_DIR}/include/mpix.h ${CMAKE_BINARY_DIR}/include/mpix.h COPYONLY)
+  configure_file(${CMAKE_SOURCE_DIR}/include/mpi_fint.h ${CMAKE_BINARY_DIR}/include/mpi_fint.h
+                 COPYONLY)
   install(FILES ${output} ${CMAKE_BINARY_DIR}/include/mpix.h
-          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+                ${CMAKE_BINARY_DIR}/include/mpi_fint.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endfunction()
 
 # mf_generate_bindings(OUTPUT <c-file> SOURCES <hand-written .c files...>)
