@@ -1111,7 +1111,8 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
     /* An Allgather(v) process whose send is shorter than its own block of recvbuf (their type
      * signatures must be equal) sends the others a block of which only the first bytes are its
      * data: the call still runs, and fails (a schedule's failure reaches the others too). */
-    int own_short = kind == MOVE_ALLGATHER && !one_in_place && one_bytes < all.lens[c->rank];
+    size_t own_len = kind == MOVE_ALLGATHER ? all.lens[c->rank] : 0;
+    int own_short = kind == MOVE_ALLGATHER && !one_in_place && one_bytes < own_len;
     if (coll_checking(c))
         rc = check_move(func, c, kind, a, root);
     if (rc == MPI_SUCCESS && !one_in_place)
@@ -1180,7 +1181,6 @@ static int move_common(const char *func, move_kind_t kind, const move_args_t *a,
         status = mf_coll_allgatherv(c, one_buf, n, all.buf, lens, displs);
     if (status == MF_OK)
         mf_cbuf_unpack(out, NULL, -1);
-    size_t own_len = all.lens != NULL ? all.lens[c->rank] : 0;
     mf_cbuf_free(&one);
     mf_cbuf_free(&all);
     if (status == MF_OK && own_short)

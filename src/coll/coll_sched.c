@@ -302,17 +302,20 @@ static void post_round(mf_sched_t *s, int end)
         mf_status_t status = MF_OK;
         unsigned ctx = mf_comm_ctx_internal(st->comm);
         st->req = NULL;
-        if (st->kind == STEP_SEND && MF_UNLIKELY(s->status != MF_OK)) {
-            /* An earlier step failed (the processes passed counts that differ): a message of
-             * another length than the receiver expects passes the error on, where forwarding
-             * the data would let it complete without error. */
-            static const char poison;
-            status = mf_pt2pt_isend(&poison, st->len == 0 ? 1 : 0, st->peer, s->tag, st->comm, ctx,
-                                    MF_SEND_STANDARD, 0, &st->req);
-        } else if (st->kind == STEP_SEND)
-            status = mf_pt2pt_isend(st->src, st->len, st->peer, s->tag, st->comm, ctx,
-                                    MF_SEND_STANDARD, 0, &st->req);
-        else if (st->kind == STEP_RECV)
+        if (st->kind == STEP_SEND) {
+            const void *src = st->src;
+            size_t len = st->len;
+            if (MF_UNLIKELY(s->status != MF_OK)) {
+                /* An earlier step failed (the processes passed counts that differ): a message
+                 * of another length than the receiver expects passes the error on, where
+                 * forwarding the data would let it complete without error. */
+                static const char poison;
+                src = &poison;
+                len = st->len == 0 ? 1 : 0;
+            }
+            status = mf_pt2pt_isend(src, len, st->peer, s->tag, st->comm, ctx, MF_SEND_STANDARD, 0,
+                                    &st->req);
+        } else if (st->kind == STEP_RECV)
             status = mf_pt2pt_irecv(st->dst, st->len, st->peer, s->tag, st->comm, ctx, &st->req);
         if (status != MF_OK) {
             st->req = NULL;
