@@ -171,13 +171,21 @@ mf_status_t mf_coll_shm_barrier(mf_comm_t *comm);
 #define MF_COLL_SHM_ANY_LEN UINT64_MAX
 mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len);
 mf_status_t mf_coll_shm_leave(mf_comm_t *comm, mf_status_t status);
+/* Inside such a call: whether the processes of the node passed it different byte counts. The
+ * internal point-to-point waits ask, as a message they wait for may then never come. */
+int mf_coll_shm_call_broken(mf_comm_t *comm);
+/* MPI_Finalize, before its barrier: receive and drop the messages still waiting for the steps
+ * that blocking collectives skipped when they gave up (their senders may be in a rendezvous
+ * with them), on every communicator where that happened, freed or not. */
+void mf_coll_shm_discard_gave_up(void);
+/* Receive and drop the messages waiting on internal context `ctx` under the blocking
+ * collectives' tags (coll_blocking.c). */
+void mf_coll_discard_blocking(unsigned ctx);
 mf_status_t mf_coll_shm_bcast(mf_comm_t *comm, void *buf, size_t len, int root);
 mf_status_t mf_coll_shm_reduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                MPI_Datatype dt, size_t extent, MPI_Op op, int root);
 mf_status_t mf_coll_shm_allreduce(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                                   MPI_Datatype dt, size_t extent, MPI_Op op);
-/* Local: unmap the communicator's segment and free its leaders' communicator (comm destroy,
- * finalize). */
 /* Small calls (one block or vector up to a cache-line-sized entry) on a communicator that lies
  * on one node: 1 when the shared-memory allgatherv, gather and scan below apply (collective on
  * the first call, like mf_coll_shm_usable). Rank order is kept, so any operation works. */
@@ -297,7 +305,10 @@ mf_status_t mf_coll_shm_pair_scan(mf_comm_t *comm, const void *sbuf, void *rbuf,
                                   MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
 mf_status_t mf_coll_shm_scan(mf_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                              MPI_Datatype dt, size_t extent, MPI_Op op, int exclusive);
-void mf_coll_shm_free(mf_comm_t *comm);
+/* Local: unmap the communicator's segment and free its leaders' communicator (comm destroy,
+ * finalize). Returns 1 when a blocking collective on it found byte counts that differ: messages
+ * of the calls that gave up may still be in flight on its context id. */
+int mf_coll_shm_free(mf_comm_t *comm);
 
 /* ---- schedules: non-blocking and persistent collectives (coll_sched.c, coll_nbc.c) -------- */
 

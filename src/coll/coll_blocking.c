@@ -36,6 +36,15 @@ enum {
     TAG_EXSCAN = 13,
 };
 
+void mf_coll_discard_blocking(unsigned ctx)
+{
+    for (int tag = TAG_BCAST; tag <= TAG_EXSCAN; tag++) {
+        uint64_t match, mask;
+        mf_pt2pt_match(ctx, MF_PT2PT_ANY, tag, &match, &mask);
+        mf_vci_pool_discard(match, mask);
+    }
+}
+
 /* Two ranks on one node take the two-rank point-to-point algorithms below instead of the
  * segment for a buffer (or the block of the rooted and all-to-all collectives) in these
  * ranges, where interleaved launches measured them faster (coll.md). Data flowing one way

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,6 +70,11 @@
 /* Calls whose byte counts each local rank keeps in the segment (mf_coll_shm_enter): more than
  * a rank can run ahead of another (the crowded small rings). */
 #define STAMP_CALLS 128
+/* Calls of at least this many bytes look at the others' counts once more when they leave
+ * (mf_coll_shm_leave): from here a call may go over point-to-point, where a rank can finish
+ * without waiting for anything that would have looked. One look costs a read of each local
+ * rank's stamp, which is small against moving this much. */
+#define LEAVE_LOOK_MIN ((size_t)4 * 1024)
 /* mpiexec removes files starting with "manifold" that a killed job left in /dev/shm. */
 #define SHM_PREFIX "manifold-coll"
 #define NAME_LEN   48
@@ -125,6 +131,8 @@ typedef struct mf_coll_shm {
     shm_flag_t *broken;
     uint64_t calls, call_len;
     int mismatch;
+    int in_call; /* between mf_coll_shm_enter and mf_coll_shm_leave */
+    int noted;   /* its context id is on gave_up's list */
     uint64_t probe_seq;
     unsigned pair_calls;
     size_t pair_bytes;
@@ -285,6 +293,37 @@ static int stamps_differ(mf_coll_shm_t *sh)
     return 0;
 }
 
+/* Context ids of communicators whose blocking collectives gave up on differing counts: their
+ * peers' messages for the steps skipped here wait unreceived, and a sender's rendezvous with
+ * them, until mf_coll_shm_discard_gave_up drops them at finalize. */
+static struct {
+    pthread_mutex_t lock;
+    unsigned *ctx;
+    int n;
+} gave_up = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void note_gave_up(mf_comm_t *comm)
+{
+    pthread_mutex_lock(&gave_up.lock);
+    unsigned *grown = realloc(gave_up.ctx, sizeof(*grown) * (size_t)(gave_up.n + 1));
+    if (grown != NULL) { /* without memory the messages stay: a leak, no harm */
+        gave_up.ctx = grown;
+        gave_up.ctx[gave_up.n++] = mf_comm_ctx_internal(comm);
+    }
+    pthread_mutex_unlock(&gave_up.lock);
+}
+
+void mf_coll_shm_discard_gave_up(void)
+{
+    pthread_mutex_lock(&gave_up.lock);
+    for (int i = 0; i < gave_up.n; i++)
+        mf_coll_discard_blocking(gave_up.ctx[i]);
+    free(gave_up.ctx);
+    gave_up.ctx = NULL;
+    gave_up.n = 0;
+    pthread_mutex_unlock(&gave_up.lock);
+}
+
 mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len)
 {
     mf_coll_shm_t *sh = comm->shm;
@@ -308,13 +347,31 @@ mf_status_t mf_coll_shm_enter(mf_comm_t *comm, uint64_t len)
     shm_stamp_t *st = &sh->stamps[(size_t)sh->lrank * STAMP_CALLS + sh->calls % STAMP_CALLS];
     atomic_store_explicit(&st->len, len, memory_order_relaxed);
     atomic_store_explicit(&st->call, sh->calls, memory_order_release);
+    sh->in_call = 1;
     return MF_OK;
 }
 
 mf_status_t mf_coll_shm_leave(mf_comm_t *comm, mf_status_t status)
 {
-    const mf_coll_shm_t *sh = comm->shm;
-    return sh == NULL || !sh->mismatch ? status : MF_ERR_TRUNCATE;
+    mf_coll_shm_t *sh = comm->shm;
+    if (sh == NULL || sh->stamps == NULL) /* shm_disabled is shared: never written */
+        return status;
+    sh->in_call = 0;
+    if (sh->call_len >= LEAVE_LOOK_MIN && sh->call_len != MF_COLL_SHM_ANY_LEN && !sh->mismatch)
+        stamps_differ(sh);
+    if (!sh->mismatch)
+        return status;
+    if (!sh->noted) {
+        sh->noted = 1;
+        note_gave_up(comm);
+    }
+    return MF_ERR_TRUNCATE;
+}
+
+int mf_coll_shm_call_broken(mf_comm_t *comm)
+{
+    mf_coll_shm_t *sh = comm->shm;
+    return sh != NULL && sh->in_call && (sh->mismatch || stamps_differ(sh));
 }
 
 /* ---- set-up and teardown ----------------------------------------------------------------- */
@@ -682,12 +739,18 @@ int mf_coll_shm_usable(mf_comm_t *comm, MPI_Op op)
     return ((mf_coll_shm_t *)comm->shm)->enabled;
 }
 
-void mf_coll_shm_free(mf_comm_t *comm)
+int mf_coll_shm_free(mf_comm_t *comm)
 {
     mf_coll_shm_t *sh = comm->shm;
+    int broken = 0;
     comm->shm = NULL;
-    if (sh != NULL && sh != &shm_disabled)
+    if (sh != NULL && sh != &shm_disabled) {
+        broken =
+            sh->mismatch || (sh->broken != NULL &&
+                             atomic_load_explicit(&sh->broken->value, memory_order_relaxed) != 0);
         shm_destroy(sh);
+    }
+    return broken;
 }
 
 /* ---- small calls on one node ------------------------------------------------------------ */

@@ -794,6 +794,9 @@ int mf_request_pass_first_poll(void);
  * next watch_ms milliseconds: for MPI_Finalize, which must not destroy what they poll. */
 int mf_request_other_waiters(int watch_ms);
 void mf_request_wait_done(mf_request_t *req);
+/* The same, asking give_up(comm) every 256 empty polls; returns 0 when it said so (the
+ * request is still in flight), 1 once the request is done. */
+int mf_request_wait_done_unless(mf_request_t *req, int (*give_up)(mf_comm_t *), mf_comm_t *comm);
 /* Waits for a library-internal request, releases it and returns its transport status. */
 mf_status_t mf_request_finish(mf_request_t *req);
 /* Done with nothing left to drive (no poll hook): what a wait checks first, inline. */

@@ -145,8 +145,10 @@ static void comm_object_free(mf_comm_t *comm)
 
 static void comm_destroy(mf_comm_t *comm)
 {
-    mf_coll_shm_free(comm);
-    ctx_release(comm->context_id);
+    /* A context id that may still carry messages of collectives that gave up is never used
+     * again, so no later communicator receives them. */
+    if (!mf_coll_shm_free(comm))
+        ctx_release(comm->context_id);
     vci_release(mf_vci_index(comm->vci));
     if (comm->local_comm != NULL)
         mf_comm_release(comm->local_comm);

@@ -102,6 +102,7 @@ mf_status_t mf_finalize(void (*quiesced)(void))
      * out-of-band fence alone left such a sender deaf. Then every process must be done
      * communicating before endpoints close. The barrier has a channel of its own: on the
      * user's, a process that finalizes early completed another's MPI_Barrier. */
+    mf_coll_shm_discard_gave_up();
     mf_status_t status = mf_coll_finalize_barrier();
     mf_status_t fenced = mf_pmi_fence();
     if (status == MF_OK)

@@ -514,6 +514,18 @@ void mf_request_wait_done(mf_request_t *req)
         poke(req->vci, &polls);
 }
 
+int mf_request_wait_done_unless(mf_request_t *req, int (*give_up)(mf_comm_t *), mf_comm_t *comm)
+{
+    int polls = 0;
+    unsigned pokes = 0;
+    while (!mf_request_is_complete(req)) {
+        poke(req->vci, &polls);
+        if (++pokes % 256 == 0 && !mf_request_is_complete(req) && give_up(comm))
+            return 0;
+    }
+    return 1;
+}
+
 mf_status_t mf_request_finish(mf_request_t *req)
 {
     mf_request_wait_done(req);

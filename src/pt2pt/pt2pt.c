@@ -8,6 +8,8 @@
  */
 #include "pt2pt.h"
 
+#include "coll.h"
+
 #include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -643,21 +645,44 @@ static mf_status_t release_done(mf_request_t *req)
 /* Polls between the yields of a yielding wait (the *_internal_yielding helpers). */
 #define POLLS_PER_YIELD 16
 
-/* Wait for an internal request and release it; `yield`: give the CPU up every POLLS_PER_YIELD
- * polls rather than after the common wait's learned spin. */
-static mf_status_t wait_and_release(mf_request_t *req, int yield)
+/* Wait for an internal request; `yield`: give the CPU up every POLLS_PER_YIELD polls rather
+ * than after the common wait's learned spin. Returns 0, with the request still in flight,
+ * when the processes of the node passed the blocking collective this wait serves different
+ * byte counts (mf_coll_shm_call_broken): the message may never come, or never be received. */
+static int internal_wait(mf_request_t *req, mf_comm_t *comm, int yield)
 {
-    if (!yield) {
-        mf_request_wait_done(req);
-        return release_done(req);
-    }
-    int polls = 0, pokes = 0;
+    if (!yield)
+        return mf_request_wait_done_unless(req, mf_coll_shm_call_broken, comm);
+    int polls = 0;
+    unsigned pokes = 0;
     while (!mf_request_is_complete(req)) {
         mf_progress_poke(req->vci, &polls);
-        if (++pokes % POLLS_PER_YIELD == 0 && !mf_request_is_complete(req))
-            sched_yield();
+        if (++pokes % POLLS_PER_YIELD != 0 || mf_request_is_complete(req))
+            continue;
+        if (mf_coll_shm_call_broken(comm))
+            return 0;
+        sched_yield();
     }
-    return release_done(req);
+    return 1;
+}
+
+/* After a wait that gave up: a receive is cancelled and waited for (one already matched still
+ * lands), a send finishes on its own and is released then. The step failed either way. */
+static mf_status_t abandon(mf_request_t *req)
+{
+    if (req->type == MF_REQ_RECV) {
+        mf_pt2pt_cancel(req);
+        mf_request_wait_done(req);
+        release_done(req);
+    } else {
+        mf_pt2pt_request_free(req);
+    }
+    return MF_ERR_TRUNCATE;
+}
+
+static mf_status_t wait_and_release(mf_request_t *req, mf_comm_t *comm, int yield)
+{
+    return internal_wait(req, comm, yield) ? release_done(req) : abandon(req);
 }
 
 mf_status_t mf_pt2pt_send_internal_yielding(const void *buf, size_t len, int dest, int tag,
@@ -666,7 +691,7 @@ mf_status_t mf_pt2pt_send_internal_yielding(const void *buf, size_t len, int des
     mf_request_t *req;
     mf_status_t status = mf_pt2pt_isend(buf, len, dest, tag, comm, mf_comm_ctx_internal(comm),
                                         MF_SEND_STANDARD, 1, &req);
-    return status != MF_OK ? status : wait_and_release(req, yield);
+    return status != MF_OK ? status : wait_and_release(req, comm, yield);
 }
 
 mf_status_t mf_pt2pt_recv_internal_yielding(void *buf, size_t len, int source, int tag,
@@ -675,7 +700,7 @@ mf_status_t mf_pt2pt_recv_internal_yielding(void *buf, size_t len, int source, i
     mf_request_t *req;
     mf_status_t status =
         mf_pt2pt_irecv(buf, len, source, tag, comm, mf_comm_ctx_internal(comm), &req);
-    return status != MF_OK ? status : wait_and_release(req, yield);
+    return status != MF_OK ? status : wait_and_release(req, comm, yield);
 }
 
 mf_status_t mf_pt2pt_send_internal(const void *buf, size_t len, int dest, int tag, mf_comm_t *comm)
@@ -699,12 +724,12 @@ mf_status_t mf_pt2pt_sendrecv_internal(const void *sbuf, size_t slen, int dest, 
     status = mf_pt2pt_isend(sbuf, slen, dest, tag, comm, mf_comm_ctx_internal(comm),
                             MF_SEND_STANDARD, 1, &sreq);
     if (status != MF_OK) {
-        /* The receive cannot be abandoned safely: wait for it. */
-        wait_and_release(rreq, 0);
+        /* The receive cannot be left posted: wait for it (or cancel it, as any wait here). */
+        wait_and_release(rreq, comm, 0);
         return status;
     }
-    mf_status_t rstatus = wait_and_release(rreq, 0);
-    status = wait_and_release(sreq, 0);
+    mf_status_t rstatus = wait_and_release(rreq, comm, 0);
+    status = wait_and_release(sreq, comm, 0);
     return rstatus != MF_OK ? rstatus : status;
 }
 
@@ -721,13 +746,15 @@ mf_status_t mf_pt2pt_exchange_internal(const void *sbuf, size_t slen, int whole,
     if (status == MF_OK && sbuf != NULL)
         status = mf_pt2pt_isend(sbuf, slen, peer, tag, comm, ctx, MF_SEND_STANDARD, !whole, &sreq);
     /* a receive cannot be abandoned safely: wait for it even when the send failed */
-    if (rreq != NULL) {
-        mf_request_wait_done(rreq);
+    if (rreq != NULL && !internal_wait(rreq, comm, 0)) {
+        *got_p = 0;
+        rstatus = abandon(rreq);
+    } else if (rreq != NULL) {
         *got_p = rreq->op.length < rlen ? rreq->op.length : rlen;
         rstatus = release_done(rreq);
     }
     if (sreq != NULL) {
-        mf_status_t sstatus = wait_and_release(sreq, 0);
+        mf_status_t sstatus = wait_and_release(sreq, comm, 0);
         status = status != MF_OK ? status : sstatus;
     }
     return rstatus != MF_OK ? rstatus : status;
