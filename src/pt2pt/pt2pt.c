@@ -745,7 +745,8 @@ mf_status_t mf_pt2pt_exchange_internal(const void *sbuf, size_t slen, int whole,
     /* Not waiting at once (`waits` 0) leaves UCX free to move a large message by rendezvous */
     if (status == MF_OK && sbuf != NULL)
         status = mf_pt2pt_isend(sbuf, slen, peer, tag, comm, ctx, MF_SEND_STANDARD, !whole, &sreq);
-    /* a receive cannot be abandoned safely: wait for it even when the send failed */
+    /* a receive cannot be left posted: wait for it (or cancel it, as any wait here) even when
+     * the send failed */
     if (rreq != NULL && !internal_wait(rreq, comm, 0)) {
         *got_p = 0;
         rstatus = abandon(rreq);
