@@ -13,7 +13,7 @@
  * Run at 2, 3 and 4 ranks, where the counts also make some ranks take a point-to-point
  * algorithm and others the segment, or all take point-to-point with different step counts:
  * before, a rank whose receive failed returned at once and its peer waited for ever for the
- * messages of the steps it skipped (Bcast 2048/4096 and Allreduce 4096/2048 on two ranks,
+ * messages of the steps it skipped (Allreduce and Reduce_scatter_block 4096/2048 on two ranks,
  * most collectives at 65536/32768, Scatter on three ranks). Now the internal waits of a
  * blocking collective give up once the node's processes are seen to have passed different
  * byte counts.
